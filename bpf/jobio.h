@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Records shared by bpf/jobio.bpf.c and the C++ collector: the job's file I/O,
+ * its on-CPU time outside I/O calls, and its process tree.
+ *
+ * Plain C, fixed-width fields, explicit padding, no pointers: the layout is
+ * the contract between kernel and user space (checked by static asserts in
+ * userspace/probes/record_layout_test.cpp).
+ */
+#ifndef CKPTSCOPE_BPF_JOBIO_H
+#define CKPTSCOPE_BPF_JOBIO_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define CKPT_PATH_MAX 256
+
+enum ckpt_record_kind {
+	CKPT_REC_IO = 1,   /* struct ckpt_io_record */
+	CKPT_REC_PATH = 2, /* struct ckpt_path_record */
+	CKPT_REC_CPU = 3,  /* struct ckpt_cpu_record */
+	CKPT_REC_PROC = 4, /* struct ckpt_proc_record */
+};
+
+/* Calls on an open file descriptor. */
+enum ckpt_io_op {
+	CKPT_OP_READ = 1,      /* read, pread64, readv, preadv */
+	CKPT_OP_WRITE = 2,     /* write, pwrite64, writev, pwritev */
+	CKPT_OP_FSYNC = 3,     /* fsync, fdatasync */
+	CKPT_OP_CLOSE = 4,     /* close: flushes on NFS (close-to-open) */
+	CKPT_OP_FTRUNCATE = 5, /* ftruncate */
+};
+
+/* Calls that name a path. */
+enum ckpt_path_op {
+	CKPT_OP_OPEN = 16,   /* openat, openat2, creat */
+	CKPT_OP_RENAME = 17, /* rename, renameat, renameat2 */
+	CKPT_OP_MKDIR = 18,  /* mkdir, mkdirat */
+	CKPT_OP_UNLINK = 19, /* unlink, unlinkat, rmdir */
+	CKPT_OP_STAT = 20,   /* newfstatat, statx, newstat, newlstat */
+};
+
+/* File type of the file a call touched, from inode->i_mode. */
+enum ckpt_file_type {
+	CKPT_FT_UNKNOWN = 0,
+	CKPT_FT_REGULAR = 1,
+	CKPT_FT_DIRECTORY = 2,
+};
+
+/*
+ * Header of every record on the ring buffer. `cpu_ns` is the thread's on-CPU
+ * time outside traced I/O calls between `cpu_window_start_ns` and this
+ * record's start: the serialize stage is built from it without a record per
+ * context switch.
+ */
+struct ckpt_record_header {
+	__u32 kind;
+	__u32 op;
+	__u32 tgid;
+	__u32 tid;
+	__u64 start_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 end_ns;
+	__u64 cpu_window_start_ns;
+	__u64 cpu_ns;
+};
+
+struct ckpt_io_record {
+	struct ckpt_record_header hdr;
+	__s64 ret;        /* bytes moved, 0, or -errno */
+	__u64 requested;  /* count argument (0 for fsync/close) */
+	__u64 dev;        /* kernel dev_t of the file's super block */
+	__u64 ino;
+	__s32 fd;
+	__u32 file_type;  /* enum ckpt_file_type */
+};
+
+struct ckpt_path_record {
+	struct ckpt_record_header hdr;
+	__s64 ret;        /* fd for open, 0, or -errno */
+	__u64 dev;        /* file identity after a successful open, else 0 */
+	__u64 ino;
+	__s32 dirfd;      /* AT_FDCWD (-100) or a directory fd */
+	__s32 dirfd2;     /* rename: the new name's directory fd */
+	__u32 flags;      /* open flags, or AT_/RENAME_ flags */
+	__u32 file_type;  /* enum ckpt_file_type, after a successful open */
+	__u16 path_len;   /* bytes copied into path, with the NUL; 0 if unreadable */
+	__u16 path2_len;  /* rename: the new name */
+	__u32 pad;
+	char path[CKPT_PATH_MAX];
+	char path2[CKPT_PATH_MAX];
+};
+
+/* On-CPU time outside I/O, flushed when a traced thread leaves the CPU. */
+struct ckpt_cpu_record {
+	struct ckpt_record_header hdr;
+};
+
+enum ckpt_proc_op {
+	CKPT_PROC_FORK = 1, /* a traced process forked: child_tgid joins */
+	CKPT_PROC_EXIT = 2, /* a traced process' last thread exited */
+	CKPT_PROC_THREAD_EXIT = 3,
+};
+
+struct ckpt_proc_record {
+	struct ckpt_record_header hdr;
+	__u32 child_tgid;
+	__s32 exit_code; /* task->exit_code: wait status encoding */
+	char comm[16];
+};
+
+/* Why an event was lost; indexes the per-CPU `jobio_drops` array. */
+enum ckpt_jobio_drop {
+	CKPT_DROP_RINGBUF_FULL = 0,
+	CKPT_DROP_INFLIGHT_FULL = 1, /* no room to remember a call in progress */
+	CKPT_DROP_THREAD_FULL = 2,   /* no room for a thread's CPU accounting */
+	CKPT_DROP_TGID_FULL = 3,     /* a forked child could not be followed */
+	CKPT_JOBIO_DROP_MAX = 4,
+};
+
+/* Which processes are traced; set before load (rodata). */
+enum ckpt_filter_mode {
+	CKPT_FILTER_TGIDS = 0,  /* the tgid set in `traced_tgids`, following fork */
+	CKPT_FILTER_CGROUP = 1, /* tasks under the cgroup in `target_cgroup`, plus the set */
+	CKPT_FILTER_ALL = 2,    /* every process but the collector itself */
+};
+
+#endif /* CKPTSCOPE_BPF_JOBIO_H */

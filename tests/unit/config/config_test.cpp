@@ -1,0 +1,115 @@
+#include "config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace ckpt {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ConfigTest, DefaultsWatchNfsAndCheckpointDirs) {
+  Config c = Config::defaults();
+  ASSERT_EQ(c.storage_endpoints.size(), 1u);
+  EXPECT_EQ(c.storage_endpoints[0], (StorageEndpoint{"", 2049}));
+  EXPECT_EQ(c.checkpoint.quiet_gap_ns, 1'000'000'000u);
+  EXPECT_THAT(c.checkpoint.file_globs, ::testing::Contains("*.safetensors"));
+  EXPECT_THAT(c.checkpoint.dir_globs, ::testing::Contains("global_step*"));
+}
+
+TEST(ConfigTest, ParsesEveryField) {
+  auto c = parse_config(R"({
+    "checkpoint": {"file_globs": ["*.pt"], "dir_globs": [], "quiet_gap_ms": 250, "stall_s": 30},
+    "storage": {"endpoints": ["10.0.0.5:2049", "[fd00::1]:20049"],
+                "read_bandwidth": "700GB/s", "write_bandwidth": 2.5e11},
+    "maxima": {"serialize_bandwidth": "2 GiB/s", "transport_bandwidth": "100Gbit/s"},
+    "failures": {"retransmit_storm_per_s": 20, "zero_window_ms": 5},
+    "tcp": {"sample_interval_ms": 5},
+    "bpf": {"ringbuf_mib": 32}
+  })", "test");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->checkpoint.file_globs, std::vector<std::string>{"*.pt"});
+  EXPECT_TRUE(c->checkpoint.dir_globs.empty());
+  EXPECT_EQ(c->checkpoint.quiet_gap_ns, 250'000'000u);
+  EXPECT_EQ(c->checkpoint.stall_ns, 30'000'000'000u);
+  ASSERT_EQ(c->storage_endpoints.size(), 2u);
+  EXPECT_EQ(c->storage_endpoints[1], (StorageEndpoint{"fd00::1", 20049}));
+  EXPECT_DOUBLE_EQ(*c->maxima.storage_read_Bps, 700e9);
+  EXPECT_DOUBLE_EQ(*c->maxima.storage_write_Bps, 250e9);
+  EXPECT_DOUBLE_EQ(*c->maxima.serialize_Bps, 2.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*c->maxima.transport_Bps, 12.5e9);
+  EXPECT_EQ(c->failures.retransmit_storm_per_s, 20u);
+  EXPECT_EQ(c->failures.zero_window_ns, 5'000'000u);
+  EXPECT_EQ(c->tcp_sample_interval_ns, 5'000'000u);
+  EXPECT_EQ(c->ringbuf_bytes, 32u << 20);
+}
+
+TEST(ConfigTest, RoundTripsThroughItsJson) {
+  Config c = Config::defaults();
+  c.maxima.storage_write_Bps = 250e9;
+  auto again = parse_config(c.to_json().dump(), "round trip");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->to_json(), c.to_json());
+}
+
+struct BadConfig {
+  const char* text;
+  const char* message;
+};
+
+class BadConfigTest : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(BadConfigTest, RejectedNamingTheField) {
+  auto c = parse_config(GetParam().text, "bad.json");
+  ASSERT_FALSE(c);
+  EXPECT_THAT(c.error().message, HasSubstr("bad.json"));
+  EXPECT_THAT(c.error().message, HasSubstr(GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, BadConfigTest,
+    ::testing::Values(
+        BadConfig{"{", "not valid JSON"},
+        BadConfig{"[]", "must be an object"},
+        BadConfig{R"({"checkpoint": {"quiet_gap_ms": -5}})", "checkpoint.quiet_gap_ms: must be a positive integer"},
+        BadConfig{R"({"checkpoint": {"quiet_gap_ms": "1s"}})", "checkpoint.quiet_gap_ms"},
+        BadConfig{R"({"checkpoint": {"quite_gap_ms": 5}})", "unknown key 'quite_gap_ms'"},
+        BadConfig{R"({"checkpoint": {"file_globs": []}})", "checkpoint.file_globs: must not be empty"},
+        BadConfig{R"({"checkpoint": {"file_globs": [3]}})", "checkpoint.file_globs: every entry"},
+        BadConfig{R"({"storage": {"endpoints": ["nfs-server:2049"]}})", "storage.endpoints"},
+        BadConfig{R"({"storage": {"endpoints": ["10.0.0.1:99999"]}})", "port must be 1-65535"},
+        BadConfig{R"({"storage": {"write_bandwidth": "fast"}})", "storage.write_bandwidth: must be a positive bandwidth"},
+        BadConfig{R"({"storage": {"read_bandwidth": 0}})", "storage.read_bandwidth"},
+        BadConfig{R"({"bpf": {"ringbuf_mib": 3}})", "bpf.ringbuf_mib: must be a power of two"},
+        BadConfig{R"({"tcp": {"sample_interval_ms": 0}})", "tcp.sample_interval_ms"},
+        BadConfig{R"({"exporter": {}})", "unknown key 'exporter'"}));
+
+TEST(ConfigTest, MissingFileNamed) {
+  auto c = load_config("/nonexistent/ckptscope.json");
+  ASSERT_FALSE(c);
+  EXPECT_THAT(c.error().message, HasSubstr("/nonexistent/ckptscope.json"));
+}
+
+TEST(BandwidthTest, Units) {
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("250GB/s"), 250e9);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("250 GB/s"), 250e9);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("1 GiB/s"), 1073741824.0);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("400Gbit/s"), 50e9);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("1e6"), 1e6);
+  EXPECT_FALSE(parse_bandwidth("12 furlongs"));
+  EXPECT_FALSE(parse_bandwidth("GB/s"));
+}
+
+TEST(EndpointTest, Forms) {
+  EXPECT_EQ(*parse_endpoint("*:2049"), (StorageEndpoint{"", 2049}));
+  EXPECT_EQ(*parse_endpoint("2049"), (StorageEndpoint{"", 2049}));
+  EXPECT_EQ(*parse_endpoint("127.0.0.1:9000"), (StorageEndpoint{"127.0.0.1", 9000}));
+  EXPECT_EQ(*parse_endpoint("[::1]:2049"), (StorageEndpoint{"::1", 2049}));
+  EXPECT_FALSE(parse_endpoint("[::1]2049"));
+  EXPECT_FALSE(parse_endpoint("host:0"));
+}
+
+}  // namespace
+}  // namespace ckpt

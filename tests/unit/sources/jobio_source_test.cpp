@@ -1,0 +1,168 @@
+// Decoding real jobio record layouts (bpf/jobio.h) into events.
+#include "sources/jobio_source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "jobio.h"
+#include "sources/tcp_source.h"
+#include "tcp.h"
+
+namespace ckpt {
+namespace {
+
+struct CaptureSink : EventSink {
+  void on_event(Event&& e) override { events.push_back(std::move(e)); }
+  std::vector<Event> events;
+};
+
+ckpt_record_header header(uint32_t kind, uint32_t op) {
+  ckpt_record_header h{};
+  h.kind = kind;
+  h.op = op;
+  h.tgid = static_cast<uint32_t>(getpid());
+  h.tid = h.tgid + 1;
+  h.start_ns = 1000;
+  h.end_ns = 3000;
+  h.cpu_window_start_ns = 500;
+  h.cpu_ns = 400;
+  return h;
+}
+
+TEST(JobIoSourceTest, DecodesAnIoRecordAndConvertsTheDevice) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  resolver.remember(FileId{makedev(8, 3), 77}, "/ckpt/checkpoint-1/a.pt");
+  ckpt_io_record r{};
+  r.hdr = header(CKPT_REC_IO, CKPT_OP_WRITE);
+  r.ret = 4096;
+  r.requested = 8192;
+  r.dev = (8ull << 20) | 3;  // the kernel's MKDEV(8, 3)
+  r.ino = 77;
+  r.fd = 5;
+  r.file_type = CKPT_FT_REGULAR;
+  src.on_record(&r, sizeof(r));
+  ASSERT_EQ(sink.events.size(), 1u);
+  const auto& e = std::get<IoEvent>(sink.events[0]);
+  EXPECT_EQ(e.op, IoOp::Write);
+  EXPECT_EQ(e.ret, 4096);
+  EXPECT_EQ(e.requested, 8192u);
+  EXPECT_EQ(e.file.dev, makedev(8, 3));
+  EXPECT_EQ(e.file.ino, 77u);
+  EXPECT_EQ(e.path, "/ckpt/checkpoint-1/a.pt");
+  EXPECT_EQ(e.start_ns, 1000u);
+  EXPECT_EQ(e.end_ns, 3000u);
+  EXPECT_EQ(e.cpu_window_start_ns, 500u);
+  EXPECT_EQ(e.cpu_ns, 400u);
+  EXPECT_EQ(e.bytes_moved(), 4096u);
+}
+
+TEST(JobIoSourceTest, OpenResolvesRelativePathsAndRemembersTheFile) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  ckpt_path_record r{};
+  r.hdr = header(CKPT_REC_PATH, CKPT_OP_OPEN);
+  r.ret = 9;
+  r.dev = (253ull << 20) | 1;
+  r.ino = 4242;
+  r.dirfd = AT_FDCWD;
+  r.file_type = CKPT_FT_REGULAR;
+  std::strcpy(r.path, "ckpt/./x.pt");
+  r.path_len = static_cast<uint16_t>(std::strlen(r.path) + 1);
+  src.on_record(&r, sizeof(r));
+  ASSERT_EQ(sink.events.size(), 1u);
+  const auto& e = std::get<IoEvent>(sink.events[0]);
+  std::string expect = std::filesystem::current_path().string() + "/ckpt/x.pt";
+  EXPECT_EQ(e.op, IoOp::Open);
+  EXPECT_EQ(e.path, expect);
+  EXPECT_EQ(e.file.dev, makedev(253, 1));
+  EXPECT_EQ(resolver.path_of(1, 1, FileId{makedev(253, 1), 4242}), expect);
+}
+
+TEST(JobIoSourceTest, CpuAndProcRecords) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  ckpt_cpu_record c{};
+  c.hdr = header(CKPT_REC_CPU, 0);
+  src.on_record(&c, sizeof(c));
+  ckpt_proc_record p{};
+  p.hdr = header(CKPT_REC_PROC, CKPT_PROC_FORK);
+  p.child_tgid = 4321;
+  std::strcpy(p.comm, "python3");
+  src.on_record(&p, sizeof(p));
+  ASSERT_EQ(sink.events.size(), 2u);
+  const auto& cpu = std::get<CpuEvent>(sink.events[0]);
+  EXPECT_EQ(cpu.window_start_ns, 500u);
+  EXPECT_EQ(cpu.end_ns, 3000u);
+  EXPECT_EQ(cpu.cpu_ns, 400u);
+  const auto& proc = std::get<ProcEvent>(sink.events[1]);
+  EXPECT_EQ(proc.kind, ProcEvent::Kind::Fork);
+  EXPECT_EQ(proc.child_tgid, 4321u);
+  EXPECT_EQ(proc.comm, "python3");
+}
+
+TEST(JobIoSourceTest, MalformedRecordsAreCountedNotDecoded) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  char tiny[4] = {};
+  src.on_record(tiny, sizeof(tiny));
+  ckpt_io_record r{};
+  r.hdr = header(CKPT_REC_IO, 99);  // unknown op
+  src.on_record(&r, sizeof(r));
+  r.hdr = header(CKPT_REC_PATH, CKPT_OP_OPEN);  // truncated path record
+  src.on_record(&r, sizeof(r));
+  r.hdr = header(42, 0);
+  src.on_record(&r, sizeof(r));
+  EXPECT_TRUE(sink.events.empty());
+  ASSERT_EQ(src.drops().size(), 1u);
+  EXPECT_EQ(src.drops()[0].count, 4u);
+  EXPECT_EQ(src.drops()[0].cause, "malformed_record");
+}
+
+TEST(TcpSourceTest, DecodesAddressesAndCounters) {
+  CaptureSink sink;
+  TcpSource src(sink);
+  ckpt_tcp_record r{};
+  r.event = CKPT_TCP_SAMPLE;
+  r.family = 2;  // AF_INET
+  r.lport = 40000;
+  r.rport = 2049;
+  const uint8_t l[4] = {10, 0, 0, 2};
+  const uint8_t rem[4] = {10, 0, 0, 9};
+  std::memcpy(r.laddr, l, 4);
+  std::memcpy(r.raddr, rem, 4);
+  r.time_ns = 5;
+  r.sock_cookie = 99;
+  r.bytes_acked = 1 << 30;
+  r.snd_nxt = 2000;
+  r.snd_una = 1500;
+  src.on_record(&r, sizeof(r));
+  r.event = CKPT_TCP_RESET_RECV;
+  r.family = 10;  // AF_INET6 ::1
+  std::memset(r.raddr, 0, 16);
+  r.raddr[15] = 1;
+  src.on_record(&r, sizeof(r));
+  ASSERT_EQ(sink.events.size(), 2u);
+  const auto& a = std::get<TcpEvent>(sink.events[0]);
+  EXPECT_EQ(a.local, "10.0.0.2:40000");
+  EXPECT_EQ(a.remote, "10.0.0.9:2049");
+  EXPECT_EQ(a.bytes_acked, 1u << 30);
+  EXPECT_EQ(a.snd_nxt - a.snd_una, 500u);
+  const auto& b = std::get<TcpEvent>(sink.events[1]);
+  EXPECT_EQ(b.kind, TcpEvent::Kind::ResetReceived);
+  EXPECT_EQ(b.remote, "[::1]:2049");
+}
+
+}  // namespace
+}  // namespace ckpt

@@ -1,0 +1,79 @@
+// The BPF and C++ sides share bpf/*.h; this checks that clang -target bpf
+// and the host compiler lay the records out identically, by reading the BTF
+// of the compiled BPF objects.
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include <cstddef>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "jobio.h"
+#include "tcp.h"
+
+namespace {
+
+struct Field {
+  const char* name;
+  size_t offset;
+};
+
+void expect_layout(const std::string& object, const char* type, size_t size,
+                   std::initializer_list<Field> fields) {
+  btf* b = btf__parse_elf(object.c_str(), nullptr);
+  ASSERT_NE(b, nullptr) << "cannot read BTF from " << object;
+  int id = btf__find_by_name_kind(b, type, BTF_KIND_STRUCT);
+  ASSERT_GT(id, 0) << type << " not in " << object;
+  const btf_type* t = btf__type_by_id(b, static_cast<__u32>(id));
+  EXPECT_EQ(t->size, size) << type;
+  const btf_member* m = btf_members(t);
+  for (const auto& f : fields) {
+    bool found = false;
+    for (unsigned i = 0; i < btf_vlen(t); ++i) {
+      if (std::string(btf__name_by_offset(b, m[i].name_off)) == f.name) {
+        found = true;
+        EXPECT_EQ(btf_member_bit_offset(t, i) / 8, f.offset) << type << "." << f.name;
+      }
+    }
+    EXPECT_TRUE(found) << type << "." << f.name;
+  }
+  btf__free(b);
+}
+
+const std::string kJobio = std::string(CKPTSCOPE_BPF_DIR) + "/jobio.bpf.o";
+const std::string kTcp = std::string(CKPTSCOPE_BPF_DIR) + "/tcp.bpf.o";
+
+TEST(RecordLayoutTest, JobioRecordsMatchTheBpfObject) {
+  expect_layout(kJobio, "ckpt_record_header", sizeof(ckpt_record_header),
+                {{"kind", offsetof(ckpt_record_header, kind)},
+                 {"start_ns", offsetof(ckpt_record_header, start_ns)},
+                 {"cpu_ns", offsetof(ckpt_record_header, cpu_ns)}});
+  expect_layout(kJobio, "ckpt_io_record", sizeof(ckpt_io_record),
+                {{"ret", offsetof(ckpt_io_record, ret)},
+                 {"dev", offsetof(ckpt_io_record, dev)},
+                 {"ino", offsetof(ckpt_io_record, ino)},
+                 {"fd", offsetof(ckpt_io_record, fd)},
+                 {"file_type", offsetof(ckpt_io_record, file_type)}});
+  expect_layout(kJobio, "ckpt_path_record", sizeof(ckpt_path_record),
+                {{"dirfd2", offsetof(ckpt_path_record, dirfd2)},
+                 {"path_len", offsetof(ckpt_path_record, path_len)},
+                 {"path", offsetof(ckpt_path_record, path)},
+                 {"path2", offsetof(ckpt_path_record, path2)}});
+  expect_layout(kJobio, "ckpt_proc_record", sizeof(ckpt_proc_record),
+                {{"child_tgid", offsetof(ckpt_proc_record, child_tgid)},
+                 {"comm", offsetof(ckpt_proc_record, comm)}});
+}
+
+TEST(RecordLayoutTest, TcpRecordMatchesTheBpfObject) {
+  expect_layout(kTcp, "ckpt_tcp_record", sizeof(ckpt_tcp_record),
+                {{"time_ns", offsetof(ckpt_tcp_record, time_ns)},
+                 {"raddr", offsetof(ckpt_tcp_record, raddr)},
+                 {"bytes_acked", offsetof(ckpt_tcp_record, bytes_acked)},
+                 {"total_retrans", offsetof(ckpt_tcp_record, total_retrans)},
+                 {"zero_window_ns", offsetof(ckpt_tcp_record, zero_window_ns)}});
+  expect_layout(kTcp, "ckpt_endpoint_key", sizeof(ckpt_endpoint_key),
+                {{"port", offsetof(ckpt_endpoint_key, port)}, {"addr", offsetof(ckpt_endpoint_key, addr)}});
+}
+
+}  // namespace

@@ -1,0 +1,77 @@
+#include "stitch/maxima.h"
+
+#include <sys/sysmacros.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace ckpt {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(PcieTest, LinkBandwidth) {
+  // Gen4 x16: 16 GT/s * 16 lanes * 128/130 / 8 = 31.5 GB/s.
+  EXPECT_NEAR(*pcie_bytes_per_second("16.0 GT/s PCIe", "16"), 31.5077e9, 1e6);
+  // Gen1 x4, 8b/10b: 2.5 * 4 * 0.8 / 8 = 1 GB/s.
+  EXPECT_NEAR(*pcie_bytes_per_second("2.5 GT/s", "4"), 1e9, 1);
+  EXPECT_FALSE(pcie_bytes_per_second("Unknown", "16"));
+  EXPECT_FALSE(pcie_bytes_per_second("8 GT/s", "0"));
+}
+
+class FakeSysfs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / fs::path("ckpt-sysfs-" + std::to_string(getpid()));
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const fs::path& rel, const std::string& text) {
+    fs::create_directories((root_ / rel).parent_path());
+    std::ofstream(root_ / rel) << text << "\n";
+  }
+  fs::path root_;
+};
+
+TEST_F(FakeSysfs, NvmeDiskMaxComesFromItsPcieLink) {
+  // /sys/dev/block/259:0 -> ../../devices/pci0000:00/0000:00:01.0/nvme/nvme0/nvme0n1
+  fs::path dev = root_ / "devices/pci0000:00/0000:00:01.0/nvme/nvme0/nvme0n1";
+  fs::create_directories(dev);
+  fs::create_directories(root_ / "dev/block");
+  fs::create_symlink(dev, root_ / "dev/block/259:0");
+  fs::create_symlink(root_ / "devices/pci0000:00/0000:00:01.0/nvme/nvme0", dev / "device");
+  write("devices/pci0000:00/0000:00:01.0/current_link_speed", "8.0 GT/s PCIe");
+  write("devices/pci0000:00/0000:00:01.0/current_link_width", "4");
+  SystemMaxima m(ConfiguredMaxima{}, root_.string());
+  auto s = m.host_io(Direction::Save, {FileId{makedev(259, 0), 12}});
+  ASSERT_TRUE(s.Bps);
+  EXPECT_NEAR(*s.Bps, 8e9 * 4 * 128.0 / 130.0 / 8, 1);
+  EXPECT_THAT(s.source, ::testing::HasSubstr("current_link_speed"));
+}
+
+TEST_F(FakeSysfs, ConfigWinsAndUnknownSaysSo) {
+  ConfiguredMaxima c;
+  c.storage_write_Bps = 250e9;
+  SystemMaxima m(c, root_.string());
+  EXPECT_EQ(*m.host_io(Direction::Save, {}).Bps, 250e9);
+  EXPECT_EQ(m.host_io(Direction::Save, {}).source, "config:storage.write_bandwidth");
+  auto load = m.host_io(Direction::Load, {FileId{makedev(8, 1), 1}});
+  EXPECT_FALSE(load.Bps);
+  EXPECT_EQ(load.source, "unknown");
+  EXPECT_FALSE(m.serialize().Bps);
+}
+
+TEST_F(FakeSysfs, NicSpeed) {
+  write("class/net/eth0/speed", "100000");
+  SystemMaxima m(ConfiguredMaxima{}, root_.string());
+  auto s = m.nic_speed("eth0");
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(*s->Bps, 12.5e9);
+  EXPECT_FALSE(m.nic_speed("lo"));
+}
+
+}  // namespace
+}  // namespace ckpt

@@ -1,0 +1,430 @@
+#include "stitch/stitcher.h"
+
+#include <cerrno>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "stitch/intervals.h"
+
+namespace ckpt {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kMiB = 1 << 20;
+
+class FixedMaxima : public MaximaProvider {
+ public:
+  StageMax host_io(Direction d, const std::vector<FileId>&) override {
+    return d == Direction::Save ? StageMax{write_Bps, "test:write"} : StageMax{read_Bps, "test:read"};
+  }
+  StageMax serialize() override { return StageMax{serialize_Bps, serialize_Bps ? "test:ser" : "unknown"}; }
+  StageMax transport(const std::string&) override { return StageMax{transport_Bps, "test:link"}; }
+
+  std::optional<double> write_Bps = 1e9;
+  std::optional<double> read_Bps = 2e9;
+  std::optional<double> serialize_Bps;
+  std::optional<double> transport_Bps = 1e9;
+};
+
+// A small language for event streams with known answers.
+class StreamBuilder {
+ public:
+  explicit StreamBuilder(Stitcher& s) : s_(s) {}
+
+  void open(uint32_t tid, const std::string& path, FileId id, uint64_t t0, uint64_t t1, int64_t ret = 3) {
+    IoEvent e = base(tid, IoOp::Open, t0, t1);
+    e.path = path;
+    e.file = id;
+    e.ret = ret;
+    s_.on_event(std::move(e));
+  }
+  void data(uint32_t tid, IoOp op, const std::string& path, FileId id, uint64_t t0, uint64_t t1,
+            int64_t ret, uint64_t cpu_ns = 0, uint64_t cpu_from = 0) {
+    IoEvent e = base(tid, op, t0, t1);
+    e.path = path;
+    e.file = id;
+    e.ret = ret;
+    e.requested = ret > 0 ? static_cast<uint64_t>(ret) : 0;
+    e.cpu_window_start_ns = cpu_from;
+    e.cpu_ns = cpu_ns;
+    s_.on_event(std::move(e));
+  }
+  void meta(uint32_t tid, IoOp op, const std::string& path, uint64_t t0, uint64_t t1,
+            const std::string& path2 = "", int64_t ret = 0) {
+    IoEvent e = base(tid, op, t0, t1);
+    e.path = path;
+    e.path2 = path2;
+    e.ret = ret;
+    e.is_directory = op == IoOp::Mkdir;
+    s_.on_event(std::move(e));
+  }
+  void tcp(uint64_t t, uint64_t acked, uint64_t received, uint32_t retrans = 0,
+           TcpEvent::Kind kind = TcpEvent::Kind::Sample, uint64_t zero_window_ns = 0) {
+    TcpEvent e;
+    e.kind = kind;
+    e.time_ns = t;
+    e.cookie = 77;
+    e.local = "10.0.0.2:900";
+    e.remote = "10.0.0.9:2049";
+    e.bytes_acked = acked;
+    e.bytes_received = received;
+    e.total_retrans = retrans;
+    e.zero_window_ns = zero_window_ns;
+    s_.on_event(std::move(e));
+  }
+
+ private:
+  static IoEvent base(uint32_t tid, IoOp op, uint64_t t0, uint64_t t1) {
+    IoEvent e;
+    e.tgid = 100;
+    e.tid = tid;
+    e.op = op;
+    e.start_ns = t0;
+    e.end_ns = t1;
+    e.cpu_window_start_ns = t0;
+    return e;
+  }
+  Stitcher& s_;
+};
+
+const StageRecord& stage(const CheckpointRecord& c, std::string_view name) {
+  for (const auto& s : c.stages)
+    if (s.name == name) return s;
+  ADD_FAILURE() << "no stage " << name;
+  static StageRecord none;
+  return none;
+}
+
+bool has_stage(const CheckpointRecord& c, std::string_view name) {
+  for (const auto& s : c.stages)
+    if (s.name == name) return true;
+  return false;
+}
+
+class StitcherTest : public ::testing::Test {
+ protected:
+  StitcherTest() { config_ = Config::defaults(); }
+  Stitcher make(StageAvailability a = {true, false}) { return Stitcher(config_, maxima_, a); }
+
+  Config config_;
+  std::shared_ptr<FixedMaxima> maxima_ = std::make_shared<FixedMaxima>();
+};
+
+const std::string kShard0 = "/nfs/run/checkpoint-1/shard-0.pt";
+const std::string kShard1 = "/nfs/run/checkpoint-1/shard-1.pt";
+const FileId kId0{42, 1000};
+const FileId kId1{42, 1001};
+
+TEST_F(StitcherTest, OneSaveWithKnownAnswers) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  const uint64_t T = 1000 * kMs;
+  b.meta(7, IoOp::Mkdir, "/nfs/run/checkpoint-1", T, T + 1 * kMs);
+  b.open(7, kShard0, kId0, T + 1 * kMs, T + 2 * kMs);
+  // Three 1 MiB writes of 1 ms each, each after 1 ms of CPU (pickling).
+  b.data(7, IoOp::Write, kShard0, kId0, T + 3 * kMs, T + 4 * kMs, kMiB, 1 * kMs, T + 2 * kMs);
+  b.data(7, IoOp::Write, kShard0, kId0, T + 5 * kMs, T + 6 * kMs, kMiB, 1 * kMs, T + 4 * kMs);
+  b.data(7, IoOp::Write, kShard0, kId0, T + 7 * kMs, T + 8 * kMs, kMiB, 1 * kMs, T + 6 * kMs);
+  b.data(7, IoOp::Fsync, kShard0, kId0, T + 8 * kMs, T + 10 * kMs, 0);
+  b.data(7, IoOp::Close, kShard0, kId0, T + 10 * kMs, T + 11 * kMs, 0);
+  // A file that is not a checkpoint: ignored entirely.
+  b.data(7, IoOp::Write, "/nfs/run/train.log", FileId{42, 5}, T + 9 * kMs, T + 9 * kMs + 10, 100);
+  s.advance(T + 11 * kMs + config_.checkpoint.quiet_gap_ns / 2);
+  EXPECT_TRUE(s.take_checkpoints().empty()) << "closed before the quiet gap";
+  s.advance(T + 11 * kMs + config_.checkpoint.quiet_gap_ns + 200 * kMs);
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  const auto& c = cps[0];
+  EXPECT_EQ(c.id, 1u);
+  EXPECT_EQ(c.direction, Direction::Save);
+  EXPECT_EQ(c.start_ns, T);
+  EXPECT_EQ(c.end_ns, T + 11 * kMs);
+  EXPECT_EQ(c.bytes, 3 * kMiB);
+  EXPECT_EQ(c.files, 1u);
+  ASSERT_EQ(c.file_io.size(), 1u);
+  EXPECT_EQ(c.file_io[0].path, kShard0);
+  EXPECT_EQ(c.file_io[0].bytes_written, 3 * kMiB);
+  EXPECT_EQ(c.file_io[0].write_calls, 3u);
+
+  const auto& io = stage(c, kStageHostIo);
+  EXPECT_EQ(io.bytes, 3 * kMiB);
+  EXPECT_EQ(io.busy_ns, 6 * kMs);  // 3 writes + fsync 2 + close 1
+  EXPECT_DOUBLE_EQ(io.bandwidth_Bps(), 3.0 * kMiB / 0.006);
+  EXPECT_DOUBLE_EQ(*io.fraction_of_max(), 3.0 * kMiB / 0.006 / 1e9);
+  EXPECT_EQ(io.max_source, "test:write");
+
+  const auto& md = stage(c, kStageMetadata);
+  EXPECT_EQ(md.busy_ns, 2 * kMs);  // mkdir + open
+  EXPECT_EQ(md.bytes, 0u);
+
+  const auto& ser = stage(c, kStageSerialize);
+  EXPECT_EQ(ser.busy_ns, 3 * kMs);
+  EXPECT_EQ(ser.bytes, 3 * kMiB);
+  EXPECT_FALSE(ser.max_Bps);
+  EXPECT_FALSE(ser.fraction_of_max());
+
+  EXPECT_FALSE(has_stage(c, kStageTransport)) << "not traced: absent, not zero";
+  EXPECT_FALSE(has_stage(c, kStageGpuCopy));
+  EXPECT_EQ(c.bottleneck, "host_io");
+  EXPECT_TRUE(c.failures.empty());
+
+  auto calls = s.take_io_calls();
+  EXPECT_EQ(calls.size(), 7u);  // mkdir, open, 3 writes, fsync, close
+  for (const auto& call : calls) EXPECT_EQ(call.checkpoint_id, 1u);
+}
+
+TEST_F(StitcherTest, QuietGapSeparatesCheckpointsAndLoadsAreLoads) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  const uint64_t gap = config_.checkpoint.quiet_gap_ns;
+  b.data(1, IoOp::Write, kShard0, kId0, 0 + 10, 10 * kMs, 4096);
+  b.data(1, IoOp::Write, kShard0, kId0, 20 * kMs, 30 * kMs, 4096);
+  // Second burst: a quiet gap later, reads only.
+  uint64_t t = 30 * kMs + gap + 1;
+  b.data(2, IoOp::Read, kShard0, kId0, t, t + 5 * kMs, 8192);
+  b.data(2, IoOp::Read, kShard1, kId1, t + 5 * kMs, t + 6 * kMs, 100);
+  b.data(2, IoOp::Read, kShard1, kId1, t + 6 * kMs, t + 7 * kMs, 0);  // EOF
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 2u);
+  EXPECT_EQ(cps[0].direction, Direction::Save);
+  EXPECT_EQ(cps[0].bytes, 8192u);
+  EXPECT_EQ(cps[0].files, 1u);
+  EXPECT_EQ(cps[1].direction, Direction::Load);
+  EXPECT_EQ(cps[1].bytes, 8292u);
+  EXPECT_EQ(cps[1].files, 2u);
+  EXPECT_EQ(stage(cps[1], kStageHostIo).max_source, "test:read");
+  EXPECT_EQ(cps[1].id, 2u);
+}
+
+TEST_F(StitcherTest, SaveFollowedAtOnceByLoadIsTwoCheckpoints) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.data(1, IoOp::Write, kShard0, kId0, 1 * kMs, 2 * kMs, 1000);
+  b.data(1, IoOp::Read, kShard1, kId1, 3 * kMs, 4 * kMs, 500);  // other file, other way
+  b.data(1, IoOp::Read, kShard0, kId0, 5 * kMs, 6 * kMs, 1000);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 2u);
+  EXPECT_EQ(cps[0].bytes, 1000u);
+  EXPECT_EQ(cps[1].direction, Direction::Load);
+  EXPECT_EQ(cps[1].bytes, 1500u);
+}
+
+TEST_F(StitcherTest, ParallelWritersCountWallTimeOnce) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  // Two threads writing for the same 10 ms: busy is 10 ms, bandwidth doubles.
+  b.data(1, IoOp::Write, kShard0, kId0, 0 + 1, 10 * kMs + 1, kMiB);
+  b.data(2, IoOp::Write, kShard1, kId1, 0 + 1, 10 * kMs + 1, kMiB);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(stage(cps[0], kStageHostIo).busy_ns, 10 * kMs);
+  EXPECT_EQ(cps[0].files, 2u);
+  EXPECT_DOUBLE_EQ(stage(cps[0], kStageHostIo).bandwidth_Bps(), 2.0 * kMiB / 0.010);
+}
+
+TEST_F(StitcherTest, RenameCommitIsOneFile) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  const std::string tmp = kShard0 + ".tmp";
+  b.open(1, tmp, kId0, 1 * kMs, 2 * kMs);
+  b.data(1, IoOp::Write, tmp, kId0, 2 * kMs, 3 * kMs, 5000);
+  b.data(1, IoOp::Close, tmp, kId0, 3 * kMs, 4 * kMs, 0);
+  IoEvent rename;
+  rename.tgid = 100;
+  rename.tid = 1;
+  rename.op = IoOp::Rename;
+  rename.start_ns = 4 * kMs;
+  rename.end_ns = 5 * kMs;
+  rename.path = tmp;
+  rename.path2 = kShard0;
+  rename.file = kId0;
+  s.on_event(std::move(rename));
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].files, 1u);
+  EXPECT_EQ(cps[0].file_io[0].path, kShard0) << "named after the commit";
+  EXPECT_EQ(stage(cps[0], kStageMetadata).busy_ns, 2 * kMs);
+}
+
+TEST_F(StitcherTest, MetadataProbesAloneAreNotACheckpoint) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.meta(1, IoOp::Stat, "/nfs/run/checkpoint-1", 1 * kMs, 2 * kMs, "", -ENOENT);
+  b.meta(1, IoOp::Stat, kShard0, 2 * kMs, 3 * kMs, "", -ENOENT);
+  s.finish();
+  EXPECT_TRUE(s.take_checkpoints().empty());
+  EXPECT_TRUE(s.take_failures().empty()) << "ENOENT while probing is normal";
+}
+
+TEST_F(StitcherTest, FailuresAreFlaggedWithEvidence) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.data(1, IoOp::Write, kShard0, kId0, 1 * kMs, 2 * kMs, 4096);
+  b.data(1, IoOp::Write, kShard0, kId0, 2 * kMs, 3 * kMs, -ENOSPC);
+  b.data(1, IoOp::Close, kShard0, kId0, 3 * kMs, 4 * kMs, -EIO);
+  // ENOSPC on a file outside any checkpoint is the job's failure.
+  b.data(1, IoOp::Write, "/var/log/train.log", FileId{1, 2}, 5 * kMs, 6 * kMs, -ENOSPC);
+  b.data(1, IoOp::Read, "/etc/hosts", FileId{1, 3}, 5 * kMs, 6 * kMs, -EBADF);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  ASSERT_EQ(cps[0].failures.size(), 2u);
+  EXPECT_EQ(cps[0].failures[0].kind, "enospc");
+  EXPECT_EQ(cps[0].failures[0].time_ns, 3 * kMs);
+  EXPECT_THAT(cps[0].failures[0].evidence, HasSubstr("write(" + kShard0 + ") = -ENOSPC"));
+  EXPECT_EQ(cps[0].failures[0].checkpoint_id, 1u);
+  EXPECT_EQ(cps[0].failures[1].kind, "eio");
+  EXPECT_THAT(cps[0].failures[1].evidence, HasSubstr("close("));
+  auto job = s.take_failures();
+  ASSERT_EQ(job.size(), 1u);
+  EXPECT_EQ(job[0].kind, "enospc");
+  EXPECT_THAT(job[0].evidence, HasSubstr("/var/log/train.log"));
+  EXPECT_FALSE(job[0].checkpoint_id);
+}
+
+TEST_F(StitcherTest, FailedSaveWithNoBytesIsStillACheckpoint) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.open(1, kShard0, kId0, 1 * kMs, 2 * kMs, -EDQUOT);
+  b.data(1, IoOp::Write, kShard1, kId1, 2 * kMs, 3 * kMs, -EDQUOT);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].direction, Direction::Save);
+  EXPECT_EQ(cps[0].bytes, 0u);
+  ASSERT_EQ(cps[0].failures.size(), 2u);
+  EXPECT_EQ(cps[0].failures[0].kind, "edquot");
+}
+
+TEST_F(StitcherTest, StallIsALongCall) {
+  config_.checkpoint.stall_ns = 50 * kMs;
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.data(1, IoOp::Fsync, kShard0, kId0, 1 * kMs, 80 * kMs, 0);
+  b.data(1, IoOp::Write, kShard0, kId0, 80 * kMs, 81 * kMs, 10);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  ASSERT_EQ(cps[0].failures.size(), 1u);
+  EXPECT_EQ(cps[0].failures[0].kind, "stall");
+  EXPECT_THAT(cps[0].failures[0].evidence, HasSubstr("fsync"));
+}
+
+TEST_F(StitcherTest, SerializeBoundSaveNamesSerialize) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  // 40 ms of CPU before each of two 1 ms writes: pickling dominates.
+  b.open(1, kShard0, kId0, 0 + 1, 1 * kMs);
+  b.data(1, IoOp::Write, kShard0, kId0, 41 * kMs, 42 * kMs, kMiB, 40 * kMs, 1 * kMs);
+  b.data(1, IoOp::Write, kShard0, kId0, 82 * kMs, 83 * kMs, kMiB, 40 * kMs, 42 * kMs);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(stage(cps[0], kStageSerialize).busy_ns, 80 * kMs);
+  EXPECT_EQ(cps[0].bottleneck, "serialize");
+}
+
+TEST_F(StitcherTest, SerializeCountsOnlyCheckpointThreadsInsideTheWindow) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  // Thread 9 spins (a data loader) but never touches the checkpoint.
+  CpuEvent other{0, 100 * kMs, 100, 9, 100 * kMs};
+  s.on_event(other);
+  // Thread 1's window starts long before the checkpoint: clipped to it.
+  b.data(1, IoOp::Write, kShard0, kId0, 50 * kMs, 51 * kMs, 10, 5 * kMs, 0);
+  CpuEvent after{51 * kMs, 60 * kMs, 100, 1, 2 * kMs};  // after the last I/O: outside
+  s.on_event(after);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(stage(cps[0], kStageSerialize).busy_ns, 0u)
+      << "CPU before the first call and after the last is outside the checkpoint";
+}
+
+TEST_F(StitcherTest, TransportBytesFromConnectionCounters) {
+  Stitcher s = make({true, true});
+  StreamBuilder b(s);
+  const uint64_t interval = config_.tcp_sample_interval_ns;
+  b.tcp(0, 1, 0, 0, TcpEvent::Kind::State);  // connection established earlier
+  b.data(1, IoOp::Write, kShard0, kId0, 100 * kMs, 101 * kMs, 3000);
+  for (int i = 1; i <= 10; ++i) b.tcp(100 * kMs + i * interval, 1 + i * 300, 0);
+  b.data(1, IoOp::Close, kShard0, kId0, 100 * kMs + 10 * interval, 100 * kMs + 10 * interval + 1, 0);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  const auto& t = stage(cps[0], kStageTransport);
+  EXPECT_EQ(t.bytes, 3000u);
+  EXPECT_EQ(t.busy_ns, 10 * interval - 0 * kMs) << "ten active sample intervals";
+  EXPECT_EQ(t.max_source, "test:link");
+  auto conns = s.connections();
+  ASSERT_EQ(conns.size(), 1u);
+  EXPECT_EQ(conns[0].bytes_sent, 3000u);
+  EXPECT_EQ(conns[0].remote, "10.0.0.9:2049");
+  EXPECT_EQ(s.take_tcp_samples().size(), 11u);
+}
+
+TEST_F(StitcherTest, TransportSaturatedWinsAndStormsAreFlagged) {
+  maxima_->transport_Bps = 1e6;  // 1 MB/s link
+  Stitcher s = make({true, true});
+  StreamBuilder b(s);
+  b.tcp(0, 0, 0, 0, TcpEvent::Kind::State);
+  b.data(1, IoOp::Write, kShard0, kId0, 1 * kMs, 2 * kMs, 100000);
+  // 100 KB over 100 ms = 1 MB/s = 100% of the link, with 40 retransmits.
+  for (int i = 1; i <= 10; ++i) b.tcp(i * 10 * kMs, i * 10000, 0, i * 4);
+  b.data(1, IoOp::Close, kShard0, kId0, 100 * kMs, 100 * kMs + 1, 0);
+  b.tcp(50 * kMs, 50000, 0, 20, TcpEvent::Kind::ResetReceived);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].bottleneck, "transport");
+  std::vector<std::string> kinds;
+  for (const auto& f : cps[0].failures) kinds.push_back(f.kind);
+  EXPECT_THAT(kinds, ::testing::UnorderedElementsAre("tcp_retransmit_storm", "tcp_reset"));
+}
+
+TEST(BottleneckTest, Rules) {
+  auto st = [](const char* name, uint64_t busy, std::optional<double> max, uint64_t bytes) {
+    StageRecord s;
+    s.name = name;
+    s.busy_ns = busy;
+    s.max_Bps = max;
+    s.bytes = bytes;
+    return s;
+  };
+  // Largest busy time wins when nothing is saturated.
+  EXPECT_EQ(choose_bottleneck({st("serialize", 5, {}, 10), st("host_io", 9, 1e12, 10)}), "host_io");
+  // A saturated stage wins over a longer unsaturated one: 1e9 B/s of 1e9 max.
+  EXPECT_EQ(choose_bottleneck({st("serialize", 9 * kMs, {}, 10), st("transport", 1'000'000'000, 1e9, 1'000'000'000)}),
+            "transport");
+  // Ties go down the pipeline.
+  EXPECT_EQ(choose_bottleneck({st("host_io", 5, {}, 1), st("metadata", 5, {}, 0)}), "metadata");
+  EXPECT_EQ(choose_bottleneck({st("host_io", 0, {}, 0)}), "");
+  EXPECT_EQ(choose_bottleneck({}), "");
+}
+
+TEST(IntervalsTest, UnionClipsAndMerges) {
+  std::vector<Interval> iv{{0, 10}, {5, 15}, {20, 30}, {25, 26}, {40, 50}};
+  EXPECT_EQ(union_length(iv, 0, 100), 15u + 10u + 10u);
+  std::vector<Interval> iv2{{0, 10}, {5, 15}, {20, 30}};
+  EXPECT_EQ(union_length(iv2, 8, 22), 7u + 2u);
+  std::vector<Interval> empty;
+  EXPECT_EQ(union_length(empty, 0, 10), 0u);
+}
+
+TEST(FailureKindTest, Errnos) {
+  EXPECT_EQ(failure_kind_for_errno(ENOSPC), "enospc");
+  EXPECT_EQ(failure_kind_for_errno(EDQUOT), "edquot");
+  EXPECT_EQ(failure_kind_for_errno(ESTALE), "estale");
+  EXPECT_EQ(failure_kind_for_errno(EIO), "eio");
+  EXPECT_EQ(failure_kind_for_errno(ENOENT), "");
+}
+
+}  // namespace
+}  // namespace ckpt

@@ -1,0 +1,76 @@
+#include <signal.h>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "collector/collector.h"
+#include "common/clock.h"
+#include "runner/child_process.h"
+
+namespace ckpt::cli {
+
+int run_command(const TraceFlags& flags, const std::vector<std::string>& command) {
+  auto config = load_effective_config(flags);
+  if (!config) {
+    warn(config.error().message);
+    return 2;
+  }
+  // A closed stderr must not kill us before we hand back the job's status.
+  signal(SIGPIPE, SIG_IGN);
+
+  JobRecord job = make_job_record(command, "run", *config);
+  std::unique_ptr<Collector> collector;
+  if (!flags.no_trace) {
+    auto created = Collector::create(*config, flags.trace_path, job);
+    if (!created) {
+      warn(created.error().message);
+      return 2;
+    }
+    collector = std::move(*created);
+  }
+
+  auto child = HeldChild::spawn(command);
+  if (!child) {
+    warn(fmt::format("cannot start {}: {}", command.front(), child.error().message));
+    return 127;
+  }
+  if (collector) {
+    auto started = collector->start(make_probe_options(*config), KernelFeatures::probe());
+    if (!started)
+      warn(fmt::format("warning: nothing will be traced, the job runs anyway: {}", started.error().message));
+    for (const auto& note : collector->notes()) warn("note: " + note);
+    if (auto ok = collector->trace_tgid(static_cast<uint32_t>(child->pid())); !ok)
+      warn("warning: " + ok.error().message);
+  }
+  job.root_pids = {static_cast<uint32_t>(child->pid())};
+
+  SignalForwarder forwarder(child->pid());
+  if (auto released = child->release(); !released)
+    warn(fmt::format("{}: {}", command.front(), released.error().message));
+
+  std::optional<ExitStatus> status;
+  while (!(status = child->try_wait())) {
+    if (collector) {
+      collector->pump(100);
+    } else {
+      status = child->wait();
+    }
+  }
+  job.end_mono_ns = monotonic_ns();
+  job.exit_code = status->code;
+  if (status->signal) {
+    job.exit_signal = *status->signal;
+    job.exit_code = status->shell_code();
+  }
+  if (collector) {
+    auto trace = collector->finish(job);
+    if (!trace) {
+      warn("warning: " + trace.error().message);
+    } else {
+      print_result(flags, *trace);
+    }
+  }
+  return status->shell_code();
+}
+
+}  // namespace ckpt::cli

@@ -1,0 +1,33 @@
+// What `run`, `attach` and `demo` share: loading the config, the job record,
+// the probe options, and printing the result.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+#include "config/config.h"
+#include "model/records.h"
+#include "probes/probe_manager.h"
+
+namespace ckpt::cli {
+
+struct TraceFlags {
+  std::string trace_path;
+  std::string config_path;
+  std::vector<std::string> endpoints;  // --storage-endpoint, added to the config's
+  bool quiet = false;
+  bool json = false;
+  bool no_trace = false;
+};
+
+Expected<Config> load_effective_config(const TraceFlags& flags);
+JobRecord make_job_record(const std::vector<std::string>& command, const std::string& mode,
+                          const Config& config);
+ProbeOptions make_probe_options(const Config& config);
+std::string default_trace_path();
+// The summary on stderr (or JSON on stdout with --json), unless --quiet.
+void print_result(const TraceFlags& flags, const Trace& trace);
+void warn(const std::string& message);
+
+}  // namespace ckpt::cli

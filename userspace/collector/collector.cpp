@@ -1,0 +1,155 @@
+#include "collector/collector.h"
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "sources/jobio_source.h"
+#include "sources/tcp_source.h"
+
+namespace ckpt {
+namespace {
+
+constexpr uint64_t kCommitEveryNs = 1'000'000'000;
+
+}  // namespace
+
+Expected<std::unique_ptr<Collector>> Collector::create(const Config& config, const std::string& trace_path,
+                                                       JobRecord job) {
+  auto writer = TraceWriter::open(trace_path);
+  if (!writer) return make_error(fmt::format("trace {}: {}", trace_path, writer.error().message));
+  std::unique_ptr<Collector> c(new Collector(config, std::move(*writer), std::move(job)));
+  if (auto ok = c->writer_.write_job(c->trace_.job); !ok) return ok.error();
+  if (auto ok = c->writer_.commit(); !ok) return ok.error();
+  return c;
+}
+
+Collector::Collector(const Config& config, TraceWriter writer, JobRecord job)
+    : config_(config), writer_(std::move(writer)) {
+  trace_.job = std::move(job);
+}
+
+Collector::~Collector() = default;
+
+Expected<void> Collector::start(const ProbeOptions& options, const KernelFeatures& features) {
+  auto jobio = std::make_unique<JobIoSource>(*this, resolver_);
+  auto tcp = std::make_unique<TcpSource>(*this);
+  RecordSource* jobio_raw = jobio.get();
+  RecordSource* tcp_raw = tcp.get();
+  auto probes = ProbeManager::start(
+      options, features, [jobio_raw](const void* d, size_t n) { jobio_raw->on_record(d, n); },
+      [tcp_raw](const void* d, size_t n) { tcp_raw->on_record(d, n); });
+  StageAvailability available;
+  if (!probes) {
+    stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima), available);
+    trace_.job.traced = false;
+    trace_.job.trace_warning = probes.error().message;
+    (void)writer_.write_job(trace_.job);
+    (void)writer_.commit();
+    return probes.error();
+  }
+  probes_ = std::move(*probes);
+  notes_ = probes_->notes();
+  available.job_io = true;
+  available.transport = probes_->tcp_enabled();
+  stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima), available);
+  jobio_source_ = static_cast<RecordSource*>(&sources_.add(std::move(jobio)));
+  tcp_source_ = static_cast<RecordSource*>(&sources_.add(std::move(tcp)));
+  trace_.job.traced = true;
+  for (const auto& n : notes_)
+    trace_.job.trace_warning += (trace_.job.trace_warning.empty() ? "" : "; ") + n;
+  (void)writer_.write_job(trace_.job);
+  (void)writer_.commit();
+  return {};
+}
+
+Expected<void> Collector::trace_tgid(uint32_t tgid) {
+  live_tgids_.insert(tgid);
+  if (!probes_) return {};
+  return probes_->trace_tgid(tgid);
+}
+
+void Collector::update_job(const JobRecord& job) {
+  trace_.job = job;
+  (void)writer_.write_job(trace_.job);
+}
+
+void Collector::on_event(Event&& event) {
+  if (const auto* p = std::get_if<ProcEvent>(&event)) {
+    if (p->kind == ProcEvent::Kind::Fork) {
+      live_tgids_.insert(p->child_tgid);
+    } else if (p->kind == ProcEvent::Kind::Exit) {
+      live_tgids_.erase(p->tgid);
+      resolver_.exited(p->tgid);
+    }
+  }
+  stitcher_->on_event(std::move(event));
+}
+
+void Collector::pump(int timeout_ms) {
+  if (!probes_) return;
+  if (auto n = probes_->poll(timeout_ms); !n) notes_.push_back(n.error().message);
+  uint64_t now = monotonic_ns();
+  sources_.poll_all(now);
+  stitcher_->advance(now);
+  if (now - last_commit_ns_ >= kCommitEveryNs) {
+    flush_outputs();
+    last_commit_ns_ = now;
+  }
+}
+
+std::vector<DropRecord> Collector::current_drops() const {
+  std::vector<DropRecord> drops = probes_ ? probes_->drops() : std::vector<DropRecord>{};
+  for (auto& d : sources_.drops()) drops.push_back(std::move(d));
+  drops.push_back(DropRecord{"collector", "trace_write_error", write_errors_});
+  return drops;
+}
+
+void Collector::flush_outputs() {
+  if (!stitcher_) return;
+  auto count = [this](const Expected<void>& r) {
+    if (!r) ++write_errors_;
+  };
+  for (auto& c : stitcher_->take_checkpoints()) {
+    count(writer_.append_checkpoint(c));
+    trace_.checkpoints.push_back(std::move(c));
+  }
+  for (auto& f : stitcher_->take_failures()) {
+    count(writer_.append_failure(f));
+    trace_.failures.push_back(std::move(f));
+  }
+  auto calls = stitcher_->take_io_calls();
+  if (!calls.empty()) count(writer_.append_io_calls(calls));
+  std::move(calls.begin(), calls.end(), std::back_inserter(trace_.io_calls));
+  auto samples = stitcher_->take_tcp_samples();
+  if (!samples.empty()) count(writer_.append_tcp_samples(samples));
+  std::move(samples.begin(), samples.end(), std::back_inserter(trace_.tcp_samples));
+  for (const auto& conn : stitcher_->connections()) count(writer_.upsert_connection(conn));
+  count(writer_.set_drops(current_drops()));
+  count(writer_.commit());
+}
+
+Expected<Trace> Collector::finish(const JobRecord& job) {
+  if (probes_) {
+    // Whatever the kernel already queued belongs to the job.
+    for (int i = 0; i < 1000; ++i) {
+      auto n = probes_->poll(0);
+      if (!n || *n == 0) break;
+    }
+  }
+  if (stitcher_) stitcher_->finish();
+  flush_outputs();
+  trace_.connections = stitcher_ ? stitcher_->connections() : std::vector<ConnectionRecord>{};
+  trace_.drops = current_drops();
+  bool traced = trace_.job.traced;
+  std::string warning = trace_.job.trace_warning;
+  trace_.job = job;
+  trace_.job.traced = traced;
+  trace_.job.trace_warning = warning;
+  if (auto ok = writer_.write_job(trace_.job); !ok) return ok.error();
+  if (auto ok = writer_.commit(); !ok) return ok.error();
+  if (write_errors_ > 0)
+    return make_error(fmt::format("{} writes to the trace failed; it may be incomplete", write_errors_));
+  return trace_;
+}
+
+}  // namespace ckpt

@@ -1,0 +1,68 @@
+// Glue for one traced job: probes -> sources -> stitcher -> trace store.
+// Records are written as they are stitched, so the trace written so far
+// survives a killed profiler.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/expected.h"
+#include "config/config.h"
+#include "exporters/sqlite/trace_store.h"
+#include "model/records.h"
+#include "probes/kernel_features.h"
+#include "probes/probe_manager.h"
+#include "sources/path_resolver.h"
+#include "sources/source.h"
+#include "stitch/stitcher.h"
+
+namespace ckpt {
+
+class Collector : public EventSink {
+ public:
+  // Opens the trace file; an error names the file and why.
+  static Expected<std::unique_ptr<Collector>> create(const Config& config, const std::string& trace_path,
+                                                     JobRecord job);
+  ~Collector();
+
+  // Loads the probes. On error the collector still records the job
+  // (traced=false and the reason), so the job can run untraced.
+  Expected<void> start(const ProbeOptions& options, const KernelFeatures& features);
+  [[nodiscard]] bool traced() const { return probes_ != nullptr; }
+  Expected<void> trace_tgid(uint32_t tgid);
+  void update_job(const JobRecord& job);
+
+  // Polls for up to timeout_ms, stitches, and writes what is complete.
+  void pump(int timeout_ms);
+  // Every traced process has exited (attach stops then).
+  [[nodiscard]] const std::set<uint32_t>& live_tgids() const { return live_tgids_; }
+  // Drains the ring buffers, closes open checkpoints, writes the rest.
+  Expected<Trace> finish(const JobRecord& job);
+
+  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  Collector(const Config& config, TraceWriter writer, JobRecord job);
+  void on_event(Event&& event) override;
+  void flush_outputs();
+  std::vector<DropRecord> current_drops() const;
+
+  Config config_;
+  TraceWriter writer_;
+  Trace trace_;
+  PathResolver resolver_;
+  std::unique_ptr<Stitcher> stitcher_;
+  SourceRegistry sources_;
+  RecordSource* jobio_source_ = nullptr;
+  RecordSource* tcp_source_ = nullptr;
+  std::unique_ptr<ProbeManager> probes_;
+  std::vector<std::string> notes_;
+  uint64_t last_commit_ns_ = 0;
+  std::set<uint32_t> live_tgids_;
+  uint64_t write_errors_ = 0;
+};
+
+}  // namespace ckpt

@@ -1,0 +1,310 @@
+#include "config/config.h"
+
+#include <arpa/inet.h>
+
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ckpt {
+namespace {
+
+using nlohmann::json;
+
+constexpr uint64_t kNsPerMs = 1'000'000;
+
+// Checkpoint files by default: PyTorch (torch.save, DCP), safetensors,
+// Megatron/DeepSpeed and HF shards, under the directory names those
+// frameworks use. "*.tmp" catches the write-then-rename commit pattern.
+const std::vector<std::string> kDefaultFileGlobs = {
+    "*.pt", "*.pth", "*.safetensors", "*.distcp", "*.bin", "*.ckpt", "*.tmp", ".metadata"};
+const std::vector<std::string> kDefaultDirGlobs = {
+    "checkpoint*", "checkpoints", "ckpt*", "global_step*", "iter_*", "step_*", "step-*"};
+
+// Reads one section, rejecting keys it does not know (a typo must not be
+// silently ignored in a profiler's configuration).
+class Section {
+ public:
+  Section(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  Expected<void> check_keys(const std::set<std::string>& known) const {
+    if (!j_.is_object()) return make_error(fmt::format("{}: must be an object", path_));
+    for (const auto& [key, value] : j_.items()) {
+      if (!known.contains(key)) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        return make_error(fmt::format("{}: unknown key '{}' (known: {})", field(key), key, list));
+      }
+    }
+    return {};
+  }
+  [[nodiscard]] bool has(const std::string& key) const { return j_.contains(key); }
+  [[nodiscard]] const json& at(const std::string& key) const { return j_.at(key); }
+  [[nodiscard]] std::string field(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  Expected<uint64_t> positive_integer(const std::string& key) const {
+    const json& v = j_.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+      return make_error(fmt::format("{}: must be a positive integer (got {})", field(key), v.dump()));
+    return v.get<uint64_t>();
+  }
+  Expected<std::vector<std::string>> string_list(const std::string& key, bool allow_empty) const {
+    const json& v = j_.at(key);
+    if (!v.is_array())
+      return make_error(fmt::format("{}: must be a list of strings (got {})", field(key), v.dump()));
+    std::vector<std::string> out;
+    for (const auto& item : v) {
+      if (!item.is_string() || item.get<std::string>().empty())
+        return make_error(
+            fmt::format("{}: every entry must be a non-empty string (got {})", field(key), item.dump()));
+      out.push_back(item.get<std::string>());
+    }
+    if (out.empty() && !allow_empty) return make_error(fmt::format("{}: must not be empty", field(key)));
+    return out;
+  }
+  Expected<double> bandwidth(const std::string& key) const {
+    const json& v = j_.at(key);
+    Expected<double> bw = v.is_string() ? parse_bandwidth(v.get<std::string>())
+                          : v.is_number() ? Expected<double>(v.get<double>())
+                                          : Expected<double>(make_error("not a number or string"));
+    if (!bw || !(*bw > 0) || !std::isfinite(*bw))
+      return make_error(fmt::format(
+          "{}: must be a positive bandwidth such as \"250GB/s\", \"100Gbit/s\" or 2.5e11 (got {})",
+          field(key), v.dump()));
+    return bw;
+  }
+  Section child(const std::string& key) const { return Section(j_.at(key), field(key)); }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+#define CKPT_TRY(var, expr)                             \
+  auto var##_result = (expr);                           \
+  if (!var##_result) return var##_result.error();       \
+  auto var = std::move(*var##_result)
+
+#define CKPT_TRY_VOID(expr)                    \
+  do {                                         \
+    auto r_ = (expr);                          \
+    if (!r_) return r_.error();                \
+  } while (0)
+
+Expected<void> parse_checkpoint(const Section& s, CheckpointRules& out) {
+  CKPT_TRY_VOID(s.check_keys({"file_globs", "dir_globs", "quiet_gap_ms", "stall_s"}));
+  if (s.has("file_globs")) {
+    CKPT_TRY(v, s.string_list("file_globs", false));
+    out.file_globs = v;
+  }
+  if (s.has("dir_globs")) {
+    CKPT_TRY(v, s.string_list("dir_globs", true));
+    out.dir_globs = v;
+  }
+  if (s.has("quiet_gap_ms")) {
+    CKPT_TRY(v, s.positive_integer("quiet_gap_ms"));
+    out.quiet_gap_ns = v * kNsPerMs;
+  }
+  if (s.has("stall_s")) {
+    CKPT_TRY(v, s.positive_integer("stall_s"));
+    out.stall_ns = v * 1000 * kNsPerMs;
+  }
+  return {};
+}
+
+Expected<void> parse_storage(const Section& s, Config& out) {
+  CKPT_TRY_VOID(s.check_keys({"endpoints", "read_bandwidth", "write_bandwidth"}));
+  if (s.has("endpoints")) {
+    CKPT_TRY(list, s.string_list("endpoints", true));
+    out.storage_endpoints.clear();
+    for (const auto& text : list) {
+      auto ep = parse_endpoint(text);
+      if (!ep) return make_error(fmt::format("{}: {}", s.field("endpoints"), ep.error().message));
+      out.storage_endpoints.push_back(*ep);
+    }
+  }
+  if (s.has("read_bandwidth")) {
+    CKPT_TRY(v, s.bandwidth("read_bandwidth"));
+    out.maxima.storage_read_Bps = v;
+  }
+  if (s.has("write_bandwidth")) {
+    CKPT_TRY(v, s.bandwidth("write_bandwidth"));
+    out.maxima.storage_write_Bps = v;
+  }
+  return {};
+}
+
+Expected<void> parse_maxima(const Section& s, ConfiguredMaxima& out) {
+  CKPT_TRY_VOID(s.check_keys({"serialize_bandwidth", "transport_bandwidth"}));
+  if (s.has("serialize_bandwidth")) {
+    CKPT_TRY(v, s.bandwidth("serialize_bandwidth"));
+    out.serialize_Bps = v;
+  }
+  if (s.has("transport_bandwidth")) {
+    CKPT_TRY(v, s.bandwidth("transport_bandwidth"));
+    out.transport_Bps = v;
+  }
+  return {};
+}
+
+Expected<void> parse_failures(const Section& s, FailureThresholds& out) {
+  CKPT_TRY_VOID(s.check_keys({"retransmit_storm_per_s", "zero_window_ms"}));
+  if (s.has("retransmit_storm_per_s")) {
+    CKPT_TRY(v, s.positive_integer("retransmit_storm_per_s"));
+    out.retransmit_storm_per_s = v;
+  }
+  if (s.has("zero_window_ms")) {
+    CKPT_TRY(v, s.positive_integer("zero_window_ms"));
+    out.zero_window_ns = v * kNsPerMs;
+  }
+  return {};
+}
+
+Expected<void> parse_root(const json& root, Config& cfg) {
+  Section top(root, "");
+  CKPT_TRY_VOID(top.check_keys({"checkpoint", "storage", "maxima", "failures", "tcp", "bpf"}));
+  if (top.has("checkpoint")) CKPT_TRY_VOID(parse_checkpoint(top.child("checkpoint"), cfg.checkpoint));
+  if (top.has("storage")) CKPT_TRY_VOID(parse_storage(top.child("storage"), cfg));
+  if (top.has("maxima")) CKPT_TRY_VOID(parse_maxima(top.child("maxima"), cfg.maxima));
+  if (top.has("failures")) CKPT_TRY_VOID(parse_failures(top.child("failures"), cfg.failures));
+  if (top.has("tcp")) {
+    Section tcp = top.child("tcp");
+    CKPT_TRY_VOID(tcp.check_keys({"sample_interval_ms"}));
+    if (tcp.has("sample_interval_ms")) {
+      CKPT_TRY(v, tcp.positive_integer("sample_interval_ms"));
+      cfg.tcp_sample_interval_ns = v * kNsPerMs;
+    }
+  }
+  if (top.has("bpf")) {
+    Section bpf = top.child("bpf");
+    CKPT_TRY_VOID(bpf.check_keys({"ringbuf_mib"}));
+    if (bpf.has("ringbuf_mib")) {
+      CKPT_TRY(v, bpf.positive_integer("ringbuf_mib"));
+      // The ring buffer size must be a power of two pages (kernel/bpf/ringbuf.c).
+      if (v > 1024 || (v & (v - 1)) != 0)
+        return make_error(fmt::format("bpf.ringbuf_mib: must be a power of two up to 1024 (got {})", v));
+      cfg.ringbuf_bytes = static_cast<uint32_t>(v << 20);
+    }
+  }
+  return {};
+}
+
+std::string endpoint_to_string(const StorageEndpoint& ep) {
+  if (ep.host.empty()) return fmt::format("*:{}", ep.port);
+  if (ep.host.find(':') != std::string::npos) return fmt::format("[{}]:{}", ep.host, ep.port);
+  return fmt::format("{}:{}", ep.host, ep.port);
+}
+
+}  // namespace
+
+Config Config::defaults() {
+  Config c;
+  c.checkpoint.file_globs = kDefaultFileGlobs;
+  c.checkpoint.dir_globs = kDefaultDirGlobs;
+  c.checkpoint.quiet_gap_ns = 1000 * kNsPerMs;
+  c.checkpoint.stall_ns = 60'000 * kNsPerMs;
+  c.storage_endpoints = {StorageEndpoint{"", 2049}};
+  return c;
+}
+
+nlohmann::json Config::to_json() const {
+  json j;
+  j["checkpoint"] = {{"file_globs", checkpoint.file_globs},
+                     {"dir_globs", checkpoint.dir_globs},
+                     {"quiet_gap_ms", checkpoint.quiet_gap_ns / kNsPerMs},
+                     {"stall_s", checkpoint.stall_ns / (1000 * kNsPerMs)}};
+  json endpoints = json::array();
+  for (const auto& ep : storage_endpoints) endpoints.push_back(endpoint_to_string(ep));
+  j["storage"] = {{"endpoints", endpoints}};
+  if (maxima.storage_read_Bps) j["storage"]["read_bandwidth"] = *maxima.storage_read_Bps;
+  if (maxima.storage_write_Bps) j["storage"]["write_bandwidth"] = *maxima.storage_write_Bps;
+  j["maxima"] = json::object();
+  if (maxima.serialize_Bps) j["maxima"]["serialize_bandwidth"] = *maxima.serialize_Bps;
+  if (maxima.transport_Bps) j["maxima"]["transport_bandwidth"] = *maxima.transport_Bps;
+  j["failures"] = {{"retransmit_storm_per_s", failures.retransmit_storm_per_s},
+                   {"zero_window_ms", failures.zero_window_ns / kNsPerMs}};
+  j["tcp"] = {{"sample_interval_ms", tcp_sample_interval_ns / kNsPerMs}};
+  j["bpf"] = {{"ringbuf_mib", ringbuf_bytes >> 20}};
+  return j;
+}
+
+Expected<Config> parse_config(const std::string& text, const std::string& origin) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return make_error(fmt::format("config {}: not valid JSON: {}", origin, e.what()));
+  }
+  Config cfg = Config::defaults();
+  cfg.source = origin;
+  if (auto ok = parse_root(root, cfg); !ok)
+    return make_error(fmt::format("config {}: {}", origin, ok.error().message));
+  return cfg;
+}
+
+Expected<Config> load_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(fmt::format("config {}: cannot be read", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config(ss.str(), path);
+}
+
+Expected<double> parse_bandwidth(const std::string& text) {
+  size_t pos = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    return make_error(fmt::format("'{}' is not a bandwidth", text));
+  }
+  std::string unit;
+  for (char c : text.substr(pos))
+    if (!std::isspace(static_cast<unsigned char>(c))) unit += c;
+  if (unit.size() >= 2 && unit.ends_with("/s")) unit.resize(unit.size() - 2);
+  static const std::pair<const char*, double> kUnits[] = {
+      {"", 1},          {"B", 1},           {"KB", 1e3},        {"MB", 1e6},
+      {"GB", 1e9},      {"TB", 1e12},       {"KiB", 1024.0},    {"MiB", 1048576.0},
+      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"bit", 1 / 8.0}, {"Kbit", 1e3 / 8},
+      {"Mbit", 1e6 / 8}, {"Gbit", 1e9 / 8}, {"Tbit", 1e12 / 8}, {"Gbps", 1e9 / 8},
+      {"Mbps", 1e6 / 8}};
+  for (const auto& [name, scale] : kUnits)
+    if (unit == name) return value * scale;
+  return make_error(fmt::format("'{}': unknown unit '{}'", text, unit));
+}
+
+Expected<StorageEndpoint> parse_endpoint(const std::string& text) {
+  StorageEndpoint ep;
+  std::string port_text = text;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      return make_error(fmt::format("'{}': expected [IPv6]:PORT", text));
+    ep.host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+  } else if (auto colon = text.rfind(':'); colon != std::string::npos) {
+    ep.host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+  }
+  if (ep.host == "*") ep.host.clear();
+  if (!ep.host.empty()) {
+    unsigned char buf[16];
+    if (inet_pton(AF_INET, ep.host.c_str(), buf) != 1 && inet_pton(AF_INET6, ep.host.c_str(), buf) != 1)
+      return make_error(fmt::format("'{}': '{}' is not an IPv4 or IPv6 address", text, ep.host));
+  }
+  char* end = nullptr;
+  long port = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port <= 0 || port > 65535)
+    return make_error(fmt::format("'{}': port must be 1-65535", text));
+  ep.port = static_cast<uint16_t>(port);
+  return ep;
+}
+
+}  // namespace ckpt

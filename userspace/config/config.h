@@ -1,0 +1,67 @@
+// The collector's configuration: which files are checkpoints, how bursts are
+// closed, which TCP peers are storage servers, and the stages' maxima.
+// Loaded from a JSON file; every bad value is rejected with its field named.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "common/expected.h"
+
+namespace ckpt {
+
+struct CheckpointRules {
+  // A file is a checkpoint file when its name matches one of file_globs and,
+  // unless dir_globs is empty, one of its directories matches one of dir_globs.
+  std::vector<std::string> file_globs;
+  std::vector<std::string> dir_globs;
+  uint64_t quiet_gap_ns = 0;   // a burst ends after this long without checkpoint I/O
+  uint64_t stall_ns = 0;       // a checkpoint with no progress this long is flagged
+};
+
+struct StorageEndpoint {
+  std::string host;  // "" = any address
+  uint16_t port = 0;
+  friend bool operator==(const StorageEndpoint&, const StorageEndpoint&) = default;
+};
+
+// Stage maxima in bytes per second; absent = discover or leave unknown.
+struct ConfiguredMaxima {
+  std::optional<double> storage_read_Bps;
+  std::optional<double> storage_write_Bps;
+  std::optional<double> serialize_Bps;
+  std::optional<double> transport_Bps;
+};
+
+struct FailureThresholds {
+  uint64_t retransmit_storm_per_s = 50;  // retransmits per second on one connection
+  uint64_t zero_window_ns = 100'000'000; // zero-window time inside a checkpoint
+};
+
+struct Config {
+  CheckpointRules checkpoint;
+  std::vector<StorageEndpoint> storage_endpoints;
+  ConfiguredMaxima maxima;
+  FailureThresholds failures;
+  uint64_t tcp_sample_interval_ns = 10'000'000;
+  uint32_t ringbuf_bytes = 16u << 20;
+  std::string source = "built-in defaults";  // where it came from, for messages
+
+  static Config defaults();
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+// `origin` names the input in error messages (a file path, "--config").
+Expected<Config> parse_config(const std::string& text, const std::string& origin);
+Expected<Config> load_config(const std::string& path);
+
+// "700GB/s", "250 GiB/s", "100Gbit/s", "1.5e9" -> bytes per second.
+Expected<double> parse_bandwidth(const std::string& text);
+// "[::1]:2049", "10.0.0.5:2049", "*:2049", "2049" -> endpoint.
+Expected<StorageEndpoint> parse_endpoint(const std::string& text);
+
+}  // namespace ckpt

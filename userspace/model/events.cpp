@@ -1,0 +1,55 @@
+#include "model/events.h"
+
+namespace ckpt {
+
+std::string_view to_string(IoOp op) {
+  switch (op) {
+    case IoOp::Read: return "read";
+    case IoOp::Write: return "write";
+    case IoOp::Fsync: return "fsync";
+    case IoOp::Close: return "close";
+    case IoOp::Ftruncate: return "ftruncate";
+    case IoOp::Open: return "open";
+    case IoOp::Rename: return "rename";
+    case IoOp::Mkdir: return "mkdir";
+    case IoOp::Unlink: return "unlink";
+    case IoOp::Stat: return "stat";
+  }
+  return "unknown";
+}
+
+bool is_metadata_op(IoOp op) {
+  switch (op) {
+    case IoOp::Open:
+    case IoOp::Rename:
+    case IoOp::Mkdir:
+    case IoOp::Unlink:
+    case IoOp::Stat:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string_view to_string(TcpEvent::Kind kind) {
+  switch (kind) {
+    case TcpEvent::Kind::Sample: return "sample";
+    case TcpEvent::Kind::State: return "state";
+    case TcpEvent::Kind::Retransmit: return "retransmit";
+    case TcpEvent::Kind::ResetSent: return "reset_sent";
+    case TcpEvent::Kind::ResetReceived: return "reset_received";
+  }
+  return "unknown";
+}
+
+uint64_t event_time_ns(const Event& e) {
+  struct Visitor {
+    uint64_t operator()(const IoEvent& x) const { return x.end_ns; }
+    uint64_t operator()(const CpuEvent& x) const { return x.end_ns; }
+    uint64_t operator()(const ProcEvent& x) const { return x.time_ns; }
+    uint64_t operator()(const TcpEvent& x) const { return x.time_ns; }
+  };
+  return std::visit(Visitor{}, e);
+}
+
+}  // namespace ckpt

@@ -1,0 +1,94 @@
+// Decoded events: what sources hand to the stitcher. Sources turn kernel
+// records (bpf/*.h) into these, resolving paths and addresses, so nothing
+// downstream depends on a BPF record layout.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace ckpt {
+
+enum class IoOp : uint8_t { Read, Write, Fsync, Close, Ftruncate, Open, Rename, Mkdir, Unlink, Stat };
+std::string_view to_string(IoOp op);
+// Metadata calls: the metadata stage. Data calls (read, write, fsync, close,
+// ftruncate) are host_io: fsync and the flush at close move data.
+bool is_metadata_op(IoOp op);
+
+struct FileId {
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  bool operator==(const FileId&) const = default;
+  [[nodiscard]] bool known() const { return dev != 0 || ino != 0; }
+};
+
+// One traced call, with its path resolved when possible.
+struct IoEvent {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t tgid = 0;
+  uint32_t tid = 0;
+  IoOp op = IoOp::Read;
+  int64_t ret = 0;          // bytes moved, fd, 0, or -errno
+  uint64_t requested = 0;   // count argument when the call has one
+  FileId file;              // the file's identity when known
+  bool is_directory = false;
+  std::string path;         // absolute when it could be resolved
+  std::string path2;        // rename: the new name
+  // The thread's on-CPU time outside traced calls, in [cpu_window_start_ns, start_ns).
+  uint64_t cpu_window_start_ns = 0;
+  uint64_t cpu_ns = 0;
+
+  [[nodiscard]] uint64_t bytes_moved() const {
+    return (op == IoOp::Read || op == IoOp::Write) && ret > 0 ? static_cast<uint64_t>(ret) : 0;
+  }
+};
+
+// On-CPU time outside traced calls, reported when a traced thread leaves the CPU.
+struct CpuEvent {
+  uint64_t window_start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t tgid = 0;
+  uint32_t tid = 0;
+  uint64_t cpu_ns = 0;
+};
+
+struct ProcEvent {
+  enum class Kind : uint8_t { Fork, Exit, ThreadExit };
+  Kind kind = Kind::Fork;
+  uint64_t time_ns = 0;
+  uint32_t tgid = 0;
+  uint32_t tid = 0;
+  uint32_t child_tgid = 0;
+  int32_t exit_code = 0;
+  std::string comm;
+};
+
+struct TcpEvent {
+  enum class Kind : uint8_t { Sample, State, Retransmit, ResetSent, ResetReceived };
+  Kind kind = Kind::Sample;
+  uint64_t time_ns = 0;
+  uint64_t cookie = 0;
+  std::string local;   // "addr:port"
+  std::string remote;  // "addr:port"
+  int32_t old_state = 0;
+  int32_t new_state = 0;
+  uint64_t bytes_acked = 0;
+  uint64_t bytes_received = 0;
+  uint64_t bytes_sent = 0;
+  uint32_t total_retrans = 0;
+  uint32_t snd_nxt = 0;
+  uint32_t snd_una = 0;
+  uint32_t snd_cwnd = 0;
+  uint32_t srtt_us = 0;
+  uint32_t snd_wnd = 0;
+  uint64_t zero_window_ns = 0;
+};
+std::string_view to_string(TcpEvent::Kind kind);
+
+using Event = std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent>;
+
+uint64_t event_time_ns(const Event& e);  // the time the stitcher orders by (the end of a call)
+
+}  // namespace ckpt

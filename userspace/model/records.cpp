@@ -1,0 +1,23 @@
+#include "model/records.h"
+
+namespace ckpt {
+
+std::string_view to_string(Direction d) { return d == Direction::Save ? "save" : "load"; }
+
+std::optional<Direction> direction_from_string(std::string_view s) {
+  if (s == "save") return Direction::Save;
+  if (s == "load") return Direction::Load;
+  return std::nullopt;
+}
+
+double StageRecord::bandwidth_Bps() const {
+  if (busy_ns == 0) return 0.0;
+  return static_cast<double>(bytes) * 1e9 / static_cast<double>(busy_ns);
+}
+
+std::optional<double> StageRecord::fraction_of_max() const {
+  if (!max_Bps || *max_Bps <= 0.0) return std::nullopt;
+  return bandwidth_Bps() / *max_Bps;
+}
+
+}  // namespace ckpt

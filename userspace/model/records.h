@@ -1,0 +1,162 @@
+// Stitched records: what exporters and analysis see. They never see BPF maps
+// or raw ring-buffer records (Pixie's stirling habit): sources decode into
+// events (events.h), the stitcher turns events into these.
+//
+// All times are CLOCK_MONOTONIC nanoseconds; JobRecord carries the one
+// wall-clock anchor (start_wall_ns at start_mono_ns), applied at the edge.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ckpt {
+
+// The fixed stage vocabulary, in pipeline order. Every output uses these
+// names; stages a build cannot measure yet are absent, never zero.
+inline constexpr std::string_view kStageGpuCopy = "gpu_copy";
+inline constexpr std::string_view kStageSerialize = "serialize";
+inline constexpr std::string_view kStageHostIo = "host_io";
+inline constexpr std::string_view kStageMetadata = "metadata";
+inline constexpr std::string_view kStageNfsClient = "nfs_client";
+inline constexpr std::string_view kStageRpcQueue = "rpc_queue";
+inline constexpr std::string_view kStageRpcRtt = "rpc_rtt";
+inline constexpr std::string_view kStageTransport = "transport";
+inline constexpr std::string_view kAllStages[] = {kStageGpuCopy,   kStageSerialize, kStageHostIo,
+                                                  kStageMetadata,  kStageNfsClient, kStageRpcQueue,
+                                                  kStageRpcRtt,    kStageTransport};
+
+enum class Direction { Save, Load };
+std::string_view to_string(Direction d);
+std::optional<Direction> direction_from_string(std::string_view s);
+
+struct StageRecord {
+  std::string name;
+  uint64_t bytes = 0;
+  uint64_t busy_ns = 0;                // wall time the stage was active (union of intervals)
+  std::optional<double> max_Bps;       // the stage's maximum bandwidth, when known
+  std::string max_source;              // where max_Bps came from, e.g. "config:storage.write_Bps",
+                                       // "sysfs:/sys/class/net/eth0/speed", "unknown"
+
+  [[nodiscard]] double bandwidth_Bps() const;               // bytes / busy time; 0 when idle
+  [[nodiscard]] std::optional<double> fraction_of_max() const;  // bandwidth / max, when max known
+};
+
+struct FailureRecord {
+  std::string kind;     // e.g. "enospc", "edquot", "estale", "eio", "io_error",
+                        // "tcp_reset", "tcp_retransmit_storm", "tcp_zero_window"
+  uint64_t time_ns = 0;
+  std::string evidence; // human-readable: the call, the file, the errno
+  std::optional<uint64_t> checkpoint_id;
+};
+
+// Per file, per checkpoint.
+struct FileIoRecord {
+  std::string path;
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  uint64_t bytes_written = 0;
+  uint64_t bytes_read = 0;
+  uint64_t write_calls = 0;
+  uint64_t read_calls = 0;
+  uint64_t other_calls = 0;   // fsync, close, ftruncate, metadata calls
+  uint64_t errors = 0;
+  uint64_t busy_ns = 0;       // summed call time (may exceed wall time with parallel calls)
+  uint64_t first_ns = 0;
+  uint64_t last_ns = 0;
+};
+
+struct CheckpointRecord {
+  uint64_t id = 0;  // 1, 2, ... in start order
+  Direction direction = Direction::Save;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t bytes = 0;      // bytes moved by the calls, never file sizes
+  uint32_t files = 0;      // distinct checkpoint files touched
+  std::string bottleneck;  // a stage name, or "" when nothing was measured
+  std::vector<StageRecord> stages;        // present stages only, in kAllStages order
+  std::vector<FailureRecord> failures;
+  std::vector<FileIoRecord> file_io;
+};
+
+// One traced call on a checkpoint file, kept for timelines and reports.
+struct IoCallRecord {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t tgid = 0;
+  uint32_t tid = 0;
+  std::string op;     // "read", "write", "fsync", "close", "ftruncate", "open",
+                      // "rename", "mkdir", "unlink", "stat"
+  int64_t ret = 0;    // bytes, fd, 0 or -errno
+  uint64_t bytes = 0; // bytes moved (ret when a read/write succeeded)
+  std::string path;
+  std::optional<uint64_t> checkpoint_id;
+};
+
+// A TCP connection to a storage server, as seen over the trace.
+struct ConnectionRecord {
+  uint64_t cookie = 0;
+  std::string local;   // "addr:port"
+  std::string remote;  // "addr:port"
+  uint64_t first_ns = 0;
+  uint64_t last_ns = 0;
+  uint64_t bytes_sent = 0;      // acked bytes over the trace (delta of tcp_sock.bytes_acked)
+  uint64_t bytes_received = 0;  // delta of tcp_sock.bytes_received
+  uint64_t retransmits = 0;     // delta of tcp_sock.total_retrans
+  uint64_t zero_window_ns = 0;
+  uint64_t resets = 0;
+  std::optional<double> link_max_Bps;
+  std::string link_max_source;
+};
+
+struct TcpSampleRecord {
+  uint64_t time_ns = 0;
+  uint64_t cookie = 0;
+  std::string event;  // "sample", "state", "retransmit", "reset_sent", "reset_received"
+  uint64_t bytes_acked = 0;
+  uint64_t bytes_received = 0;
+  uint32_t in_flight = 0;  // snd_nxt - snd_una
+  uint32_t cwnd = 0;
+  uint32_t srtt_us = 0;
+  uint32_t snd_wnd = 0;
+  uint32_t total_retrans = 0;
+  uint64_t zero_window_ns = 0;
+  int32_t new_state = 0;
+};
+
+struct DropRecord {
+  std::string source;  // "jobio", "tcp", "collector"
+  std::string cause;   // "ringbuf_full", "inflight_full", ...
+  uint64_t count = 0;
+};
+
+struct JobRecord {
+  std::vector<std::string> command;
+  std::string mode;           // "run" or "attach"
+  std::string node;           // hostname
+  std::string kernel;         // uname -r
+  std::string ckptscope_version;
+  std::string config_json;    // the effective config
+  uint64_t start_wall_ns = 0; // CLOCK_REALTIME at start_mono_ns: the one wall anchor
+  uint64_t start_mono_ns = 0;
+  uint64_t end_mono_ns = 0;
+  std::optional<int> exit_code;    // the job's exit status
+  std::optional<int> exit_signal;  // when a signal ended it
+  bool traced = false;             // false when eBPF could not be loaded
+  std::string trace_warning;       // why nothing (or less) was traced
+  std::vector<uint32_t> root_pids;
+};
+
+struct Trace {
+  JobRecord job;
+  std::vector<CheckpointRecord> checkpoints;
+  std::vector<FailureRecord> failures;  // outside any checkpoint
+  std::vector<IoCallRecord> io_calls;
+  std::vector<ConnectionRecord> connections;
+  std::vector<TcpSampleRecord> tcp_samples;
+  std::vector<DropRecord> drops;
+};
+
+}  // namespace ckpt

@@ -1,0 +1,27 @@
+// What this kernel offers the probes, probed once in main and passed down
+// (libbpf-tools' habit: one cached feature probe, kernel differences in one
+// place). Nothing else in the collector inspects the kernel for features.
+#pragma once
+
+#include <set>
+#include <string>
+
+namespace ckpt {
+
+struct KernelFeatures {
+  std::string release;           // uname -r
+  bool btf_vmlinux = false;      // /sys/kernel/btf/vmlinux: CO-RE and tp_btf need it
+  bool tracefs = false;          // the events directory, for syscalls:* tracepoints
+  std::string tracefs_path;      // where it is (we mount it when nothing has)
+  std::string tracefs_note;      // what we did or why it is missing
+  bool cgroup_v2 = false;
+  std::string cgroup_v2_root;    // e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified
+  std::set<std::string> syscall_events;  // available syscalls:* event names
+
+  static KernelFeatures probe();
+  [[nodiscard]] bool has_syscall_event(const std::string& name) const {
+    return syscall_events.contains(name);
+  }
+};
+
+}  // namespace ckpt

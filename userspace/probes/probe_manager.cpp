@@ -1,0 +1,259 @@
+#include "probes/probe_manager.h"
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "jobio.h"
+#include "jobio.skel.h"
+#include "tcp.h"
+#include "tcp.skel.h"
+
+namespace ckpt {
+namespace {
+
+// libbpf reports why a load failed (verifier log, missing BTF) through its
+// print callback; keep the last lines so the error we return can say why.
+std::mutex g_log_mutex;
+std::vector<std::string> g_libbpf_log;
+
+int capture_libbpf_print(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char buf[1024];
+  int n = vsnprintf(buf, sizeof(buf), format, args);
+  std::lock_guard lock(g_log_mutex);
+  std::string line(buf);
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  if (!line.empty()) g_libbpf_log.push_back(std::move(line));
+  if (g_libbpf_log.size() > 40) g_libbpf_log.erase(g_libbpf_log.begin());
+  return n;
+}
+
+std::string take_libbpf_log() {
+  std::lock_guard lock(g_log_mutex);
+  std::string out;
+  for (const auto& l : g_libbpf_log) out += "\n  libbpf: " + l;
+  g_libbpf_log.clear();
+  return out;
+}
+
+std::string why_load_failed(int err) {
+  err = err < 0 ? -err : err;
+  std::string hint;
+  if (err == EPERM || err == EACCES)
+    hint = " (loading eBPF needs root or CAP_BPF+CAP_PERFMON)";
+  else if (err == ENOENT || err == ESRCH)
+    hint = " (a tracepoint or BTF type is missing in this kernel)";
+  return fmt::format("{}{}", std::strerror(err), hint);
+}
+
+int ring_callback(void* ctx, void* data, size_t size) {
+  (*static_cast<RecordHandler*>(ctx))(data, size);
+  return 0;
+}
+
+constexpr const char* kJobioDropCauses[] = {"ringbuf_full", "inflight_full", "thread_table_full",
+                                            "tgid_table_full"};
+constexpr const char* kTcpDropCauses[] = {"ringbuf_full", "socket_table_full"};
+
+std::vector<uint64_t> sum_percpu(int map_fd, uint32_t entries) {
+  std::vector<uint64_t> out(entries, 0);
+  int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) return out;
+  std::vector<uint64_t> values(static_cast<size_t>(ncpus));
+  for (uint32_t key = 0; key < entries; ++key) {
+    if (bpf_map_lookup_elem(map_fd, &key, values.data()) != 0) continue;
+    for (uint64_t v : values) out[key] += v;
+  }
+  return out;
+}
+
+void add_program_stats(bpf_object* obj, std::vector<ProgramStats>& out) {
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, obj) {
+    int fd = bpf_program__fd(prog);
+    if (fd < 0) continue;
+    bpf_prog_info info = {};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) continue;
+    out.push_back(ProgramStats{bpf_program__name(prog), info.run_cnt, info.run_time_ns});
+  }
+}
+
+}  // namespace
+
+ProbeManager::~ProbeManager() {
+  if (rings_) ring_buffer__free(rings_);
+  if (tcp_) tcp_bpf__destroy(tcp_);
+  if (jobio_) jobio_bpf__destroy(jobio_);
+  if (cgroup_fd_ >= 0) close(cgroup_fd_);
+}
+
+Expected<void> ProbeManager::start_jobio(const ProbeOptions& options, const KernelFeatures& features) {
+  jobio_ = jobio_bpf__open();
+  if (!jobio_) return make_error(fmt::format("opening the jobio BPF object failed: {}{}",
+                                             why_load_failed(errno), take_libbpf_log()));
+  jobio_->rodata->self_tgid = static_cast<__u32>(options.self_tgid);
+  jobio_->rodata->filter_mode = options.filter == ProbeOptions::Filter::Cgroup ? CKPT_FILTER_CGROUP
+                                : options.filter == ProbeOptions::Filter::All  ? CKPT_FILTER_ALL
+                                                                               : CKPT_FILTER_TGIDS;
+  if (int err = bpf_map__set_max_entries(jobio_->maps.jobio_events, options.ringbuf_bytes))
+    return make_error(fmt::format("sizing the ring buffer to {} bytes failed: {}", options.ringbuf_bytes,
+                                  std::strerror(-err)));
+
+  // Syscalls this kernel or architecture lacks (arm64 has no open/creat/
+  // rename/mkdir/unlink/rmdir/newstat) are left out, not fatal.
+  bpf_program* prog = nullptr;
+  std::vector<std::string> missing;
+  bpf_object__for_each_program(prog, jobio_->obj) {
+    std::string sec = bpf_program__section_name(prog);
+    constexpr std::string_view kPrefix = "tracepoint/syscalls/";
+    if (!sec.starts_with(kPrefix)) continue;
+    std::string event = sec.substr(kPrefix.size());
+    if (!features.tracefs) return make_error("syscall tracepoints need tracefs: " + features.tracefs_note);
+    if (!features.has_syscall_event(event)) {
+      bpf_program__set_autoload(prog, false);
+      missing.push_back(event);
+    }
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    notes_.push_back(fmt::format("syscall tracepoints not in this kernel, skipped: {}", list));
+  }
+
+  if (int err = jobio_bpf__load(jobio_))
+    return make_error(fmt::format("loading the jobio BPF programs failed: {}{}", why_load_failed(err),
+                                  take_libbpf_log()));
+  if (options.filter == ProbeOptions::Filter::Cgroup) {
+    cgroup_fd_ = open(options.cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (cgroup_fd_ < 0)
+      return make_error(fmt::format("cgroup {}: {}", options.cgroup_path, std::strerror(errno)));
+    uint32_t key = 0;
+    if (bpf_map_update_elem(bpf_map__fd(jobio_->maps.target_cgroup), &key, &cgroup_fd_, BPF_ANY) != 0)
+      return make_error(fmt::format("cgroup {}: not a cgroup v2 directory ({})", options.cgroup_path,
+                                    std::strerror(errno)));
+  }
+  if (int err = jobio_bpf__attach(jobio_))
+    return make_error(fmt::format("attaching the jobio BPF programs failed: {}{}", why_load_failed(err),
+                                  take_libbpf_log()));
+  bpf_object__for_each_program(prog, jobio_->obj) {
+    if (bpf_program__autoload(prog)) ++programs_attached_;
+  }
+  return {};
+}
+
+Expected<void> ProbeManager::start_tcp(const ProbeOptions& options) {
+  tcp_ = tcp_bpf__open();
+  if (!tcp_) return make_error(fmt::format("opening the tcp BPF object failed: {}", why_load_failed(errno)));
+  tcp_->rodata->sample_interval_ns = options.tcp_sample_interval_ns;
+  if (int err = tcp_bpf__load(tcp_))
+    return make_error(fmt::format("loading the tcp BPF programs failed: {}{}", why_load_failed(err),
+                                  take_libbpf_log()));
+  int map_fd = bpf_map__fd(tcp_->maps.storage_endpoints);
+  for (const auto& ep : options.endpoints) {
+    std::vector<ckpt_endpoint_key> keys;
+    ckpt_endpoint_key key = {};
+    key.port = ep.port;
+    if (ep.host.empty()) {
+      key.family = AF_INET;
+      keys.push_back(key);
+      key.family = AF_INET6;
+      keys.push_back(key);
+    } else if (inet_pton(AF_INET, ep.host.c_str(), key.addr) == 1) {
+      key.family = AF_INET;
+      keys.push_back(key);
+    } else if (inet_pton(AF_INET6, ep.host.c_str(), key.addr) == 1) {
+      key.family = AF_INET6;
+      keys.push_back(key);
+    } else {
+      return make_error(fmt::format("storage endpoint '{}' is not an address", ep.host));
+    }
+    uint8_t one = 1;
+    for (const auto& k : keys)
+      if (bpf_map_update_elem(map_fd, &k, &one, BPF_ANY) != 0)
+        return make_error(fmt::format("adding storage endpoint {}:{} failed: {}", ep.host, ep.port,
+                                      std::strerror(errno)));
+  }
+  if (int err = tcp_bpf__attach(tcp_))
+    return make_error(fmt::format("attaching the tcp BPF programs failed: {}{}", why_load_failed(err),
+                                  take_libbpf_log()));
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, tcp_->obj) ++programs_attached_;
+  return {};
+}
+
+Expected<std::unique_ptr<ProbeManager>> ProbeManager::start(const ProbeOptions& options,
+                                                            const KernelFeatures& features,
+                                                            RecordHandler on_jobio, RecordHandler on_tcp) {
+  libbpf_set_print(capture_libbpf_print);
+  if (!features.btf_vmlinux)
+    return make_error("this kernel has no BTF (/sys/kernel/btf/vmlinux): CO-RE probes cannot load");
+  std::unique_ptr<ProbeManager> pm(new ProbeManager());
+  pm->on_jobio_ = std::make_unique<RecordHandler>(std::move(on_jobio));
+  pm->on_tcp_ = std::make_unique<RecordHandler>(std::move(on_tcp));
+  if (auto ok = pm->start_jobio(options, features); !ok) return ok.error();
+  pm->rings_ = ring_buffer__new(bpf_map__fd(pm->jobio_->maps.jobio_events), ring_callback,
+                                pm->on_jobio_.get(), nullptr);
+  if (!pm->rings_) return make_error(fmt::format("ring buffer set-up failed: {}", std::strerror(errno)));
+  if (options.tcp && !options.endpoints.empty()) {
+    if (auto ok = pm->start_tcp(options); !ok) {
+      // The job's own I/O is still worth tracing without the transport stage.
+      pm->notes_.push_back("transport stage off: " + ok.error().message);
+      tcp_bpf__destroy(pm->tcp_);
+      pm->tcp_ = nullptr;
+    } else if (ring_buffer__add(pm->rings_, bpf_map__fd(pm->tcp_->maps.tcp_events), ring_callback,
+                                pm->on_tcp_.get()) != 0) {
+      return make_error(fmt::format("tcp ring buffer set-up failed: {}", std::strerror(errno)));
+    }
+  }
+  return pm;
+}
+
+Expected<void> ProbeManager::trace_tgid(uint32_t tgid) {
+  uint8_t one = 1;
+  if (bpf_map_update_elem(bpf_map__fd(jobio_->maps.traced_tgids), &tgid, &one, BPF_ANY) != 0)
+    return make_error(fmt::format("cannot trace pid {}: {}", tgid, std::strerror(errno)));
+  return {};
+}
+
+Expected<int> ProbeManager::poll(int timeout_ms) {
+  int n = ring_buffer__poll(rings_, timeout_ms);
+  if (n < 0 && n != -EINTR) return make_error(fmt::format("ring buffer poll failed: {}", std::strerror(-n)));
+  return n < 0 ? 0 : n;
+}
+
+std::vector<DropRecord> ProbeManager::drops() const {
+  std::vector<DropRecord> out;
+  auto jobio = sum_percpu(bpf_map__fd(jobio_->maps.jobio_drops), CKPT_JOBIO_DROP_MAX);
+  for (uint32_t i = 0; i < CKPT_JOBIO_DROP_MAX; ++i) out.push_back({"jobio", kJobioDropCauses[i], jobio[i]});
+  if (tcp_) {
+    auto tcp = sum_percpu(bpf_map__fd(tcp_->maps.tcp_drops), CKPT_TCP_DROP_MAX);
+    for (uint32_t i = 0; i < CKPT_TCP_DROP_MAX; ++i) out.push_back({"tcp", kTcpDropCauses[i], tcp[i]});
+  }
+  return out;
+}
+
+std::vector<ProgramStats> ProbeManager::program_stats() const {
+  std::vector<ProgramStats> out;
+  add_program_stats(jobio_->obj, out);
+  if (tcp_) add_program_stats(tcp_->obj, out);
+  return out;
+}
+
+Expected<int> enable_bpf_stats() {
+  int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  if (fd < 0) return make_error(fmt::format("BPF_ENABLE_STATS failed: {}", std::strerror(errno)));
+  return fd;
+}
+
+}  // namespace ckpt

@@ -1,0 +1,89 @@
+// The one module that owns the BPF skeletons (Falco's libpman habit): open,
+// configure, load, attach, poll the ring buffers, read drop counters and
+// per-program stats. Everything above it sees decoded events only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+#include "config/config.h"
+#include "model/records.h"
+#include "probes/kernel_features.h"
+
+struct jobio_bpf;
+struct tcp_bpf;
+struct ring_buffer;
+
+namespace ckpt {
+
+struct ProbeOptions {
+  enum class Filter { Tgids, Cgroup, All };
+  Filter filter = Filter::Tgids;
+  std::string cgroup_path;              // for Filter::Cgroup
+  pid_t self_tgid = 0;                  // never traced
+  uint32_t ringbuf_bytes = 16u << 20;
+  bool tcp = true;                      // the transport probes
+  std::vector<StorageEndpoint> endpoints;
+  uint64_t tcp_sample_interval_ns = 10'000'000;
+};
+
+// Raw record callback: the bytes of one ring-buffer record.
+using RecordHandler = std::function<void(const void* data, size_t size)>;
+
+struct ProgramStats {
+  std::string name;
+  uint64_t run_cnt = 0;
+  uint64_t run_time_ns = 0;
+};
+
+class ProbeManager {
+ public:
+  ~ProbeManager();
+  ProbeManager(const ProbeManager&) = delete;
+  ProbeManager& operator=(const ProbeManager&) = delete;
+
+  // Loads and attaches; an error says why in words a user can act on
+  // (not root, no BTF, a verifier message).
+  static Expected<std::unique_ptr<ProbeManager>> start(const ProbeOptions& options,
+                                                       const KernelFeatures& features,
+                                                       RecordHandler on_jobio, RecordHandler on_tcp);
+
+  Expected<void> trace_tgid(uint32_t tgid);
+  // Waits up to timeout_ms for records and hands them to the handlers.
+  // Returns the number of records consumed, or an error.
+  Expected<int> poll(int timeout_ms);
+  // Per-CPU drop counters summed, by source and cause.
+  [[nodiscard]] std::vector<DropRecord> drops() const;
+  // Requires kernel.bpf_stats_enabled (see enable_bpf_stats).
+  [[nodiscard]] std::vector<ProgramStats> program_stats() const;
+  [[nodiscard]] bool tcp_enabled() const { return tcp_ != nullptr; }
+  [[nodiscard]] size_t programs_attached() const { return programs_attached_; }
+  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  ProbeManager() = default;
+  Expected<void> start_jobio(const ProbeOptions& options, const KernelFeatures& features);
+  Expected<void> start_tcp(const ProbeOptions& options);
+
+  jobio_bpf* jobio_ = nullptr;
+  tcp_bpf* tcp_ = nullptr;
+  ring_buffer* rings_ = nullptr;
+  int cgroup_fd_ = -1;
+  size_t programs_attached_ = 0;
+  std::vector<std::string> notes_;
+  std::unique_ptr<RecordHandler> on_jobio_;
+  std::unique_ptr<RecordHandler> on_tcp_;
+};
+
+// Turns on kernel-wide BPF run-time stats while the returned fd is open
+// (BPF_ENABLE_STATS); -1 with a message when the kernel refuses.
+Expected<int> enable_bpf_stats();
+
+}  // namespace ckpt

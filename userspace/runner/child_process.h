@@ -1,0 +1,64 @@
+// Starts the job as our child, held before exec until tracing is attached
+// (so its first syscall is traced), forwards signals, and reports its exit
+// the way a shell does (128+N for a signal N).
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+
+namespace ckpt {
+
+struct ExitStatus {
+  int code = 0;                  // exit() value when it exited
+  std::optional<int> signal;     // the signal that ended it
+  bool core_dumped = false;
+  [[nodiscard]] int shell_code() const { return signal ? 128 + *signal : code; }
+};
+
+ExitStatus decode_wait_status(int status);
+
+class HeldChild {
+ public:
+  // Forks; the child waits on a pipe, then execvp(argv) with `env_additions`
+  // ("NAME=value") added to our environment.
+  static Expected<HeldChild> spawn(const std::vector<std::string>& argv,
+                                   const std::vector<std::string>& env_additions = {});
+  HeldChild(HeldChild&& other) noexcept;
+  HeldChild& operator=(HeldChild&&) = delete;
+  ~HeldChild();
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  // Lets the child exec. An error means exec failed (e.g. command not
+  // found); the child then exits 127 (126 when not executable), as shells do.
+  Expected<void> release();
+  // Non-blocking: the exit status once the child has ended.
+  std::optional<ExitStatus> try_wait();
+  ExitStatus wait();
+
+ private:
+  HeldChild(pid_t pid, int go_fd, int exec_status_fd) : pid_(pid), go_fd_(go_fd), exec_status_fd_(exec_status_fd) {}
+  pid_t pid_ = -1;
+  int go_fd_ = -1;
+  int exec_status_fd_ = -1;
+  std::optional<ExitStatus> status_;
+};
+
+// Forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 to `pid` while
+// installed. A terminal's Ctrl-C already reaches the child (same process
+// group), so signals the kernel sent on behalf of a tty are not sent twice.
+class SignalForwarder {
+ public:
+  explicit SignalForwarder(pid_t pid);
+  ~SignalForwarder();
+  SignalForwarder(const SignalForwarder&) = delete;
+  SignalForwarder& operator=(const SignalForwarder&) = delete;
+  // The last signal received (0 if none): attach uses it to stop.
+  static int last_signal();
+};
+
+}  // namespace ckpt

@@ -1,0 +1,149 @@
+#include "sources/jobio_source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cstring>
+
+#include "jobio.h"
+
+namespace ckpt {
+namespace {
+
+// AT_EMPTY_PATH: newfstatat(fd, "", ...) is fstat(fd).
+constexpr uint32_t kAtEmptyPath = 0x1000;
+
+std::string bounded_string(const char* s, uint16_t len_with_nul) {
+  if (len_with_nul == 0) return {};
+  size_t n = std::min<size_t>(len_with_nul, CKPT_PATH_MAX);
+  return std::string(s, strnlen(s, n));
+}
+
+std::optional<IoOp> io_op(uint32_t op) {
+  switch (op) {
+    case CKPT_OP_READ: return IoOp::Read;
+    case CKPT_OP_WRITE: return IoOp::Write;
+    case CKPT_OP_FSYNC: return IoOp::Fsync;
+    case CKPT_OP_CLOSE: return IoOp::Close;
+    case CKPT_OP_FTRUNCATE: return IoOp::Ftruncate;
+    case CKPT_OP_OPEN: return IoOp::Open;
+    case CKPT_OP_RENAME: return IoOp::Rename;
+    case CKPT_OP_MKDIR: return IoOp::Mkdir;
+    case CKPT_OP_UNLINK: return IoOp::Unlink;
+    case CKPT_OP_STAT: return IoOp::Stat;
+    default: return std::nullopt;
+  }
+}
+
+void fill_header(IoEvent& ev, const ckpt_record_header& h) {
+  ev.start_ns = h.start_ns;
+  ev.end_ns = h.end_ns;
+  ev.tgid = h.tgid;
+  ev.tid = h.tid;
+  ev.cpu_window_start_ns = h.cpu_window_start_ns;
+  ev.cpu_ns = h.cpu_ns;
+}
+
+}  // namespace
+
+uint64_t kernel_dev_to_user(uint64_t kdev) {
+  return makedev(static_cast<unsigned>(kdev >> 20), static_cast<unsigned>(kdev & ((1u << 20) - 1)));
+}
+
+void JobIoSource::on_io(const ckpt_io_record& r) {
+  auto op = io_op(r.hdr.op);
+  if (!op) {
+    ++malformed_;
+    return;
+  }
+  IoEvent ev;
+  fill_header(ev, r.hdr);
+  ev.op = *op;
+  ev.ret = r.ret;
+  ev.requested = r.requested;
+  ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
+  ev.is_directory = r.file_type == CKPT_FT_DIRECTORY;
+  ev.path = resolver_.path_of(r.hdr.tgid, r.fd, ev.file);
+  emit(std::move(ev));
+}
+
+void JobIoSource::on_path(const ckpt_path_record& r) {
+  auto op = io_op(r.hdr.op);
+  if (!op) {
+    ++malformed_;
+    return;
+  }
+  IoEvent ev;
+  fill_header(ev, r.hdr);
+  ev.op = *op;
+  ev.ret = r.ret;
+  std::string path = bounded_string(r.path, r.path_len);
+  if (ev.op == IoOp::Stat && path.empty() && (r.flags & kAtEmptyPath)) {
+    ev.path = resolver_.path_of(r.hdr.tgid, r.dirfd, FileId{});  // fstat(fd)
+  } else {
+    ev.path = resolver_.resolve(r.hdr.tgid, r.dirfd, path);
+  }
+  if (ev.op == IoOp::Open) {
+    ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
+    ev.is_directory = r.file_type == CKPT_FT_DIRECTORY;
+    if (r.ret >= 0) {
+      // The name was not readable at entry: ask the fd.
+      if (path.empty()) ev.path = resolver_.path_of(r.hdr.tgid, static_cast<int>(r.ret), ev.file);
+      resolver_.remember(ev.file, ev.path);
+    }
+  } else if (ev.op == IoOp::Rename) {
+    ev.path2 = resolver_.resolve(r.hdr.tgid, r.dirfd2, bounded_string(r.path2, r.path2_len));
+    struct stat st {};
+    // The file now lives under its new name: later calls on it resolve there.
+    if (r.ret == 0 && stat(ev.path2.c_str(), &st) == 0) {
+      ev.file = FileId{st.st_dev, st.st_ino};
+      resolver_.renamed(ev.file, ev.path2);
+    }
+  } else if (ev.op == IoOp::Mkdir) {
+    ev.is_directory = true;
+  }
+  emit(std::move(ev));
+}
+
+void JobIoSource::on_record(const void* data, size_t size) {
+  if (size < sizeof(ckpt_record_header)) {
+    ++malformed_;
+    return;
+  }
+  ckpt_record_header h;
+  std::memcpy(&h, data, sizeof(h));
+  switch (h.kind) {
+    case CKPT_REC_IO:
+      if (size < sizeof(ckpt_io_record)) break;
+      return on_io(*static_cast<const ckpt_io_record*>(data));
+    case CKPT_REC_PATH:
+      if (size < sizeof(ckpt_path_record)) break;
+      return on_path(*static_cast<const ckpt_path_record*>(data));
+    case CKPT_REC_CPU:
+      emit(CpuEvent{h.cpu_window_start_ns, h.end_ns, h.tgid, h.tid, h.cpu_ns});
+      return;
+    case CKPT_REC_PROC: {
+      if (size < sizeof(ckpt_proc_record)) break;
+      const auto& r = *static_cast<const ckpt_proc_record*>(data);
+      ProcEvent ev;
+      ev.kind = h.op == CKPT_PROC_FORK   ? ProcEvent::Kind::Fork
+                : h.op == CKPT_PROC_EXIT ? ProcEvent::Kind::Exit
+                                         : ProcEvent::Kind::ThreadExit;
+      ev.time_ns = h.start_ns;
+      ev.tgid = h.tgid;
+      ev.tid = h.tid;
+      ev.child_tgid = r.child_tgid;
+      ev.exit_code = r.exit_code;
+      ev.comm = std::string(r.comm, strnlen(r.comm, sizeof(r.comm)));
+      if (ev.kind == ProcEvent::Kind::Fork) resolver_.forked(ev.tgid, ev.child_tgid);
+      emit(std::move(ev));
+      return;
+    }
+    default:
+      break;
+  }
+  ++malformed_;
+}
+
+}  // namespace ckpt

@@ -1,0 +1,34 @@
+// Decodes bpf/jobio.bpf.c records (file I/O, CPU windows, process tree)
+// into events, resolving each call's file to a path.
+#pragma once
+
+#include "sources/path_resolver.h"
+#include "sources/source.h"
+
+struct ckpt_io_record;
+struct ckpt_path_record;
+
+namespace ckpt {
+
+class JobIoSource : public RecordSource {
+ public:
+  JobIoSource(EventSink& sink, PathResolver& resolver) : RecordSource(sink), resolver_(resolver) {}
+
+  [[nodiscard]] std::string_view name() const override { return "jobio"; }
+  void on_record(const void* data, size_t size) override;
+  [[nodiscard]] std::vector<DropRecord> drops() const override {
+    return {DropRecord{"jobio", "malformed_record", malformed_}};
+  }
+
+ private:
+  void on_io(const ::ckpt_io_record& r);
+  void on_path(const ::ckpt_path_record& r);
+
+  PathResolver& resolver_;
+  uint64_t malformed_ = 0;
+};
+
+// The kernel's internal dev_t (MAJOR << 20 | MINOR) as user space's st_dev.
+uint64_t kernel_dev_to_user(uint64_t kdev);
+
+}  // namespace ckpt

@@ -1,0 +1,81 @@
+#include "sources/path_resolver.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace ckpt {
+namespace {
+
+std::string read_link(const std::string& link) {
+  char buf[4096];
+  ssize_t n = readlink(link.c_str(), buf, sizeof(buf) - 1);
+  if (n <= 0) return {};
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+std::string normalize_path(const std::string& path) {
+  if (path.empty() || path.front() != '/') return path;
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string::npos) slash = path.size();
+    std::string part = path.substr(pos, slash - pos);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(std::move(part));
+    }
+    pos = slash + 1;
+  }
+  std::string out;
+  for (const auto& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+
+std::string PathResolver::cwd_of(uint32_t tgid) {
+  std::string cwd = read_link(fmt::format("{}/{}/cwd", proc_, tgid));
+  if (!cwd.empty()) {
+    cwd_[tgid] = cwd;
+    return cwd;
+  }
+  auto it = cwd_.find(tgid);
+  return it == cwd_.end() ? std::string() : it->second;
+}
+
+std::string PathResolver::resolve(uint32_t tgid, int dirfd, const std::string& path) {
+  if (path.empty() || path.front() == '/') return normalize_path(path);
+  std::string base = dirfd == AT_FDCWD ? cwd_of(tgid) : read_link(fmt::format("{}/{}/fd/{}", proc_, tgid, dirfd));
+  if (base.empty()) return path;  // the process is gone: keep what it said
+  return normalize_path(base + "/" + path);
+}
+
+std::string PathResolver::path_of(uint32_t tgid, int fd, const FileId& file) {
+  if (auto it = files_.find(file); it != files_.end()) return it->second;
+  // Opened before we attached, or its open record was lost.
+  std::string p = read_link(fmt::format("{}/{}/fd/{}", proc_, tgid, fd));
+  if (p.empty() || p.front() != '/') return {};
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (p.ends_with(kDeleted)) p.resize(p.size() - kDeleted.size());
+  remember(file, p);
+  return p;
+}
+
+void PathResolver::remember(const FileId& file, const std::string& path) {
+  if (!file.known() || path.empty()) return;
+  // Bounded for long runs: a node exporter sees millions of files.
+  if (files_.size() > 500'000) files_.clear();
+  files_[file] = path;
+}
+
+void PathResolver::forked(uint32_t parent, uint32_t child) {
+  if (auto it = cwd_.find(parent); it != cwd_.end()) cwd_[child] = it->second;
+}
+
+}  // namespace ckpt

@@ -1,0 +1,43 @@
+// Turns what a call named (a relative path, a directory fd, or only a file
+// descriptor) into an absolute path, through /proc while the process lives
+// and a per-process cache of its working directory after it is gone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "model/events.h"
+
+namespace ckpt {
+
+struct FileIdHash {
+  size_t operator()(const FileId& f) const { return std::hash<uint64_t>()(f.dev * 1000003u ^ f.ino); }
+};
+
+class PathResolver {
+ public:
+  explicit PathResolver(std::string proc_root = "/proc") : proc_(std::move(proc_root)) {}
+
+  // A path given to openat/mkdirat/... relative to dirfd (AT_FDCWD = cwd).
+  std::string resolve(uint32_t tgid, int dirfd, const std::string& path);
+  // The path of an open file: the name it was opened under, else /proc/PID/fd/FD.
+  std::string path_of(uint32_t tgid, int fd, const FileId& file);
+  void remember(const FileId& file, const std::string& path);
+  void renamed(const FileId& file, const std::string& new_path) { remember(file, new_path); }
+  void forked(uint32_t parent, uint32_t child);
+  void exited(uint32_t tgid) { cwd_.erase(tgid); }
+  [[nodiscard]] size_t known_files() const { return files_.size(); }
+
+ private:
+  std::string cwd_of(uint32_t tgid);
+
+  std::string proc_;
+  std::unordered_map<uint32_t, std::string> cwd_;
+  std::unordered_map<FileId, std::string, FileIdHash> files_;
+};
+
+// Lexically normalises an absolute path: "//", "/./" and "/x/../" removed.
+std::string normalize_path(const std::string& path);
+
+}  // namespace ckpt

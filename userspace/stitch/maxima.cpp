@@ -1,0 +1,134 @@
+#include "stitch/maxima.h"
+
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sys/sysmacros.h>
+
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace ckpt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> read_first_line(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  return line;
+}
+
+std::string host_of(const std::string& endpoint) {
+  if (!endpoint.empty() && endpoint.front() == '[') {
+    auto close = endpoint.find(']');
+    return close == std::string::npos ? endpoint : endpoint.substr(1, close - 1);
+  }
+  auto colon = endpoint.rfind(':');
+  return colon == std::string::npos ? endpoint : endpoint.substr(0, colon);
+}
+
+// The interface that owns a local address (a connection's source address).
+std::optional<std::string> interface_of(const std::string& addr) {
+  unsigned char want[16] = {};
+  int family = AF_INET;
+  if (inet_pton(AF_INET, addr.c_str(), want) != 1) {
+    if (inet_pton(AF_INET6, addr.c_str(), want) != 1) return std::nullopt;
+    family = AF_INET6;
+  }
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return std::nullopt;
+  std::optional<std::string> found;
+  for (ifaddrs* it = list; it && !found; it = it->ifa_next) {
+    if (!it->ifa_addr || it->ifa_addr->sa_family != family) continue;
+    const void* a = family == AF_INET
+                        ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr)
+                        : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(it->ifa_addr)->sin6_addr);
+    if (std::memcmp(a, want, family == AF_INET ? 4 : 16) == 0) found = it->ifa_name;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+}  // namespace
+
+std::optional<double> pcie_bytes_per_second(const std::string& link_speed, const std::string& width) {
+  // link_speed reads like "16.0 GT/s PCIe" (older kernels: "8 GT/s"); width "16".
+  double gts = 0;
+  int lanes = 0;
+  try {
+    gts = std::stod(link_speed);
+    lanes = std::stoi(width);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (gts <= 0 || lanes <= 0) return std::nullopt;
+  double efficiency = gts <= 5.0 ? 8.0 / 10.0 : gts < 64.0 ? 128.0 / 130.0 : 242.0 / 256.0;
+  return gts * 1e9 * lanes * efficiency / 8.0;
+}
+
+std::optional<StageMax> SystemMaxima::pcie_link_above(const std::string& device_path) const {
+  std::error_code ec;
+  fs::path p = fs::canonical(device_path, ec);
+  if (ec) return std::nullopt;
+  for (; !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    auto speed = read_first_line(p / "current_link_speed");
+    auto width = read_first_line(p / "current_link_width");
+    if (speed && width) {
+      if (auto bps = pcie_bytes_per_second(*speed, *width))
+        return StageMax{*bps, fmt::format("sysfs:{} (PCIe {} x{})", (p / "current_link_speed").string(),
+                                          *speed, *width)};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<StageMax> SystemMaxima::nic_speed(const std::string& ifname) const {
+  fs::path p = fs::path(sysfs_) / "class/net" / ifname / "speed";
+  auto line = read_first_line(p);  // Mbit/s; reading fails (EINVAL) on lo and down links
+  if (!line) return std::nullopt;
+  try {
+    long mbit = std::stol(*line);
+    if (mbit <= 0) return std::nullopt;
+    return StageMax{static_cast<double>(mbit) * 1e6 / 8.0, fmt::format("sysfs:{}", p.string())};
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<StageMax> SystemMaxima::block_device_max(uint64_t dev) {
+  fs::path block = fs::path(sysfs_) / "dev/block" / fmt::format("{}:{}", major(dev), minor(dev));
+  std::error_code ec;
+  if (!fs::exists(block, ec)) return std::nullopt;
+  return pcie_link_above((block / "device").string());
+}
+
+StageMax SystemMaxima::host_io(Direction direction, const std::vector<FileId>& files) {
+  const auto& configured =
+      direction == Direction::Save ? configured_.storage_write_Bps : configured_.storage_read_Bps;
+  if (configured)
+    return StageMax{configured, direction == Direction::Save ? "config:storage.write_bandwidth"
+                                                             : "config:storage.read_bandwidth"};
+  for (const auto& f : files)
+    if (auto m = block_device_max(f.dev)) return *m;
+  return StageMax{};
+}
+
+StageMax SystemMaxima::serialize() {
+  if (configured_.serialize_Bps) return StageMax{configured_.serialize_Bps, "config:maxima.serialize_bandwidth"};
+  return StageMax{};
+}
+
+StageMax SystemMaxima::transport(const std::string& local_endpoint) {
+  if (configured_.transport_Bps) return StageMax{configured_.transport_Bps, "config:maxima.transport_bandwidth"};
+  if (auto ifname = interface_of(host_of(local_endpoint)))
+    if (auto m = nic_speed(*ifname)) return *m;
+  return StageMax{};
+}
+
+}  // namespace ckpt

@@ -1,0 +1,57 @@
+// Each stage's maximum bandwidth and where it came from: the config file
+// first, then what the machine says about itself (sysfs), else unknown.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "model/events.h"
+#include "model/records.h"
+
+namespace ckpt {
+
+struct StageMax {
+  std::optional<double> Bps;
+  std::string source = "unknown";
+};
+
+class MaximaProvider {
+ public:
+  virtual ~MaximaProvider() = default;
+  // host_io: the storage the files live on, for the direction of the checkpoint.
+  virtual StageMax host_io(Direction direction, const std::vector<FileId>& files) = 0;
+  virtual StageMax serialize() = 0;
+  // transport: the link a storage connection leaves by ("addr:port" local end).
+  virtual StageMax transport(const std::string& local_endpoint) = 0;
+};
+
+// Config values, then sysfs discovery: PCIe link of the block device's
+// controller for host_io, NIC speed for transport. Results are cached.
+class SystemMaxima : public MaximaProvider {
+ public:
+  explicit SystemMaxima(ConfiguredMaxima configured, std::string sysfs_root = "/sys")
+      : configured_(std::move(configured)), sysfs_(std::move(sysfs_root)) {}
+
+  StageMax host_io(Direction direction, const std::vector<FileId>& files) override;
+  StageMax serialize() override;
+  StageMax transport(const std::string& local_endpoint) override;
+
+  // Exposed for tests: the PCIe link bandwidth above a sysfs device path.
+  std::optional<StageMax> pcie_link_above(const std::string& device_path) const;
+  std::optional<StageMax> nic_speed(const std::string& ifname) const;
+
+ private:
+  std::optional<StageMax> block_device_max(uint64_t dev);
+
+  ConfiguredMaxima configured_;
+  std::string sysfs_;
+};
+
+// PCIe: GT/s per lane x lanes x line-code efficiency (8b/10b up to 5 GT/s,
+// 128b/130b from 8 GT/s; PCIe 6's FLIT mode is taken as 242/256) / 8 bits.
+std::optional<double> pcie_bytes_per_second(const std::string& link_speed, const std::string& width);
+
+}  // namespace ckpt

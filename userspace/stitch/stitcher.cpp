@@ -1,0 +1,485 @@
+#include "stitch/stitcher.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "stitch/intervals.h"
+
+namespace ckpt {
+namespace {
+
+// Events reach us through a ring buffer shared by all CPUs: allow this much
+// reordering before a quiet gap is declared.
+constexpr uint64_t kReorderSlackNs = 100'000'000;
+constexpr double kSaturatedFraction = 0.8;
+constexpr uint64_t kMinStormRetransmits = 10;
+
+std::string file_key(const FileId& id) { return fmt::format("{}:{}", id.dev, id.ino); }
+
+std::string call_key(const IoEvent& ev) {
+  return ev.file.known() ? file_key(ev.file) : "path:" + ev.path;
+}
+
+bool is_data_op(IoOp op) { return !is_metadata_op(op); }
+
+int pipeline_rank(std::string_view stage) {
+  for (size_t i = 0; i < std::size(kAllStages); ++i)
+    if (kAllStages[i] == stage) return static_cast<int>(i);
+  return -1;
+}
+
+std::string errno_name(int err) {
+  switch (err) {
+    case ENOSPC: return "ENOSPC";
+    case EDQUOT: return "EDQUOT";
+    case ESTALE: return "ESTALE";
+    case EIO: return "EIO";
+    case EROFS: return "EROFS";
+    case ETIMEDOUT: return "ETIMEDOUT";
+    case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
+    case ENOENT: return "ENOENT";
+    case EBADF: return "EBADF";
+    case EINVAL: return "EINVAL";
+    case EFBIG: return "EFBIG";
+    case EINTR: return "EINTR";
+    default: return fmt::format("errno {}", err);
+  }
+}
+
+std::string describe_call(const IoEvent& ev) {
+  std::string target = ev.path.empty() ? fmt::format("dev {} ino {}", ev.file.dev, ev.file.ino) : ev.path;
+  if (ev.op == IoOp::Rename) target += " -> " + ev.path2;
+  std::string result = ev.ret < 0 ? fmt::format("-{} ({})", errno_name(static_cast<int>(-ev.ret)),
+                                                std::strerror(static_cast<int>(-ev.ret)))
+                                  : std::to_string(ev.ret);
+  return fmt::format("{}({}) = {} in {:.3f} ms, pid {} tid {}", to_string(ev.op), target, result,
+                     static_cast<double>(ev.end_ns - ev.start_ns) / 1e6, ev.tgid, ev.tid);
+}
+
+// A counter's value at time t, interpolated between the samples around it.
+template <typename Field>
+double value_at(const std::deque<Field>& points, uint64_t t, uint64_t Field::*member) {
+  if (points.empty()) return 0;
+  if (t <= points.front().time_ns) return static_cast<double>(points.front().*member);
+  if (t >= points.back().time_ns) return static_cast<double>(points.back().*member);
+  auto it = std::lower_bound(points.begin(), points.end(), t,
+                             [](const Field& p, uint64_t v) { return p.time_ns < v; });
+  const Field& hi = *it;
+  const Field& lo = *(it - 1);
+  if (hi.time_ns == lo.time_ns) return static_cast<double>(hi.*member);
+  double frac = static_cast<double>(t - lo.time_ns) / static_cast<double>(hi.time_ns - lo.time_ns);
+  return static_cast<double>(lo.*member) +
+         frac * (static_cast<double>(hi.*member) - static_cast<double>(lo.*member));
+}
+
+}  // namespace
+
+std::string failure_kind_for_errno(int err) {
+  switch (err) {
+    case ENOSPC: return "enospc";
+    case EDQUOT: return "edquot";
+    case ESTALE: return "estale";
+    case EIO: return "eio";
+    case EROFS: return "erofs";
+    case ETIMEDOUT: return "etimedout";
+    default: return "";
+  }
+}
+
+std::string choose_bottleneck(const std::vector<StageRecord>& stages) {
+  const StageRecord* best = nullptr;
+  auto better = [](const StageRecord& a, const StageRecord* b) {
+    if (!b) return true;
+    if (a.busy_ns != b->busy_ns) return a.busy_ns > b->busy_ns;
+    return pipeline_rank(a.name) > pipeline_rank(b->name);
+  };
+  for (const auto& s : stages) {
+    auto f = s.fraction_of_max();
+    if (s.busy_ns > 0 && f && *f >= kSaturatedFraction && better(s, best)) best = &s;
+  }
+  if (best) return best->name;
+  for (const auto& s : stages)
+    if (s.busy_ns > 0 && better(s, best)) best = &s;
+  return best ? best->name : "";
+}
+
+Stitcher::Stitcher(const Config& config, std::shared_ptr<MaximaProvider> maxima,
+                   StageAvailability available)
+    : config_(config), matcher_(config.checkpoint), maxima_(std::move(maxima)), available_(available) {}
+
+void Stitcher::on_event(Event&& event) {
+  ++events_seen_;
+  latest_ns_ = std::max(latest_ns_, event_time_ns(event));
+  if (auto* io = std::get_if<IoEvent>(&event)) return on_io(std::move(*io));
+  if (auto* cpu = std::get_if<CpuEvent>(&event)) return on_cpu(*cpu);
+  if (auto* proc = std::get_if<ProcEvent>(&event)) return on_proc(*proc);
+  if (auto* tcp = std::get_if<TcpEvent>(&event)) return on_tcp(*tcp);
+}
+
+void Stitcher::add_cpu_window(uint32_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t cpu_ns) {
+  if (cpu_ns == 0 || end_ns <= start_ns) return;
+  cpu_windows_[tid].push_back(CpuWindow{start_ns, end_ns, std::min(cpu_ns, end_ns - start_ns)});
+}
+
+void Stitcher::on_cpu(const CpuEvent& ev) { add_cpu_window(ev.tid, ev.window_start_ns, ev.end_ns, ev.cpu_ns); }
+
+void Stitcher::on_proc(const ProcEvent& ev) {
+  if (ev.kind == ProcEvent::Kind::ThreadExit || ev.kind == ProcEvent::Kind::Exit) {
+    // A thread that is gone adds no more windows; keep its old ones only
+    // while a checkpoint may still need them.
+    if (!open_) cpu_windows_.erase(ev.tid);
+  }
+}
+
+bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
+  if (ev.op == IoOp::Rename) {
+    bool yes = matcher_.is_checkpoint_file(ev.path) || matcher_.is_checkpoint_file(ev.path2);
+    if (ev.ret == 0 && ev.file.known()) file_is_checkpoint_[file_key(ev.file)] = yes;
+    return yes;
+  }
+  if (is_metadata_op(ev.op)) {
+    bool yes = ev.is_directory || ev.op == IoOp::Mkdir ? matcher_.is_checkpoint_dir(ev.path)
+                                                       : matcher_.is_checkpoint_file(ev.path);
+    if (!yes && (ev.op == IoOp::Unlink || ev.op == IoOp::Stat)) yes = matcher_.is_checkpoint_dir(ev.path);
+    if (ev.op == IoOp::Open && ev.ret >= 0 && ev.file.known())
+      file_is_checkpoint_[file_key(ev.file)] = yes;
+    return yes;
+  }
+  if (ev.is_directory) return matcher_.is_checkpoint_dir(ev.path);  // fsync of a directory
+  if (ev.file.known()) {
+    auto key = file_key(ev.file);
+    auto it = file_is_checkpoint_.find(key);
+    if (it != file_is_checkpoint_.end()) return it->second;
+    bool yes = matcher_.is_checkpoint_file(ev.path);
+    file_is_checkpoint_.emplace(std::move(key), yes);
+    return yes;
+  }
+  return matcher_.is_checkpoint_file(ev.path);
+}
+
+void Stitcher::note_job_failure(const IoEvent& ev) {
+  if (ev.ret >= 0) return;
+  std::string kind = failure_kind_for_errno(static_cast<int>(-ev.ret));
+  if (kind.empty()) return;
+  out_failures_.push_back(FailureRecord{kind, ev.end_ns, describe_call(ev), std::nullopt});
+}
+
+void Stitcher::on_io(IoEvent&& ev) {
+  add_cpu_window(ev.tid, ev.cpu_window_start_ns, ev.start_ns, ev.cpu_ns);
+  if (!is_checkpoint_call(ev)) {
+    note_job_failure(ev);
+    return;
+  }
+  if (open_ && ev.start_ns > open_->end_ns + config_.checkpoint.quiet_gap_ns) close_open();
+  // A save followed at once by a load (or the reverse): data moving the
+  // other way on a file this burst never touched starts a new checkpoint.
+  if (open_ && (ev.op == IoOp::Read || ev.op == IoOp::Write) && !open_->files_touched.contains(call_key(ev))) {
+    bool saving = open_->write_calls > 0 && open_->read_calls == 0;
+    bool loading = open_->read_calls > 0 && open_->write_calls == 0;
+    if ((saving && ev.op == IoOp::Read) || (loading && ev.op == IoOp::Write)) close_open();
+  }
+  if (!open_) {
+    open_.emplace();
+    open_->start_ns = ev.start_ns;
+    open_->end_ns = ev.end_ns;
+  }
+  OpenCheckpoint& c = *open_;
+  c.start_ns = std::min(c.start_ns, ev.start_ns);
+  c.end_ns = std::max(c.end_ns, ev.end_ns);
+  if (ev.op == IoOp::Write) {
+    ++c.write_calls;
+    c.bytes_written += ev.bytes_moved();
+  } else if (ev.op == IoOp::Read) {
+    ++c.read_calls;
+    c.bytes_read += ev.bytes_moved();
+  }
+  if (is_data_op(ev.op) && !ev.is_directory) c.files_touched.insert(call_key(ev));
+  c.calls.push_back(std::move(ev));
+}
+
+void Stitcher::on_tcp(const TcpEvent& ev) {
+  out_tcp_samples_.push_back(TcpSampleRecord{ev.time_ns, ev.cookie, std::string(to_string(ev.kind)),
+                                             ev.bytes_acked, ev.bytes_received, ev.snd_nxt - ev.snd_una,
+                                             ev.snd_cwnd, ev.srtt_us, ev.snd_wnd, ev.total_retrans,
+                                             ev.zero_window_ns, ev.new_state});
+  auto [it, inserted] = connections_.try_emplace(ev.cookie);
+  Connection& conn = it->second;
+  if (inserted) {
+    conn.record.cookie = ev.cookie;
+    conn.record.local = ev.local;
+    conn.record.remote = ev.remote;
+    conn.record.first_ns = ev.time_ns;
+    conn.base_acked = ev.bytes_acked;
+    conn.base_received = ev.bytes_received;
+    conn.base_retrans = ev.total_retrans;
+    auto m = maxima_->transport(ev.local);
+    conn.record.link_max_Bps = m.Bps;
+    conn.record.link_max_source = m.source;
+  }
+  ConnectionRecord& r = conn.record;
+  r.last_ns = std::max(r.last_ns, ev.time_ns);
+  // Counters only grow; take the largest seen (records can arrive out of order).
+  r.bytes_sent = std::max(r.bytes_sent, ev.bytes_acked - std::min(ev.bytes_acked, conn.base_acked));
+  r.bytes_received =
+      std::max(r.bytes_received, ev.bytes_received - std::min(ev.bytes_received, conn.base_received));
+  r.retransmits = std::max<uint64_t>(r.retransmits, ev.total_retrans - std::min<uint64_t>(ev.total_retrans, conn.base_retrans));
+  r.zero_window_ns = std::max(r.zero_window_ns, ev.zero_window_ns);
+  if (ev.kind == TcpEvent::Kind::ResetSent || ev.kind == TcpEvent::Kind::ResetReceived) {
+    ++r.resets;
+    conn.reset_times.push_back(ev.time_ns);
+    if (!open_) {
+      out_failures_.push_back(FailureRecord{
+          "tcp_reset", ev.time_ns,
+          fmt::format("connection {} -> {} reset ({})", ev.local, ev.remote,
+                      ev.kind == TcpEvent::Kind::ResetSent ? "sent" : "received"),
+          std::nullopt});
+    }
+  }
+  TcpPoint p{ev.time_ns, ev.bytes_acked, ev.bytes_received, ev.total_retrans, ev.zero_window_ns};
+  if (!conn.points.empty() && conn.points.back().time_ns > p.time_ns) {
+    auto pos = std::upper_bound(conn.points.begin(), conn.points.end(), p.time_ns,
+                                [](uint64_t t, const TcpPoint& q) { return t < q.time_ns; });
+    conn.points.insert(pos, p);
+  } else {
+    conn.points.push_back(p);
+  }
+}
+
+void Stitcher::advance(uint64_t now_ns) {
+  latest_ns_ = std::max(latest_ns_, now_ns);
+  if (open_ && now_ns > open_->end_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs) close_open();
+  if (!open_) prune(now_ns > 2 * kReorderSlackNs ? now_ns - 2 * kReorderSlackNs : 0);
+}
+
+void Stitcher::finish() {
+  if (open_) close_open();
+}
+
+void Stitcher::prune(uint64_t horizon_ns) {
+  for (auto it = cpu_windows_.begin(); it != cpu_windows_.end();) {
+    auto& q = it->second;
+    while (!q.empty() && q.front().end_ns < horizon_ns) q.pop_front();
+    it = q.empty() ? cpu_windows_.erase(it) : std::next(it);
+  }
+  for (auto& [cookie, conn] : connections_) {
+    // Keep the last point before the horizon: it anchors interpolation.
+    while (conn.points.size() > 1 && conn.points[1].time_ns < horizon_ns) conn.points.pop_front();
+    while (!conn.reset_times.empty() && conn.reset_times.front() < horizon_ns)
+      conn.reset_times.erase(conn.reset_times.begin());
+  }
+}
+
+StageRecord Stitcher::host_io_stage(const OpenCheckpoint& c, Direction d) {
+  StageRecord s;
+  s.name = std::string(kStageHostIo);
+  std::vector<Interval> iv;
+  std::vector<FileId> files;
+  for (const auto& ev : c.calls) {
+    if (!is_data_op(ev.op)) continue;
+    iv.emplace_back(ev.start_ns, ev.end_ns);
+    s.bytes += ev.bytes_moved();
+    if (ev.file.known() && files.size() < 16) files.push_back(ev.file);
+  }
+  s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
+  auto m = maxima_->host_io(d, files);
+  s.max_Bps = m.Bps;
+  s.max_source = m.source;
+  return s;
+}
+
+StageRecord Stitcher::metadata_stage(const OpenCheckpoint& c) {
+  StageRecord s;
+  s.name = std::string(kStageMetadata);
+  std::vector<Interval> iv;
+  for (const auto& ev : c.calls)
+    if (is_metadata_op(ev.op)) iv.emplace_back(ev.start_ns, ev.end_ns);
+  s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
+  s.max_source = "not applicable: metadata calls move no bytes";
+  return s;
+}
+
+StageRecord Stitcher::serialize_stage(const OpenCheckpoint& c, Direction d, uint64_t bytes) {
+  StageRecord s;
+  s.name = std::string(kStageSerialize);
+  s.bytes = bytes;
+  // The threads that did this checkpoint's I/O: their on-CPU time outside I/O
+  // inside the window is the (de)serialization that feeds or drains the I/O.
+  std::set<uint32_t> threads;
+  for (const auto& ev : c.calls) threads.insert(ev.tid);
+  std::vector<Interval> iv;
+  for (uint32_t tid : threads) {
+    auto it = cpu_windows_.find(tid);
+    if (it == cpu_windows_.end()) continue;
+    for (const auto& w : it->second) {
+      // Only the amount of CPU in a window is known, not where: place it at
+      // the window's end, next to the I/O call that closed it.
+      iv.emplace_back(w.end_ns - w.cpu_ns, w.end_ns);
+    }
+  }
+  s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
+  auto m = maxima_->serialize();
+  s.max_Bps = m.Bps;
+  s.max_source = m.source;
+  (void)d;
+  return s;
+}
+
+std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Direction d,
+                                                     std::vector<FailureRecord>& failures, uint64_t id) {
+  if (!available_.transport) return std::nullopt;
+  StageRecord s;
+  s.name = std::string(kStageTransport);
+  std::vector<Interval> iv;
+  const uint64_t interval = config_.tcp_sample_interval_ns;
+  const double window_s = std::max(1e-9, static_cast<double>(c.end_ns - c.start_ns) / 1e9);
+  const auto member = d == Direction::Save ? &TcpPoint::acked : &TcpPoint::received;
+  for (auto& [cookie, conn] : connections_) {
+    if (conn.points.empty() || conn.points.back().time_ns < c.start_ns ||
+        conn.points.front().time_ns > c.end_ns + config_.checkpoint.quiet_gap_ns)
+      continue;
+    double moved = value_at(conn.points, c.end_ns, member) - value_at(conn.points, c.start_ns, member);
+    if (moved > 0) s.bytes += static_cast<uint64_t>(moved + 0.5);
+    for (size_t i = 1; i < conn.points.size(); ++i) {
+      const TcpPoint& a = conn.points[i - 1];
+      const TcpPoint& b = conn.points[i];
+      if (b.*member > a.*member)
+        iv.emplace_back(std::max(a.time_ns, b.time_ns > interval ? b.time_ns - interval : 0), b.time_ns);
+    }
+    if (!s.max_Bps && conn.record.link_max_Bps) {
+      s.max_Bps = conn.record.link_max_Bps;
+      s.max_source = conn.record.link_max_source;
+    }
+    double retrans = value_at(conn.points, c.end_ns, &TcpPoint::retrans) -
+                     value_at(conn.points, c.start_ns, &TcpPoint::retrans);
+    if (retrans >= kMinStormRetransmits &&
+        retrans / window_s >= static_cast<double>(config_.failures.retransmit_storm_per_s)) {
+      failures.push_back(FailureRecord{
+          "tcp_retransmit_storm", c.end_ns,
+          fmt::format("{:.0f} retransmits in {:.2f} s ({:.0f}/s) on {} -> {}", retrans, window_s,
+                      retrans / window_s, conn.record.local, conn.record.remote),
+          id});
+    }
+    double zw = value_at(conn.points, c.end_ns, &TcpPoint::zero_window_ns) -
+                value_at(conn.points, c.start_ns, &TcpPoint::zero_window_ns);
+    if (zw >= static_cast<double>(config_.failures.zero_window_ns)) {
+      failures.push_back(FailureRecord{
+          "tcp_zero_window", c.end_ns,
+          fmt::format("server advertised a zero window for {:.1f} ms on {} -> {}", zw / 1e6,
+                      conn.record.local, conn.record.remote),
+          id});
+    }
+    for (uint64_t t : conn.reset_times) {
+      if (t >= c.start_ns && t <= c.end_ns + config_.checkpoint.quiet_gap_ns)
+        failures.push_back(FailureRecord{"tcp_reset", t,
+                                         fmt::format("connection {} -> {} reset during the checkpoint",
+                                                     conn.record.local, conn.record.remote),
+                                         id});
+    }
+  }
+  s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
+  if (!s.max_Bps) {
+    auto m = maxima_->transport("");
+    s.max_Bps = m.Bps;
+    s.max_source = m.source;
+  }
+  return s;
+}
+
+void Stitcher::close_open() {
+  OpenCheckpoint c = std::move(*open_);
+  open_.reset();
+
+  std::vector<FailureRecord> failures;
+  for (const auto& ev : c.calls) {
+    if (ev.ret < 0) {
+      int err = static_cast<int>(-ev.ret);
+      std::string kind = failure_kind_for_errno(err);
+      // On a checkpoint file any failed data call is a failure; a failed
+      // open/stat is only one for the errnos that mean the storage failed
+      // (ENOENT while probing for the latest checkpoint is normal).
+      if (kind.empty() && is_data_op(ev.op)) kind = "io_error";
+      if (!kind.empty()) failures.push_back(FailureRecord{kind, ev.end_ns, describe_call(ev), std::nullopt});
+    }
+    if (config_.checkpoint.stall_ns && ev.end_ns - ev.start_ns >= config_.checkpoint.stall_ns)
+      failures.push_back(FailureRecord{"stall", ev.end_ns,
+                                       "no progress: " + describe_call(ev), std::nullopt});
+  }
+  const uint64_t bytes = c.bytes_written + c.bytes_read;
+  if (bytes == 0 && failures.empty()) return;  // metadata probes only: not a checkpoint
+
+  CheckpointRecord rec;
+  rec.id = next_id_++;
+  rec.direction = c.bytes_written > c.bytes_read || (bytes == 0 && c.write_calls >= c.read_calls)
+                      ? Direction::Save
+                      : Direction::Load;
+  rec.start_ns = c.start_ns;
+  rec.end_ns = c.end_ns;
+  rec.bytes = bytes;
+
+  std::map<std::string, FileIoRecord> files;
+  for (const auto& ev : c.calls) {
+    if (ev.is_directory) continue;
+    FileIoRecord& f = files[call_key(ev)];
+    if (!ev.path.empty() && (f.path.empty() || ev.op == IoOp::Rename))
+      f.path = ev.op == IoOp::Rename && ev.ret == 0 ? ev.path2 : ev.path;
+    f.dev = ev.file.dev;
+    f.ino = ev.file.ino;
+    if (f.first_ns == 0 || ev.start_ns < f.first_ns) f.first_ns = ev.start_ns;
+    f.last_ns = std::max(f.last_ns, ev.end_ns);
+    f.busy_ns += ev.end_ns - ev.start_ns;
+    if (ev.ret < 0) ++f.errors;
+    if (ev.op == IoOp::Write) {
+      ++f.write_calls;
+      f.bytes_written += ev.bytes_moved();
+    } else if (ev.op == IoOp::Read) {
+      ++f.read_calls;
+      f.bytes_read += ev.bytes_moved();
+    } else {
+      ++f.other_calls;
+    }
+  }
+  for (auto& [key, f] : files) {
+    if (f.write_calls + f.read_calls > 0) {
+      ++rec.files;
+      rec.file_io.push_back(std::move(f));
+    }
+  }
+
+  if (available_.job_io) {
+    rec.stages.push_back(serialize_stage(c, rec.direction, bytes));
+    rec.stages.push_back(host_io_stage(c, rec.direction));
+    rec.stages.push_back(metadata_stage(c));
+  }
+  if (auto t = transport_stage(c, rec.direction, failures, rec.id)) rec.stages.push_back(std::move(*t));
+  rec.bottleneck = choose_bottleneck(rec.stages);
+  for (auto& f : failures) f.checkpoint_id = rec.id;
+  std::sort(failures.begin(), failures.end(),
+            [](const FailureRecord& a, const FailureRecord& b) { return a.time_ns < b.time_ns; });
+  rec.failures = std::move(failures);
+
+  for (auto& ev : c.calls) {
+    out_io_calls_.push_back(IoCallRecord{ev.start_ns, ev.end_ns, ev.tgid, ev.tid,
+                                         std::string(to_string(ev.op)), ev.ret, ev.bytes_moved(),
+                                         ev.op == IoOp::Rename ? ev.path + " -> " + ev.path2 : ev.path,
+                                         rec.id});
+  }
+  out_checkpoints_.push_back(std::move(rec));
+}
+
+std::vector<CheckpointRecord> Stitcher::take_checkpoints() { return std::exchange(out_checkpoints_, {}); }
+std::vector<FailureRecord> Stitcher::take_failures() { return std::exchange(out_failures_, {}); }
+std::vector<IoCallRecord> Stitcher::take_io_calls() { return std::exchange(out_io_calls_, {}); }
+std::vector<TcpSampleRecord> Stitcher::take_tcp_samples() { return std::exchange(out_tcp_samples_, {}); }
+
+std::vector<ConnectionRecord> Stitcher::connections() const {
+  std::vector<ConnectionRecord> out;
+  out.reserve(connections_.size());
+  for (const auto& [cookie, conn] : connections_) out.push_back(conn.record);
+  return out;
+}
+
+}  // namespace ckpt
