@@ -23,6 +23,14 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 filter_mode = CKPT_FILTER_TGIDS;
 const volatile __u32 self_tgid = 0;
 
+/* Ring-buffer records are only ever cast from void *, so clang would leave
+ * their types out of the object's BTF; these keep them in, and the unit tests
+ * compare that layout with the C++ compiler's. */
+const struct ckpt_io_record *unused_io_record __attribute__((unused));
+const struct ckpt_path_record *unused_path_record __attribute__((unused));
+const struct ckpt_cpu_record *unused_cpu_record __attribute__((unused));
+const struct ckpt_proc_record *unused_proc_record __attribute__((unused));
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20); /* resized by user space before load */

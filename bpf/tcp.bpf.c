@@ -27,6 +27,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u64 sample_interval_ns = 10 * 1000 * 1000ULL;
 const volatile __u64 retransmit_interval_ns = 1000 * 1000ULL;
 
+/* Keeps the record type in the object's BTF (see jobio.bpf.c). */
+const struct ckpt_tcp_record *unused_tcp_record __attribute__((unused));
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);
@@ -82,8 +85,13 @@ static __always_inline bool sock_to_storage(const struct sock *sk, struct ckpt_t
 	rec->rport = key.port;
 	rec->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	if (key.family == CKPT_AF_INET) {
-		BPF_CORE_READ_INTO(&rec->raddr, sk, __sk_common.skc_daddr);
-		BPF_CORE_READ_INTO(&rec->laddr, sk, __sk_common.skc_rcv_saddr);
+		/* 4 bytes into a 16-byte field: BPF_CORE_READ_INTO(&rec->raddr, ...)
+		 * would read sizeof(raddr) and pick up the fields after daddr. */
+		__u32 raddr4 = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+		__u32 laddr4 = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+
+		__builtin_memcpy(rec->raddr, &raddr4, sizeof(raddr4));
+		__builtin_memcpy(rec->laddr, &laddr4, sizeof(laddr4));
 	} else if (key.family == CKPT_AF_INET6) {
 		BPF_CORE_READ_INTO(&rec->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
 		BPF_CORE_READ_INTO(&rec->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
@@ -155,7 +163,7 @@ static __always_inline void emit(const struct sock *sk, __u32 event, int old_sta
 
 static __always_inline bool is_storage(const struct sock *sk)
 {
-	struct ckpt_tcp_record scratch;
+	struct ckpt_tcp_record scratch = {};
 
 	return sock_to_storage(sk, &scratch);
 }

@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
     cmd->add_option("--config", f.config_path, "JSON config file (docs/config.md)")->check(CLI::ExistingFile);
     cmd->add_option("--storage-endpoint", f.endpoints,
                     "storage server ADDR:PORT for the transport stage, in addition to the config's "
-                    "(default *:2049)");
+                    "(default *:2049); repeat for several")
+        ->allow_extra_args(false);  // one value per flag, so `--` still ends our options
     cmd->add_flag("--quiet,-q", f.quiet, "do not print the summary table on stderr");
     cmd->add_flag("--json", f.json, "print the summary as JSON on stdout when done");
   };

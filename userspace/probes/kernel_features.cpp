@@ -56,6 +56,22 @@ void find_cgroup_v2(KernelFeatures& f) {
   }
 }
 
+// CapEff from /proc/self/status: no libcap needed for one bit test.
+void check_privilege(KernelFeatures& f) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  uint64_t caps = 0;
+  while (std::getline(status, line))
+    if (line.rfind("CapEff:", 0) == 0) caps = std::stoull(line.substr(7), nullptr, 16);
+  constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
+  auto has = [caps](int cap) { return (caps >> cap) & 1u; };
+  f.bpf_privileged = has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon));
+  if (!f.bpf_privileged)
+    f.privilege_note = fmt::format(
+        "loading eBPF needs root or CAP_BPF+CAP_PERFMON, and uid {} has neither (CapEff {:#x})", geteuid(),
+        caps);
+}
+
 }  // namespace
 
 KernelFeatures KernelFeatures::probe() {
@@ -63,7 +79,8 @@ KernelFeatures KernelFeatures::probe() {
   utsname u{};
   if (uname(&u) == 0) f.release = u.release;
   f.btf_vmlinux = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-  find_or_mount_tracefs(f);
+  check_privilege(f);
+  if (f.bpf_privileged) find_or_mount_tracefs(f);
   find_cgroup_v2(f);
   if (f.tracefs) {
     std::error_code ec;

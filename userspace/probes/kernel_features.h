@@ -17,6 +17,9 @@ struct KernelFeatures {
   bool cgroup_v2 = false;
   std::string cgroup_v2_root;    // e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified
   std::set<std::string> syscall_events;  // available syscalls:* event names
+  // Tracing programs need CAP_BPF and CAP_PERFMON (v5.8+) or CAP_SYS_ADMIN.
+  bool bpf_privileged = false;
+  std::string privilege_note;   // why not, in words
 
   static KernelFeatures probe();
   [[nodiscard]] bool has_syscall_event(const std::string& name) const {

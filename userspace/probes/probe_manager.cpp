@@ -196,6 +196,7 @@ Expected<std::unique_ptr<ProbeManager>> ProbeManager::start(const ProbeOptions& 
                                                             const KernelFeatures& features,
                                                             RecordHandler on_jobio, RecordHandler on_tcp) {
   libbpf_set_print(capture_libbpf_print);
+  if (!features.bpf_privileged) return make_error(features.privilege_note);
   if (!features.btf_vmlinux)
     return make_error("this kernel has no BTF (/sys/kernel/btf/vmlinux): CO-RE probes cannot load");
   std::unique_ptr<ProbeManager> pm(new ProbeManager());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -14,7 +15,7 @@ namespace {
 // Events reach us through a ring buffer shared by all CPUs: allow this much
 // reordering before a quiet gap is declared.
 constexpr uint64_t kReorderSlackNs = 100'000'000;
-constexpr double kSaturatedFraction = 0.8;
+constexpr double kContenderShare = 0.9;
 constexpr uint64_t kMinStormRetransmits = 10;
 
 std::string file_key(const FileId& id) { return fmt::format("{}:{}", id.dev, id.ino); }
@@ -60,18 +61,22 @@ std::string describe_call(const IoEvent& ev) {
                      static_cast<double>(ev.end_ns - ev.start_ns) / 1e6, ev.tgid, ev.tid);
 }
 
-// A counter's value at time t, interpolated between the samples around it.
-template <typename Field>
-double value_at(const std::deque<Field>& points, uint64_t t, uint64_t Field::*member) {
+// A counter's value at time t, from the samples around it. Samples come
+// while a connection is busy (one per sample interval at most), so an
+// increase between two samples happened within one interval before the
+// later one, not spread over an idle gap.
+template <typename Point>
+double value_at(const std::deque<Point>& points, uint64_t t, uint64_t Point::*member, uint64_t active_ns) {
   if (points.empty()) return 0;
   if (t <= points.front().time_ns) return static_cast<double>(points.front().*member);
   if (t >= points.back().time_ns) return static_cast<double>(points.back().*member);
   auto it = std::lower_bound(points.begin(), points.end(), t,
-                             [](const Field& p, uint64_t v) { return p.time_ns < v; });
-  const Field& hi = *it;
-  const Field& lo = *(it - 1);
-  if (hi.time_ns == lo.time_ns) return static_cast<double>(hi.*member);
-  double frac = static_cast<double>(t - lo.time_ns) / static_cast<double>(hi.time_ns - lo.time_ns);
+                             [](const Point& p, uint64_t v) { return p.time_ns < v; });
+  const Point& hi = *it;
+  const Point& lo = *(it - 1);
+  const uint64_t from = hi.time_ns > active_ns ? std::max(lo.time_ns, hi.time_ns - active_ns) : lo.time_ns;
+  if (t <= from || hi.time_ns == from) return static_cast<double>(lo.*member);
+  double frac = static_cast<double>(t - from) / static_cast<double>(hi.time_ns - from);
   return static_cast<double>(lo.*member) +
          frac * (static_cast<double>(hi.*member) - static_cast<double>(lo.*member));
 }
@@ -91,20 +96,22 @@ std::string failure_kind_for_errno(int err) {
 }
 
 std::string choose_bottleneck(const std::vector<StageRecord>& stages) {
+  uint64_t longest = 0;
+  for (const auto& s : stages) longest = std::max(longest, s.busy_ns);
+  if (longest == 0) return "";
+  // Stages within kContenderShare of the longest busy time all bound the
+  // checkpoint about equally (a pipeline whose stages overlap); among them
+  // the one running closest to its maximum is the limit, then the longest,
+  // then the one further down the pipeline.
   const StageRecord* best = nullptr;
-  auto better = [](const StageRecord& a, const StageRecord* b) {
-    if (!b) return true;
-    if (a.busy_ns != b->busy_ns) return a.busy_ns > b->busy_ns;
-    return pipeline_rank(a.name) > pipeline_rank(b->name);
+  auto key = [](const StageRecord& s) {
+    return std::make_tuple(s.fraction_of_max().value_or(-1.0), s.busy_ns, pipeline_rank(s.name));
   };
   for (const auto& s : stages) {
-    auto f = s.fraction_of_max();
-    if (s.busy_ns > 0 && f && *f >= kSaturatedFraction && better(s, best)) best = &s;
+    if (static_cast<double>(s.busy_ns) < kContenderShare * static_cast<double>(longest)) continue;
+    if (!best || key(s) > key(*best)) best = &s;
   }
-  if (best) return best->name;
-  for (const auto& s : stages)
-    if (s.busy_ns > 0 && better(s, best)) best = &s;
-  return best ? best->name : "";
+  return best->name;
 }
 
 Stitcher::Stitcher(const Config& config, std::shared_ptr<MaximaProvider> maxima,
@@ -341,7 +348,7 @@ std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Di
     if (conn.points.empty() || conn.points.back().time_ns < c.start_ns ||
         conn.points.front().time_ns > c.end_ns + config_.checkpoint.quiet_gap_ns)
       continue;
-    double moved = value_at(conn.points, c.end_ns, member) - value_at(conn.points, c.start_ns, member);
+    double moved = value_at(conn.points, c.end_ns, member, interval) - value_at(conn.points, c.start_ns, member, interval);
     if (moved > 0) s.bytes += static_cast<uint64_t>(moved + 0.5);
     for (size_t i = 1; i < conn.points.size(); ++i) {
       const TcpPoint& a = conn.points[i - 1];
@@ -353,8 +360,8 @@ std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Di
       s.max_Bps = conn.record.link_max_Bps;
       s.max_source = conn.record.link_max_source;
     }
-    double retrans = value_at(conn.points, c.end_ns, &TcpPoint::retrans) -
-                     value_at(conn.points, c.start_ns, &TcpPoint::retrans);
+    double retrans = value_at(conn.points, c.end_ns, &TcpPoint::retrans, interval) -
+                     value_at(conn.points, c.start_ns, &TcpPoint::retrans, interval);
     if (retrans >= kMinStormRetransmits &&
         retrans / window_s >= static_cast<double>(config_.failures.retransmit_storm_per_s)) {
       failures.push_back(FailureRecord{
@@ -363,8 +370,8 @@ std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Di
                       retrans / window_s, conn.record.local, conn.record.remote),
           id});
     }
-    double zw = value_at(conn.points, c.end_ns, &TcpPoint::zero_window_ns) -
-                value_at(conn.points, c.start_ns, &TcpPoint::zero_window_ns);
+    double zw = value_at(conn.points, c.end_ns, &TcpPoint::zero_window_ns, interval) -
+                value_at(conn.points, c.start_ns, &TcpPoint::zero_window_ns, interval);
     if (zw >= static_cast<double>(config_.failures.zero_window_ns)) {
       failures.push_back(FailureRecord{
           "tcp_zero_window", c.end_ns,

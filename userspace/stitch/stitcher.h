@@ -126,10 +126,10 @@ class Stitcher : public EventSink {
   std::vector<TcpSampleRecord> out_tcp_samples_;
 };
 
-// The bottleneck rule (docs/stitching.md): among stages with busy time, a
-// stage running at >= 80% of a known maximum is saturated and wins; otherwise
-// the stage with the most wall-clock busy time bounds the checkpoint. Ties go
-// to the stage further down the pipeline.
+// The bottleneck rule (docs/stitching.md): the stage with the most
+// wall-clock busy time bounds the checkpoint; stages within 90% of it are
+// contenders, and among contenders the one closest to its known maximum wins,
+// then the longest, then the one further down the pipeline.
 std::string choose_bottleneck(const std::vector<StageRecord>& stages);
 
 // Failure kind for an errno from a call: "enospc", "edquot", "estale",

@@ -398,12 +398,20 @@ TEST(BottleneckTest, Rules) {
     s.bytes = bytes;
     return s;
   };
-  // Largest busy time wins when nothing is saturated.
+  // Largest busy time wins.
   EXPECT_EQ(choose_bottleneck({st("serialize", 5, {}, 10), st("host_io", 9, 1e12, 10)}), "host_io");
-  // A saturated stage wins over a longer unsaturated one: 1e9 B/s of 1e9 max.
-  EXPECT_EQ(choose_bottleneck({st("serialize", 9 * kMs, {}, 10), st("transport", 1'000'000'000, 1e9, 1'000'000'000)}),
+  // A stage at its maximum for a moment does not beat one that holds the
+  // checkpoint far longer: 10 ms at 100% of max against 80 ms of pickling.
+  EXPECT_EQ(choose_bottleneck({st("serialize", 80 * kMs, {}, 10'000'000),
+                               st("host_io", 10 * kMs, 1e9, 10'000'000)}),
+            "serialize");
+  // Overlapping stages about equally busy: the one at its maximum is the limit.
+  EXPECT_EQ(choose_bottleneck({st("host_io", 100 * kMs, {}, 100'000'000),
+                               st("transport", 95 * kMs, 1e9, 95'000'000)}),
             "transport");
-  // Ties go down the pipeline.
+  // Contenders with unknown maxima: the longest.
+  EXPECT_EQ(choose_bottleneck({st("host_io", 100 * kMs, {}, 1), st("transport", 95 * kMs, {}, 1)}), "host_io");
+  // Exact ties go down the pipeline.
   EXPECT_EQ(choose_bottleneck({st("host_io", 5, {}, 1), st("metadata", 5, {}, 0)}), "metadata");
   EXPECT_EQ(choose_bottleneck({st("host_io", 0, {}, 0)}), "");
   EXPECT_EQ(choose_bottleneck({}), "");

@@ -1,0 +1,145 @@
+// summary_json: the records as the JSON contract documented in summary.h.
+// Unknowns are JSON null, never 0, so consumers can tell "not measured" from
+// "measured nothing".
+#include "analysis/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/utf8.h"
+
+namespace ckpt {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json text(std::string_view s) { return json(valid_utf8(s)); }
+
+// end - start, or null when the interval is not complete (end before start).
+json duration_or_null(uint64_t start, uint64_t end) {
+  return end >= start ? json(end - start) : json(nullptr);
+}
+
+json job_json(const JobRecord& job) {
+  json command = json::array();
+  for (const std::string& arg : job.command) command.push_back(text(arg));
+  return {
+      {"command", std::move(command)},
+      {"mode", text(job.mode)},
+      {"node", text(job.node)},
+      {"kernel", text(job.kernel)},
+      {"ckptscope_version", text(job.ckptscope_version)},
+      {"exit_code", or_null(job.exit_code)},
+      {"exit_signal", or_null(job.exit_signal)},
+      {"traced", job.traced},
+      {"trace_warning", text(job.trace_warning)},
+      {"start_wall_ns", job.start_wall_ns},
+      {"duration_ns", duration_or_null(job.start_mono_ns, job.end_mono_ns)},
+      {"root_pids", job.root_pids},
+  };
+}
+
+json stage_json(const StageRecord& s) {
+  return {
+      {"name", text(s.name)},
+      {"bytes", s.bytes},
+      {"busy_ns", s.busy_ns},
+      {"bandwidth_Bps", s.bandwidth_Bps()},
+      {"max_Bps", or_null(s.max_Bps)},
+      {"max_source", text(s.max_source)},
+      {"fraction_of_max", or_null(s.fraction_of_max())},
+  };
+}
+
+json failure_json(const FailureRecord& f) {
+  return {{"kind", text(f.kind)}, {"time_ns", f.time_ns}, {"evidence", text(f.evidence)}};
+}
+
+json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
+  json stages = json::array();
+  for (const StageRecord& s : c.stages) stages.push_back(stage_json(s));
+  json absent = json::array();
+  for (std::string_view name : kAllStages) {
+    bool present = std::any_of(c.stages.begin(), c.stages.end(),
+                               [&](const StageRecord& s) { return s.name == name; });
+    if (!present) absent.push_back(name);
+  }
+  json failures = json::array();
+  for (const FailureRecord& f : c.failures) failures.push_back(failure_json(f));
+  return {
+      {"id", c.id},
+      {"direction", to_string(c.direction)},
+      {"start_ns", c.start_ns},
+      {"end_ns", c.end_ns},
+      // Unsigned subtraction then a signed view: correct for either order.
+      {"start_offset_ns", static_cast<int64_t>(c.start_ns - job.start_mono_ns)},
+      {"duration_ns", duration_or_null(c.start_ns, c.end_ns)},
+      {"bytes", c.bytes},
+      {"files", c.files},
+      {"bottleneck", c.bottleneck.empty() ? json(nullptr) : text(c.bottleneck)},
+      {"stages", std::move(stages)},
+      {"absent_stages", std::move(absent)},
+      {"failures", std::move(failures)},
+  };
+}
+
+json connection_json(const ConnectionRecord& c) {
+  return {
+      {"cookie", c.cookie},
+      {"remote", text(c.remote)},
+      {"local", text(c.local)},
+      {"first_ns", c.first_ns},
+      {"last_ns", c.last_ns},
+      {"bytes_sent", c.bytes_sent},
+      {"bytes_received", c.bytes_received},
+      {"retransmits", c.retransmits},
+      {"zero_window_ns", c.zero_window_ns},
+      {"resets", c.resets},
+      {"link_max_Bps", or_null(c.link_max_Bps)},
+      {"link_max_source", text(c.link_max_source)},
+  };
+}
+
+// Counters keyed "source.cause", summed if a pair repeats, plus "total".
+json drops_json(const std::vector<DropRecord>& drops) {
+  json out = json::object();
+  uint64_t total = 0;
+  for (const DropRecord& d : drops) {
+    const std::string key = valid_utf8(fmt::format("{}.{}", d.source, d.cause));
+    out[key] = out.value(key, uint64_t{0}) + d.count;
+    total += d.count;
+  }
+  out["total"] = total;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json summary_json(const Trace& trace) {
+  json checkpoints = json::array();
+  for (const CheckpointRecord& c : trace.checkpoints) {
+    checkpoints.push_back(checkpoint_json(c, trace.job));
+  }
+  json failures = json::array();
+  for (const FailureRecord& f : trace.failures) {
+    json j = failure_json(f);
+    j["checkpoint_id"] = or_null(f.checkpoint_id);
+    failures.push_back(std::move(j));
+  }
+  json connections = json::array();
+  for (const ConnectionRecord& c : trace.connections) connections.push_back(connection_json(c));
+  return {
+      {"job", job_json(trace.job)},       {"checkpoints", std::move(checkpoints)},
+      {"failures", std::move(failures)},  {"connections", std::move(connections)},
+      {"drops", drops_json(trace.drops)},
+  };
+}
+
+}  // namespace ckpt

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything ckptscope needs to build and test, from Debian 12
+# packages only. Safe to run again. Needs root (apt-get).
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps.sh: run as root (it calls apt-get)" >&2
+  exit 1
+fi
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config git
+  # eBPF: clang compiles the probes, bpftool makes skeletons, libbpf loads them
+  clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+  # userspace libraries
+  libsqlite3-dev sqlite3 libfmt-dev nlohmann-json3-dev libcli11-dev
+  # tests, benchmarks, lint
+  googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy
+  # test helpers: iproute2 (namespaces, tc), util-linux (setpriv, mount), procps, python3
+  iproute2 util-linux procps python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps.sh: all ${#packages[@]} packages present"

@@ -1,0 +1,97 @@
+// Helpers for the real-kernel tests: run the built binaries as a user
+// would, in a scratch directory, and read back what they wrote.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "exporters/sqlite/trace_store.h"
+
+namespace ckpt::test {
+
+inline const std::string kCkptscope = CKPTSCOPE_BIN;
+inline const std::string kWorkload = WORKLOAD_BIN;
+
+inline bool is_root() { return geteuid() == 0; }
+
+#define REQUIRE_ROOT() \
+  if (!::ckpt::test::is_root()) GTEST_SKIP() << "needs root to load eBPF programs"
+
+inline std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+inline std::string join(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + quote(a);
+  return out;
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    // Under the build tree's disk, not /tmp (which may be tmpfs): tests
+    // about storage want a real file system.
+    std::string tmpl = (std::filesystem::temp_directory_path() / "ckptscope-test-XXXXXX").string();
+    if (const char* d = std::getenv("CKPTSCOPE_TEST_TMP")) tmpl = std::string(d) + "/ckptscope-test-XXXXXX";
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  [[nodiscard]] std::string operator/(const std::string& rel) const { return (path_ / rel).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct RunResult {
+  int code = -1;  // shell-style: 128+N for signal N
+  std::string out;
+  std::string err;
+};
+
+// Runs argv with stdout/stderr captured into files in `dir`.
+inline RunResult run(const std::vector<std::string>& argv, const ScratchDir& dir,
+                     const std::string& prefix = "") {
+  const std::string out = dir / "stdout.txt";
+  const std::string err = dir / "stderr.txt";
+  std::string cmd = prefix + join(argv) + " >" + quote(out) + " 2>" + quote(err);
+  int status = std::system(cmd.c_str());
+  RunResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+inline Trace read_trace_or_fail(const std::string& path) {
+  auto t = read_trace(path);
+  EXPECT_TRUE(t) << (t ? "" : t.error().message);
+  return t ? *t : Trace{};
+}
+
+inline nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(slurp(path)); }
+
+}  // namespace ckpt::test

@@ -1,0 +1,833 @@
+// The SQLite trace store: exact round trips (write_trace and TraceWriter),
+// crash survival of the incremental writer, and clear errors on bad files.
+#include "exporters/sqlite/trace_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "exporters/sqlite/json_text.h"
+
+namespace ckpt {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kAbove63 = (uint64_t{1} << 63) + 12345;  // stored as a negative int64
+constexpr uint32_t kU32Max = std::numeric_limits<uint32_t>::max();
+
+// ---- field-by-field comparison, reporting every difference by name ----
+
+class Differ {
+ public:
+  template <typename T>
+  void eq(const std::string& what, const T& a, const T& b) {
+    if (!(a == b)) diffs_.push_back(what);
+  }
+  // Doubles must come back bit for bit, not merely close.
+  void eq(const std::string& what, double a, double b) {
+    if (std::memcmp(&a, &b, sizeof a) != 0) diffs_.push_back(what);
+  }
+  void eq(const std::string& what, const std::optional<double>& a, const std::optional<double>& b) {
+    if (a.has_value() != b.has_value()) {
+      diffs_.push_back(what + " (presence)");
+    } else if (a) {
+      eq(what, *a, *b);
+    }
+  }
+  bool same_size(const std::string& what, size_t a, size_t b) {
+    if (a != b) diffs_.push_back(what + " size");
+    return a == b;
+  }
+  [[nodiscard]] const std::vector<std::string>& diffs() const { return diffs_; }
+
+ private:
+  std::vector<std::string> diffs_;
+};
+
+#define FIELD(p, a, b, f) d.eq(std::string(p) + "." #f, (a).f, (b).f)
+
+void diff_failure(Differ& d, const std::string& p, const FailureRecord& a, const FailureRecord& b) {
+  FIELD(p, a, b, kind);
+  FIELD(p, a, b, time_ns);
+  FIELD(p, a, b, evidence);
+  FIELD(p, a, b, checkpoint_id);
+}
+
+void diff_job(Differ& d, const JobRecord& a, const JobRecord& b) {
+  const std::string p = "job";
+  FIELD(p, a, b, command);
+  FIELD(p, a, b, mode);
+  FIELD(p, a, b, node);
+  FIELD(p, a, b, kernel);
+  FIELD(p, a, b, ckptscope_version);
+  FIELD(p, a, b, config_json);
+  FIELD(p, a, b, start_wall_ns);
+  FIELD(p, a, b, start_mono_ns);
+  FIELD(p, a, b, end_mono_ns);
+  FIELD(p, a, b, exit_code);
+  FIELD(p, a, b, exit_signal);
+  FIELD(p, a, b, traced);
+  FIELD(p, a, b, trace_warning);
+  FIELD(p, a, b, root_pids);
+}
+
+void diff_checkpoint(Differ& d, const std::string& p, const CheckpointRecord& a,
+                     const CheckpointRecord& b) {
+  FIELD(p, a, b, id);
+  FIELD(p, a, b, direction);
+  FIELD(p, a, b, start_ns);
+  FIELD(p, a, b, end_ns);
+  FIELD(p, a, b, bytes);
+  FIELD(p, a, b, files);
+  FIELD(p, a, b, bottleneck);
+  if (d.same_size(p + ".stages", a.stages.size(), b.stages.size())) {
+    for (size_t i = 0; i < a.stages.size(); ++i) {
+      const std::string q = p + ".stages[" + std::to_string(i) + "]";
+      FIELD(q, a.stages[i], b.stages[i], name);
+      FIELD(q, a.stages[i], b.stages[i], bytes);
+      FIELD(q, a.stages[i], b.stages[i], busy_ns);
+      FIELD(q, a.stages[i], b.stages[i], max_Bps);
+      FIELD(q, a.stages[i], b.stages[i], max_source);
+    }
+  }
+  if (d.same_size(p + ".failures", a.failures.size(), b.failures.size())) {
+    for (size_t i = 0; i < a.failures.size(); ++i) {
+      diff_failure(d, p + ".failures[" + std::to_string(i) + "]", a.failures[i], b.failures[i]);
+    }
+  }
+  if (d.same_size(p + ".file_io", a.file_io.size(), b.file_io.size())) {
+    for (size_t i = 0; i < a.file_io.size(); ++i) {
+      const std::string q = p + ".file_io[" + std::to_string(i) + "]";
+      const FileIoRecord& x = a.file_io[i];
+      const FileIoRecord& y = b.file_io[i];
+      FIELD(q, x, y, path);
+      FIELD(q, x, y, dev);
+      FIELD(q, x, y, ino);
+      FIELD(q, x, y, bytes_written);
+      FIELD(q, x, y, bytes_read);
+      FIELD(q, x, y, write_calls);
+      FIELD(q, x, y, read_calls);
+      FIELD(q, x, y, other_calls);
+      FIELD(q, x, y, errors);
+      FIELD(q, x, y, busy_ns);
+      FIELD(q, x, y, first_ns);
+      FIELD(q, x, y, last_ns);
+    }
+  }
+}
+
+std::vector<std::string> diff_traces(const Trace& a, const Trace& b) {
+  Differ d;
+  diff_job(d, a.job, b.job);
+  if (d.same_size("checkpoints", a.checkpoints.size(), b.checkpoints.size())) {
+    for (size_t i = 0; i < a.checkpoints.size(); ++i) {
+      diff_checkpoint(d, "checkpoints[" + std::to_string(i) + "]", a.checkpoints[i],
+                      b.checkpoints[i]);
+    }
+  }
+  if (d.same_size("failures", a.failures.size(), b.failures.size())) {
+    for (size_t i = 0; i < a.failures.size(); ++i) {
+      diff_failure(d, "failures[" + std::to_string(i) + "]", a.failures[i], b.failures[i]);
+    }
+  }
+  if (d.same_size("io_calls", a.io_calls.size(), b.io_calls.size())) {
+    for (size_t i = 0; i < a.io_calls.size(); ++i) {
+      const std::string q = "io_calls[" + std::to_string(i) + "]";
+      const IoCallRecord& x = a.io_calls[i];
+      const IoCallRecord& y = b.io_calls[i];
+      FIELD(q, x, y, start_ns);
+      FIELD(q, x, y, end_ns);
+      FIELD(q, x, y, tgid);
+      FIELD(q, x, y, tid);
+      FIELD(q, x, y, op);
+      FIELD(q, x, y, ret);
+      FIELD(q, x, y, bytes);
+      FIELD(q, x, y, path);
+      FIELD(q, x, y, checkpoint_id);
+    }
+  }
+  if (d.same_size("connections", a.connections.size(), b.connections.size())) {
+    for (size_t i = 0; i < a.connections.size(); ++i) {
+      const std::string q = "connections[" + std::to_string(i) + "]";
+      const ConnectionRecord& x = a.connections[i];
+      const ConnectionRecord& y = b.connections[i];
+      FIELD(q, x, y, cookie);
+      FIELD(q, x, y, local);
+      FIELD(q, x, y, remote);
+      FIELD(q, x, y, first_ns);
+      FIELD(q, x, y, last_ns);
+      FIELD(q, x, y, bytes_sent);
+      FIELD(q, x, y, bytes_received);
+      FIELD(q, x, y, retransmits);
+      FIELD(q, x, y, zero_window_ns);
+      FIELD(q, x, y, resets);
+      FIELD(q, x, y, link_max_Bps);
+      FIELD(q, x, y, link_max_source);
+    }
+  }
+  if (d.same_size("tcp_samples", a.tcp_samples.size(), b.tcp_samples.size())) {
+    for (size_t i = 0; i < a.tcp_samples.size(); ++i) {
+      const std::string q = "tcp_samples[" + std::to_string(i) + "]";
+      const TcpSampleRecord& x = a.tcp_samples[i];
+      const TcpSampleRecord& y = b.tcp_samples[i];
+      FIELD(q, x, y, time_ns);
+      FIELD(q, x, y, cookie);
+      FIELD(q, x, y, event);
+      FIELD(q, x, y, bytes_acked);
+      FIELD(q, x, y, bytes_received);
+      FIELD(q, x, y, in_flight);
+      FIELD(q, x, y, cwnd);
+      FIELD(q, x, y, srtt_us);
+      FIELD(q, x, y, snd_wnd);
+      FIELD(q, x, y, total_retrans);
+      FIELD(q, x, y, zero_window_ns);
+      FIELD(q, x, y, new_state);
+    }
+  }
+  if (d.same_size("drops", a.drops.size(), b.drops.size())) {
+    for (size_t i = 0; i < a.drops.size(); ++i) {
+      const std::string q = "drops[" + std::to_string(i) + "]";
+      FIELD(q, a.drops[i], b.drops[i], source);
+      FIELD(q, a.drops[i], b.drops[i], cause);
+      FIELD(q, a.drops[i], b.drops[i], count);
+    }
+  }
+  return d.diffs();
+}
+
+#undef FIELD
+
+// ---- fixtures ----
+
+// Every field set to something distinctive: extremes of each integer type,
+// doubles that only survive bit-exact storage, optionals both present and
+// absent, and strings with quotes, control bytes, non-UTF-8 bytes and CJK.
+Trace full_trace() {
+  Trace t;
+  JobRecord& j = t.job;
+  j.command = {"python",       "train.py",           "--name=run \"1\" \\ 'x'",      "tab\there\n",
+               "naïve-模型-🚀", "\xff\xfe not utf-8", std::string("nul\0inside", 10), ""};
+  j.mode = "run";
+  j.node = "gpu-node-07";
+  j.kernel = "6.1.0-18-amd64";
+  j.ckptscope_version = "0.1.0";
+  j.config_json = R"({"storage":{"write_Bps":1.25e9},"paths":["/ckpt/**"]})";
+  j.start_wall_ns = 1'714'564'800'123'456'789;
+  j.start_mono_ns = 1'000'000'000;
+  j.end_mono_ns = kU64Max;
+  j.exit_code = -1;
+  j.exit_signal = std::nullopt;
+  j.traced = true;
+  j.trace_warning = "nfs_client probes unavailable: kernel 6.1 lacks rpc_task tracepoints";
+  j.root_pids = {1, 4242, kU32Max};
+
+  CheckpointRecord save;
+  save.id = 1;
+  save.direction = Direction::Save;
+  save.start_ns = 11'000'000'000;
+  save.end_ns = 14'000'000'000;
+  save.bytes = kAbove63;
+  save.files = kU32Max;
+  save.bottleneck = "host_io";
+  save.stages = {
+      {"gpu_copy", 3'221'225'472, 1'000'000'000, 0.1 + 0.2, "config:gpu.copy_Bps"},
+      {"host_io", kU64Max, kAbove63, DBL_MAX, "sysfs:/sys/class/net/eth0/speed"},
+      {"metadata", 0, 0, 5e-324, "denormal"},
+      {"transport", 42, 7, std::nullopt, "unknown"},
+  };
+  save.failures = {
+      {"enospc", 13'500'000'000, "write(/ckpt/模型.pt) = -ENOSPC", uint64_t{1}},
+      {"io_error", kU64Max, "", std::nullopt},
+  };
+  save.file_io = {
+      {"/ckpt/step-100/模型-🚀.pt", kAbove63, kU64Max, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+      {"/ckpt/\xc3\x28 bad utf-8 'quote\".bin", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+  };
+
+  CheckpointRecord load;  // id above 2^63; nothing measured
+  load.id = kAbove63;
+  load.direction = Direction::Load;
+  load.start_ns = 30'000'000'000;
+  load.end_ns = 29'000'000'000;  // end before start: stored as given
+  t.checkpoints = {save, load};
+
+  t.failures = {
+      {"tcp_reset", 40'000'000'000, "RST from 10.0.0.5:2049", std::nullopt},
+      {"estale", 41'000'000'000, "open(/ckpt/x) = -ESTALE", kAbove63},
+  };
+  t.io_calls = {
+      {11'000'000'000, 11'500'000'000, 100, 101, "write", 1'048'576, 1'048'576, "/ckpt/模型.pt",
+       uint64_t{1}},
+      {12'000'000'000, 12'000'000'100, kU32Max, kU32Max, "fsync", -28, 0, "/ckpt/模型.pt",
+       std::nullopt},
+      {0, kU64Max, 0, 0, "open", std::numeric_limits<int64_t>::min(), kAbove63, "", kAbove63},
+  };
+  t.connections = {
+      {kAbove63, "10.0.0.2:901", "10.0.0.5:2049", 1, 2, 3, 4, 5, 6, 7, 1.25e9, "sysfs:eth0"},
+      {7, "[fe80::1]:40000", "[fe80::2]:2049", 0, kU64Max, kU64Max, 0, 0, 0, 0, std::nullopt,
+       "unknown"},
+  };
+  t.tcp_samples = {
+      {1, kAbove63, "sample", 10, 20, 30, 40, 50, 60, 70, 80, 1},
+      {kU64Max, 7, "state", kU64Max, kU64Max, kU32Max, kU32Max, kU32Max, kU32Max, kU32Max, kU64Max,
+       -7},
+  };
+  t.drops = {{"jobio", "ringbuf_full", 0}, {"tcp", "ringbuf_full", kU64Max}, {"collector", "x", 3}};
+  return t;
+}
+
+class TraceStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "ckpt-store-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  static void write_text(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+
+  static std::string read_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  // Runs SQL against a trace file directly, to damage it on purpose.
+  static void exec_sql(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    std::string message = err != nullptr ? err : "";
+    sqlite3_free(err);
+    sqlite3_close(db);
+    ASSERT_EQ(rc, SQLITE_OK) << message;
+  }
+
+  static std::string query_text(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    std::string out;
+    if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
+      sqlite3_stmt* stmt = nullptr;
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+          sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+        out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      }
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return out;
+  }
+
+  std::filesystem::path dir_;
+};
+
+// ---- round trips ----
+
+TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
+  const Trace original = full_trace();
+  const std::string path = file("full.ckpt.db");
+  auto written = write_trace(path, original);
+  ASSERT_TRUE(written) << written.error().message;
+
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(original, *read), IsEmpty());
+
+  // Spot checks that do not go through the comparator.
+  EXPECT_EQ(read->checkpoints[1].id, kAbove63);
+  EXPECT_EQ(read->checkpoints[0].stages[1].bytes, kU64Max);
+  EXPECT_EQ(read->checkpoints[0].stages[0].max_Bps, 0.1 + 0.2);
+  EXPECT_FALSE(read->checkpoints[0].stages[3].max_Bps.has_value());
+  EXPECT_EQ(read->job.command[5], "\xff\xfe not utf-8");
+  EXPECT_EQ(read->job.command[6], std::string("nul\0inside", 10));
+  EXPECT_EQ(read->checkpoints[0].file_io[0].path, "/ckpt/step-100/模型-🚀.pt");
+  EXPECT_EQ(read->io_calls[2].ret, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(read->tcp_samples[1].new_state, -7);
+  EXPECT_EQ(read->job.exit_code, -1);
+  EXPECT_FALSE(read->job.exit_signal.has_value());
+}
+
+TEST_F(TraceStoreTest, ComparatorCatchesADifference) {
+  // Guards the round-trip test: a changed field must show up by name.
+  Trace a = full_trace();
+  Trace b = a;
+  b.checkpoints[0].file_io[1].last_ns = 1;
+  b.checkpoints[0].stages[3].max_Bps = 0.0;
+  b.job.exit_signal = 9;
+  EXPECT_THAT(diff_traces(a, b),
+              ElementsAre("job.exit_signal", "checkpoints[0].stages[3].max_Bps (presence)",
+                          "checkpoints[0].file_io[1].last_ns"));
+  Trace c = a;
+  c.checkpoints[0].stages[0].max_Bps = std::nextafter(0.1 + 0.2, 1.0);  // one ulp away
+  c.io_calls.pop_back();
+  EXPECT_THAT(diff_traces(a, c), ElementsAre("checkpoints[0].stages[0].max_Bps", "io_calls size"));
+}
+
+TEST_F(TraceStoreTest, UnsignedAbove2To63IsStoredTwosComplementAndDocumentedSo) {
+  Trace t;
+  t.checkpoints.push_back({});
+  t.checkpoints[0].id = kAbove63;
+  const std::string path = file("u64.db");
+  ASSERT_TRUE(write_trace(path, t));
+  EXPECT_EQ(query_text(path, "SELECT id FROM checkpoints"),
+            std::to_string(static_cast<int64_t>(kAbove63)));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->checkpoints[0].id, kAbove63);
+}
+
+TEST_F(TraceStoreTest, EmptyTraceRoundTrips) {
+  const std::string path = file("empty.db");
+  ASSERT_TRUE(write_trace(path, Trace{}));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(Trace{}, *read), IsEmpty());
+}
+
+TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
+  const std::string path = file("meta.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "1");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+  EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
+              ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
+  EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
+            1'600'000'000'000'000'000LL);
+  EXPECT_EQ(query_text(path, "SELECT command FROM job"),
+            "[\"python\",\"train.py\",\"--name=run \\\"1\\\" \\\\ 'x'\",\"tab\\there\\n\","
+            "\"naïve-模型-🚀\",\"\xff\xfe not utf-8\",\"nul\\u0000inside\",\"\"]");
+  EXPECT_EQ(query_text(path, "SELECT root_pids FROM job"), "[1,4242,4294967295]");
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM failures WHERE owner_checkpoint_id IS NULL"),
+            "2");
+  EXPECT_EQ(query_text(path, "PRAGMA journal_mode"), "delete");
+}
+
+TEST_F(TraceStoreTest, WriteReplacesAnExistingFileAndItsStaleWal) {
+  const std::string path = file("replace.db");
+  write_text(path, "an older file that is not even a trace");
+  write_text(path + "-wal", "a stale write-ahead log SQLite must not replay");
+  Trace t = full_trace();
+  ASSERT_TRUE(write_trace(path, t));
+  t.io_calls.resize(1);
+  t.checkpoints.resize(1);
+  ASSERT_TRUE(write_trace(path, t));
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(t, *read), IsEmpty());
+  // No temporary files left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST_F(TraceStoreTest, FailedWriteLeavesThePreviousTraceIntact) {
+  const std::string path = file("keep.db");
+  const Trace good = full_trace();
+  ASSERT_TRUE(write_trace(path, good));
+  Trace bad = good;
+  bad.checkpoints[1].id = bad.checkpoints[0].id;  // ids must be unique
+  auto written = write_trace(path, bad);
+  ASSERT_FALSE(written);
+  EXPECT_THAT(written.error().message, HasSubstr("checkpoint 1"));
+  EXPECT_THAT(written.error().message, HasSubstr("'" + path + "'"));
+  EXPECT_THAT(written.error().message, HasSubstr("UNIQUE"));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(good, *read), IsEmpty());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST_F(TraceStoreTest, WriteIntoMissingDirectoryFailsWithThePath) {
+  const std::string path = file("no/such/dir/t.db");
+  auto written = write_trace(path, full_trace());
+  ASSERT_FALSE(written);
+  EXPECT_THAT(written.error().message, HasSubstr("cannot create trace file '" + path + "'"));
+}
+
+TEST_F(TraceStoreTest, ManyIoCallsRoundTrip) {
+  Trace t;
+  t.io_calls.resize(200'000);
+  for (size_t i = 0; i < t.io_calls.size(); ++i) {
+    IoCallRecord& c = t.io_calls[i];
+    c.start_ns = i * 1000;
+    c.end_ns = i * 1000 + 500;
+    c.tgid = 10;
+    c.tid = static_cast<uint32_t>(11 + i % 8);
+    c.op = i % 2 ? "write" : "read";
+    c.ret = static_cast<int64_t>(i);
+    c.bytes = i;
+    c.path = "/ckpt/shard-" + std::to_string(i % 16) + ".pt";
+    if (i % 3) c.checkpoint_id = i / 1000;
+  }
+  const std::string path = file("many.db");
+  ASSERT_TRUE(write_trace(path, t));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(t, *read), IsEmpty());
+}
+
+// ---- TraceWriter ----
+
+TEST_F(TraceStoreTest, IncrementalWriterThenReadGivesTheSameTrace) {
+  const Trace full = full_trace();
+  const std::string path = file("incremental.db");
+  auto w = TraceWriter::open(path);
+  ASSERT_TRUE(w) << w.error().message;
+
+  JobRecord running = full.job;
+  running.end_mono_ns = 0;
+  running.exit_code.reset();
+  ASSERT_TRUE(w->write_job(running));
+  ASSERT_TRUE(w->append_io_calls({full.io_calls[0]}));
+  ASSERT_TRUE(w->append_checkpoint(full.checkpoints[0]));
+  ASSERT_TRUE(w->commit());
+  ASSERT_TRUE(w->append_io_calls({full.io_calls[1], full.io_calls[2]}));
+  ASSERT_TRUE(w->append_failure(full.failures[0]));
+  // A connection updated in place keeps its position and ends with the last values.
+  ConnectionRecord early = full.connections[0];
+  early.bytes_sent = 1;
+  early.link_max_Bps.reset();
+  ASSERT_TRUE(w->upsert_connection(early));
+  ASSERT_TRUE(w->append_connection(full.connections[1]));
+  ASSERT_TRUE(w->upsert_connection(full.connections[0]));
+  ASSERT_TRUE(w->append_tcp_samples({full.tcp_samples[0]}));
+  ASSERT_TRUE(w->set_drops({{"jobio", "ringbuf_full", 99}}));
+  ASSERT_TRUE(w->commit());
+  ASSERT_TRUE(w->append_checkpoint(full.checkpoints[1]));
+  ASSERT_TRUE(w->append_failure(full.failures[1]));
+  ASSERT_TRUE(w->append_tcp_samples({full.tcp_samples[1]}));
+  ASSERT_TRUE(w->set_drops(full.drops));  // replaces, not appends
+  ASSERT_TRUE(w->write_job(full.job));    // the final job row replaces the running one
+  auto closed = w->close();
+  ASSERT_TRUE(closed) << closed.error().message;
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(full, *read), IsEmpty());
+}
+
+TEST_F(TraceStoreTest, ReadersSeeOnlyCommittedBatches) {
+  const Trace full = full_trace();
+  const std::string path = file("live.db");
+  auto w = TraceWriter::open(path);
+  ASSERT_TRUE(w) << w.error().message;
+
+  auto fresh = read_trace(path);  // schema is committed at open
+  ASSERT_TRUE(fresh) << fresh.error().message;
+  EXPECT_THAT(fresh->checkpoints, IsEmpty());
+
+  ASSERT_TRUE(w->write_job(full.job));
+  ASSERT_TRUE(w->append_checkpoint(full.checkpoints[0]));
+  ASSERT_TRUE(w->commit());
+  ASSERT_TRUE(w->append_checkpoint(full.checkpoints[1]));
+
+  auto mid = read_trace(path);
+  ASSERT_TRUE(mid) << mid.error().message;
+  ASSERT_THAT(mid->checkpoints, SizeIs(1));
+  EXPECT_EQ(mid->checkpoints[0].stages.size(), 4u);
+  EXPECT_EQ(mid->job.command, full.job.command);
+
+  ASSERT_TRUE(w->commit());
+  auto after = read_trace(path);
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_THAT(after->checkpoints, SizeIs(2));
+}
+
+TEST_F(TraceStoreTest, KilledWriterKeepsEverythingUpToItsLastCommit) {
+  const Trace full = full_trace();
+  const std::string path = file("killed.db");
+  pid_t child = ::fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    // No gtest in the child: report through the exit code, and leave with
+    // _exit so no destructor gets to tidy up, as with SIGKILL.
+    auto w = TraceWriter::open(path);
+    if (!w) ::_exit(10);
+    if (!w->write_job(full.job) || !w->append_checkpoint(full.checkpoints[0]) ||
+        !w->append_io_calls(full.io_calls) || !w->commit()) {
+      ::_exit(11);
+    }
+    if (!w->append_checkpoint(full.checkpoints[1]) || !w->append_failure(full.failures[0])) {
+      ::_exit(12);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  Trace expected;
+  expected.job = full.job;
+  expected.checkpoints = {full.checkpoints[0]};
+  expected.io_calls = full.io_calls;
+  EXPECT_THAT(diff_traces(expected, *read), IsEmpty());
+}
+
+TEST_F(TraceStoreTest, FailedAppendChangesNothingAndTheWriterGoesOn) {
+  const Trace full = full_trace();
+  const std::string path = file("dup.db");
+  auto w = TraceWriter::open(path);
+  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_TRUE(w->append_checkpoint(full.checkpoints[0]));
+  CheckpointRecord again = full.checkpoints[1];
+  again.id = full.checkpoints[0].id;
+  auto dup = w->append_checkpoint(again);
+  ASSERT_FALSE(dup);
+  EXPECT_THAT(dup.error().message, HasSubstr("cannot write checkpoint 1 to trace '" + path + "'"));
+  ASSERT_TRUE(w->append_checkpoint(full.checkpoints[1]));
+  ASSERT_TRUE(w->close());
+
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  Trace expected;
+  expected.checkpoints = full.checkpoints;
+  EXPECT_THAT(diff_traces(expected, *read), IsEmpty());
+}
+
+TEST_F(TraceStoreTest, WriterIsMovableAndClosedWritersRefuseWork) {
+  const std::string path = file("moved.db");
+  auto opened = TraceWriter::open(path);
+  ASSERT_TRUE(opened) << opened.error().message;
+  TraceWriter w = std::move(opened).value();
+  ASSERT_TRUE(w.set_drops({{"tcp", "ringbuf_full", 5}}));
+  TraceWriter moved = std::move(w);
+  ASSERT_TRUE(moved.commit());
+
+  auto stale = w.commit();  // NOLINT(bugprone-use-after-move): the point of the test
+  ASSERT_FALSE(stale);
+  EXPECT_THAT(stale.error().message, HasSubstr("is closed"));
+
+  ASSERT_TRUE(moved.close());
+  auto late = moved.append_failure({});
+  ASSERT_FALSE(late);
+  EXPECT_THAT(late.error().message, HasSubstr("trace writer for '" + path + "' is closed"));
+
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_THAT(read->drops, SizeIs(1));
+  EXPECT_EQ(read->drops[0].count, 5u);
+}
+
+TEST_F(TraceStoreTest, DestructorCommitsPendingWork) {
+  const std::string path = file("raii.db");
+  {
+    auto w = TraceWriter::open(path);
+    ASSERT_TRUE(w) << w.error().message;
+    ASSERT_TRUE(w->append_failure({"eio", 5, "read = -EIO", std::nullopt}));
+  }
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_THAT(read->failures, SizeIs(1));
+  EXPECT_EQ(read->failures[0].evidence, "read = -EIO");
+}
+
+TEST_F(TraceStoreTest, OpenReplacesAnOldTrace) {
+  const std::string path = file("reopen.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  {
+    auto w = TraceWriter::open(path);
+    ASSERT_TRUE(w) << w.error().message;
+  }
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(Trace{}, *read), IsEmpty());
+}
+
+// ---- errors ----
+
+TEST_F(TraceStoreTest, MissingFile) {
+  const std::string path = file("nope.db");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("trace file '" + path + "' does not exist"));
+}
+
+TEST_F(TraceStoreTest, TextFileIsNotATrace) {
+  const std::string path = file("notes.txt");
+  write_text(path,
+             "these are my notes, not a database\n"
+             "they go on for a while so SQLite reads a full header from them ...........\n");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("'" + path + "' is not a ckptscope trace: "));
+  EXPECT_THAT(read.error().message, HasSubstr("not a database"));
+}
+
+TEST_F(TraceStoreTest, EmptyFileIsNotATrace) {
+  const std::string path = file("zero.db");
+  write_text(path, "");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("'" + path + "' is not a ckptscope trace: "));
+}
+
+TEST_F(TraceStoreTest, TruncatedTraceIsReportedNotCrashedOn) {
+  const std::string path = file("truncated.db");
+  Trace t = full_trace();
+  for (int i = 0; i < 2000; ++i) t.io_calls.push_back(t.io_calls[0]);
+  ASSERT_TRUE(write_trace(path, t));
+  const auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size / 2);
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("'" + path + "' is not a ckptscope trace: "));
+}
+
+TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
+  const std::string path = file("future.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path, "PRAGMA user_version = 99");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message,
+              HasSubstr("'" + path +
+                        "' has trace schema version 99, this ckptscope reads up to 1: "
+                        "upgrade ckptscope"));
+}
+
+TEST_F(TraceStoreTest, ForeignSqliteDatabaseIsNotATrace) {
+  const std::string path = file("other.sqlite");
+  exec_sql(path, "CREATE TABLE recipes (name TEXT)");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("'" + path + "' is not a ckptscope trace: "));
+  EXPECT_THAT(read.error().message, HasSubstr("without a ckptscope schema"));
+}
+
+TEST_F(TraceStoreTest, MissingTableIsNamed) {
+  const std::string path = file("partial.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path, "DROP TABLE tcp_samples");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("'" + path + "'"));
+  EXPECT_THAT(read.error().message, HasSubstr("table 'tcp_samples' is missing"));
+}
+
+TEST_F(TraceStoreTest, MissingColumnIsNamed) {
+  const std::string path = file("column.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  // Rebuilt rather than ALTER TABLE DROP COLUMN, which needs SQLite 3.35.
+  exec_sql(path,
+           "CREATE TABLE t AS SELECT seq, start_ns, end_ns, tgid, op, ret, bytes, path, "
+           "checkpoint_id FROM io_calls; DROP TABLE io_calls; ALTER TABLE t RENAME TO io_calls");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("io_calls"));
+  EXPECT_THAT(read.error().message, HasSubstr("tid"));
+}
+
+TEST_F(TraceStoreTest, BadValuesAreReportedNotTrusted) {
+  struct Case {
+    std::string sql;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"UPDATE checkpoints SET direction = 'sideways' WHERE id = 1",
+       "checkpoint 1 has unknown direction 'sideways'"},
+      {"UPDATE job SET command = '[\"python\", 3]'", "job.command"},
+      // CREATE TABLE ... AS drops the NOT NULL constraints, letting a NULL in.
+      {"CREATE TABLE j AS SELECT * FROM job; DROP TABLE job; ALTER TABLE j RENAME TO job; "
+       "UPDATE job SET command = NULL",
+       "job.command"},
+      {"UPDATE job SET root_pids = '[-1]'", "job.root_pids"},
+      {"UPDATE stages SET checkpoint_id = 77 WHERE ordinal = 0", "checkpoint 77"},
+      {"UPDATE files SET checkpoint_id = 78", "checkpoint 78"},
+      {"UPDATE failures SET owner_checkpoint_id = 79", "checkpoint 79"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.sql);
+    const std::string path = file("bad.db");
+    ASSERT_TRUE(write_trace(path, full_trace()));
+    exec_sql(path, c.sql);
+    auto read = read_trace(path);
+    ASSERT_FALSE(read);
+    EXPECT_THAT(read.error().message, HasSubstr("'" + path + "' is a damaged ckptscope trace: "));
+    EXPECT_THAT(read.error().message, HasSubstr(c.expected));
+  }
+}
+
+TEST_F(TraceStoreTest, CorruptBytesNeverCrashTheReader) {
+  const std::string path = file("base.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  const std::string original = read_bytes(path);
+  ASSERT_GT(original.size(), 4096u);
+  int errors = 0;
+  // Scribble over every 97th 32-byte window: headers, b-tree pages, cells.
+  for (size_t at = 0; at + 32 <= original.size(); at += 97 * 32 / 8) {
+    std::string damaged = original;
+    for (size_t i = 0; i < 32; ++i) damaged[at + i] = static_cast<char>(0xA5 ^ (i * 37));
+    const std::string bad = file("corrupt.db");
+    write_text(bad, damaged);
+    auto read = read_trace(bad);  // either answer is fine; crashing is not
+    if (!read) {
+      ++errors;
+      EXPECT_THAT(read.error().message, HasSubstr("'" + bad + "'"));
+    }
+  }
+  EXPECT_GT(errors, 0);
+}
+
+// ---- the JSON text of job.command / job.root_pids ----
+
+TEST(JsonTextTest, StringsRoundTripByteForByte) {
+  const std::vector<std::string> values = {
+      "", "plain", "q\"b\\s/", "\n\t\r\b\f", std::string("\0\x01\x1f\x7f", 4), "é模🚀", "\xff\xc0"};
+  EXPECT_EQ(json_text::decode_strings(json_text::encode_strings(values)), values);
+  EXPECT_EQ(json_text::encode_strings({}), "[]");
+  EXPECT_EQ(json_text::encode_strings({"a\"b", "\x01"}), "[\"a\\\"b\",\"\\u0001\"]");
+}
+
+TEST(JsonTextTest, DecodesStandardJsonEscapes) {
+  EXPECT_EQ(json_text::decode_strings(R"( [ "caf\u00e9" , "\ud83d\ude80", "\/" ] )"),
+            (std::vector<std::string>{"café", "🚀", "/"}));
+  EXPECT_EQ(json_text::decode_u32s(" [ 1 , 4294967295 ] "),
+            (std::vector<uint32_t>{1, 4294967295u}));
+  EXPECT_EQ(json_text::decode_u32s("[]"), std::vector<uint32_t>{});
+}
+
+TEST(JsonTextTest, RejectsMalformedText) {
+  for (const char* bad :
+       {"", "[", "[\"a\"", "[\"a\",]", "[\"a\"] x", "[\"\\ud83d\"]", "[\"\\ude80\"]", "[\"\\u12\"]",
+        "[\"\\q\"]", "[\"raw\nnewline\"]", "[1]", "{}", "null"}) {
+    EXPECT_FALSE(json_text::decode_strings(bad).has_value()) << bad;
+  }
+  for (const char* bad : {"[4294967296]", "[-1]", "[1.5]", "[\"1\"]", "[1,]", "1"}) {
+    EXPECT_FALSE(json_text::decode_u32s(bad).has_value()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace ckpt
