@@ -108,7 +108,7 @@ struct {
 struct thread_cpu {
 	__u64 window_start_ns; /* start of the not-yet-reported window */
 	__u64 oncpu_since_ns;  /* 0 while off CPU or inside an I/O call */
-	__u64 acc_ns;          /* on-CPU ns outside I/O since window_start_ns */
+	__u64 acc_ns;	       /* on-CPU ns outside I/O since window_start_ns */
 	__u32 in_io;
 	__u32 pad;
 };
@@ -299,16 +299,16 @@ static __always_inline int fd_call_exit(long ret)
 	return 0;
 }
 
-#define FD_CALL(name, op, requested_arg)                                                           \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
-	int enter_##name(struct trace_event_raw_sys_enter *ctx)                                    \
-	{                                                                                          \
-		return fd_call_enter(op, (long)ctx->args[0], (requested_arg));                      \
-	}                                                                                          \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
-	int exit_##name(struct trace_event_raw_sys_exit *ctx)                                      \
-	{                                                                                          \
-		return fd_call_exit(ctx->ret);                                                      \
+#define FD_CALL(name, op, requested_arg)                                       \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                            \
+	int enter_##name(struct trace_event_raw_sys_enter *ctx)                \
+	{                                                                      \
+		return fd_call_enter(op, (long)ctx->args[0], (requested_arg)); \
+	}                                                                      \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                             \
+	int exit_##name(struct trace_event_raw_sys_exit *ctx)                  \
+	{                                                                      \
+		return fd_call_exit(ctx->ret);                                 \
 	}
 
 FD_CALL(read, CKPT_OP_READ, ctx->args[2])
@@ -399,7 +399,8 @@ static __always_inline int path_call_exit(long ret)
 	__builtin_memcpy(rec->path, call->path, sizeof(rec->path));
 	__builtin_memcpy(rec->path2, call->path2, sizeof(rec->path2));
 	if (call->op == CKPT_OP_OPEN && ret >= 0) {
-		struct file *file = ckpt_fd_to_file((struct task_struct *)bpf_get_current_task(), (int)ret);
+		struct file *file =
+		    ckpt_fd_to_file((struct task_struct *)bpf_get_current_task(), (int)ret);
 		struct inode *inode = file ? BPF_CORE_READ(file, f_inode) : NULL;
 
 		if (inode) {
@@ -416,17 +417,17 @@ static __always_inline int path_call_exit(long ret)
 #define AT_FDCWD_ARG (-100L)
 #define NO_PATH ((const char *)0)
 
-#define PATH_CALL(name, op, dirfd, path, dirfd2, path2, flags)                                     \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
-	int enter_##name(struct trace_event_raw_sys_enter *ctx)                                    \
-	{                                                                                          \
-		return path_call_enter(op, (dirfd), (const char *)(path), (dirfd2),                 \
-				       (const char *)(path2), (__u32)(flags));                      \
-	}                                                                                          \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
-	int exit_##name(struct trace_event_raw_sys_exit *ctx)                                      \
-	{                                                                                          \
-		return path_call_exit(ctx->ret);                                                    \
+#define PATH_CALL(name, op, dirfd, path, dirfd2, path2, flags)                      \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                 \
+	int enter_##name(struct trace_event_raw_sys_enter *ctx)                     \
+	{                                                                           \
+		return path_call_enter(op, (dirfd), (const char *)(path), (dirfd2), \
+				       (const char *)(path2), (__u32)(flags));      \
+	}                                                                           \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                  \
+	int exit_##name(struct trace_event_raw_sys_exit *ctx)                       \
+	{                                                                           \
+		return path_call_exit(ctx->ret);                                    \
 	}
 
 /* O_CREAT|O_WRONLY|O_TRUNC, what creat() means. */
@@ -498,7 +499,8 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		} else {
 			struct thread_cpu fresh = {.window_start_ns = now, .oncpu_since_ns = now};
 
-			if (bpf_map_update_elem(&thread_cpus, &tid, &fresh, BPF_NOEXIST) == -7 /* -E2BIG: the map is full */)
+			if (bpf_map_update_elem(&thread_cpus, &tid, &fresh, BPF_NOEXIST) ==
+			    -7 /* -E2BIG: the map is full */)
 				count_drop(CKPT_DROP_THREAD_FULL);
 		}
 	}
@@ -559,7 +561,8 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	bpf_map_delete_elem(&fd_calls, &tid);
 	bpf_map_delete_elem(&path_calls, &tid);
 	if (!ckpt_task_group_dead(task)) {
-		emit_proc(CKPT_PROC_THREAD_EXIT, tgid, tid, 0, BPF_CORE_READ(task, exit_code), task);
+		emit_proc(CKPT_PROC_THREAD_EXIT, tgid, tid, 0, BPF_CORE_READ(task, exit_code),
+			  task);
 		return 0;
 	}
 	emit_proc(CKPT_PROC_EXIT, tgid, tid, 0, BPF_CORE_READ(task, exit_code), task);

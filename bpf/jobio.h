@@ -67,25 +67,25 @@ struct ckpt_record_header {
 
 struct ckpt_io_record {
 	struct ckpt_record_header hdr;
-	__s64 ret;        /* bytes moved, 0, or -errno */
-	__u64 requested;  /* count argument (0 for fsync/close) */
-	__u64 dev;        /* kernel dev_t of the file's super block */
+	__s64 ret;	 /* bytes moved, 0, or -errno */
+	__u64 requested; /* count argument (0 for fsync/close) */
+	__u64 dev;	 /* kernel dev_t of the file's super block */
 	__u64 ino;
 	__s32 fd;
-	__u32 file_type;  /* enum ckpt_file_type */
+	__u32 file_type; /* enum ckpt_file_type */
 };
 
 struct ckpt_path_record {
 	struct ckpt_record_header hdr;
-	__s64 ret;        /* fd for open, 0, or -errno */
-	__u64 dev;        /* file identity after a successful open, else 0 */
+	__s64 ret; /* fd for open, 0, or -errno */
+	__u64 dev; /* file identity after a successful open, else 0 */
 	__u64 ino;
-	__s32 dirfd;      /* AT_FDCWD (-100) or a directory fd */
-	__s32 dirfd2;     /* rename: the new name's directory fd */
-	__u32 flags;      /* open flags, or AT_/RENAME_ flags */
-	__u32 file_type;  /* enum ckpt_file_type, after a successful open */
-	__u16 path_len;   /* bytes copied into path, with the NUL; 0 if unreadable */
-	__u16 path2_len;  /* rename: the new name */
+	__s32 dirfd;	 /* AT_FDCWD (-100) or a directory fd */
+	__s32 dirfd2;	 /* rename: the new name's directory fd */
+	__u32 flags;	 /* open flags, or AT_/RENAME_ flags */
+	__u32 file_type; /* enum ckpt_file_type, after a successful open */
+	__u16 path_len;	 /* bytes copied into path, with the NUL; 0 if unreadable */
+	__u16 path2_len; /* rename: the new name */
 	__u32 pad;
 	char path[CKPT_PATH_MAX];
 	char path2[CKPT_PATH_MAX];
@@ -120,9 +120,9 @@ enum ckpt_jobio_drop {
 
 /* Which processes are traced; set before load (rodata). */
 enum ckpt_filter_mode {
-	CKPT_FILTER_TGIDS = 0,  /* the tgid set in `traced_tgids`, following fork */
+	CKPT_FILTER_TGIDS = 0,	/* the tgid set in `traced_tgids`, following fork */
 	CKPT_FILTER_CGROUP = 1, /* tasks under the cgroup in `target_cgroup`, plus the set */
-	CKPT_FILTER_ALL = 2,    /* every process but the collector itself */
+	CKPT_FILTER_ALL = 2,	/* every process but the collector itself */
 };
 
 #endif /* CKPTSCOPE_BPF_JOBIO_H */

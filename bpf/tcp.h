@@ -20,8 +20,8 @@ struct ckpt_endpoint_key {
 };
 
 enum ckpt_tcp_event {
-	CKPT_TCP_SAMPLE = 1,     /* periodic, from tcp:tcp_probe */
-	CKPT_TCP_STATE = 2,      /* sock:inet_sock_set_state */
+	CKPT_TCP_SAMPLE = 1,	 /* periodic, from tcp:tcp_probe */
+	CKPT_TCP_STATE = 2,	 /* sock:inet_sock_set_state */
 	CKPT_TCP_RETRANSMIT = 3, /* tcp:tcp_retransmit_skb */
 	CKPT_TCP_RESET_SENT = 4, /* tcp:tcp_send_reset */
 	CKPT_TCP_RESET_RECV = 5, /* tcp:tcp_receive_reset */

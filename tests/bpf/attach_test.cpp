@@ -16,9 +16,10 @@ namespace {
 
 // Starts `sh -c 'sleep DELAY; WORKLOAD...'` in the background; returns its pid.
 pid_t start_delayed_job(const ScratchDir& dir, const std::string& delay) {
-  std::string cmd = "sleep " + delay + "; " +
-                    join({kWorkload, "--dir", dir / "ckpt", "--shards", "3", "--shard-size", "1M",
-                          "--checkpoints", "1", "--gap-ms", "1200", "--ground-truth", dir / "truth.json"});
+  std::string cmd =
+      "sleep " + delay + "; " +
+      join({kWorkload, "--dir", dir / "ckpt", "--shards", "3", "--shard-size", "1M",
+            "--checkpoints", "1", "--gap-ms", "1200", "--ground-truth", dir / "truth.json"});
   std::string launch = join({"/bin/sh", "-c", cmd}) + " >/dev/null 2>&1 & echo $!";
   FILE* p = popen(launch.c_str(), "r");
   int pid = 0;
@@ -35,7 +36,8 @@ TEST(AttachTest, FollowsAPidAndItsChildrenUntilTheyAreGone) {
   pid_t job = start_delayed_job(dir, "1");
   ASSERT_GT(job, 0);
   auto start = std::chrono::steady_clock::now();
-  auto r = run({kCkptscope, "attach", "--pid", std::to_string(job), "--trace", dir / "trace.db"}, dir);
+  auto r =
+      run({kCkptscope, "attach", "--pid", std::to_string(job), "--trace", dir / "trace.db"}, dir);
   auto took = std::chrono::steady_clock::now() - start;
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_LT(took, std::chrono::seconds(30)) << "stopped when the job ended";
@@ -84,7 +86,8 @@ TEST(AttachTest, FollowsACgroup) {
   ASSERT_EQ(fscanf(p, "%d", &pid), 1);
   pclose(p);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto r = run({kCkptscope, "attach", "--cgroup", cg, "--trace", dir / "trace.db", "--duration", "20"}, dir);
+  auto r = run(
+      {kCkptscope, "attach", "--cgroup", cg, "--trace", dir / "trace.db", "--duration", "20"}, dir);
   rmdir(cg.c_str());
   ASSERT_EQ(r.code, 0) << r.err;
   Trace t = read_trace_or_fail(dir / "trace.db");
@@ -100,7 +103,8 @@ TEST(AttachTest, BadTargetsAreClearErrors) {
   auto gone = run({kCkptscope, "attach", "--pid", "999999999", "--trace", dir / "t.db"}, dir);
   EXPECT_EQ(gone.code, 2);
   EXPECT_THAT(gone.err, ::testing::HasSubstr("no such process"));
-  auto notcg = run({kCkptscope, "attach", "--cgroup", dir.path().string(), "--trace", dir / "t.db"}, dir);
+  auto notcg =
+      run({kCkptscope, "attach", "--cgroup", dir.path().string(), "--trace", dir / "t.db"}, dir);
   EXPECT_EQ(notcg.code, 2);
   EXPECT_THAT(notcg.err, ::testing::HasSubstr("not a cgroup"));
 }

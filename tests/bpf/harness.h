@@ -52,7 +52,8 @@ class ScratchDir {
     // Under the build tree's disk, not /tmp (which may be tmpfs): tests
     // about storage want a real file system.
     std::string tmpl = (std::filesystem::temp_directory_path() / "ckptscope-test-XXXXXX").string();
-    if (const char* d = std::getenv("CKPTSCOPE_TEST_TMP")) tmpl = std::string(d) + "/ckptscope-test-XXXXXX";
+    if (const char* d = std::getenv("CKPTSCOPE_TEST_TMP"))
+      tmpl = std::string(d) + "/ckptscope-test-XXXXXX";
     path_ = mkdtemp(tmpl.data());
   }
   ~ScratchDir() {
@@ -60,7 +61,9 @@ class ScratchDir {
     std::filesystem::remove_all(path_, ec);
   }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-  [[nodiscard]] std::string operator/(const std::string& rel) const { return (path_ / rel).string(); }
+  [[nodiscard]] std::string operator/(const std::string& rel) const {
+    return (path_ / rel).string();
+  }
 
  private:
   std::filesystem::path path_;
@@ -92,6 +95,8 @@ inline Trace read_trace_or_fail(const std::string& path) {
   return t ? *t : Trace{};
 }
 
-inline nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(slurp(path)); }
+inline nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(slurp(path));
+}
 
 }  // namespace ckpt::test

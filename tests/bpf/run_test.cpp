@@ -40,10 +40,26 @@ const StageRecord* stage(const CheckpointRecord& c, std::string_view name) {
 TEST(RunTest, BytesAndFilesMatchGroundTruthAcrossProcessesAndThreads) {
   REQUIRE_ROOT();
   ScratchDir dir;
-  auto r = run(profiled(dir, {kWorkload, "--dir", dir / "ckpt", "--shards", "7", "--shard-sizes",
-                              "1000001,65536,3M,4097,1M,12345,2M", "--checkpoints", "2",
-                              "--processes", "3", "--threads", "2", "--block-size", "256K",
-                              "--gap-ms", "1500", "--fsync", "--ground-truth", dir / "truth.json"}),
+  auto r = run(profiled(dir, {kWorkload,
+                              "--dir",
+                              dir / "ckpt",
+                              "--shards",
+                              "7",
+                              "--shard-sizes",
+                              "1000001,65536,3M,4097,1M,12345,2M",
+                              "--checkpoints",
+                              "2",
+                              "--processes",
+                              "3",
+                              "--threads",
+                              "2",
+                              "--block-size",
+                              "256K",
+                              "--gap-ms",
+                              "1500",
+                              "--fsync",
+                              "--ground-truth",
+                              dir / "truth.json"}),
                dir);
   ASSERT_EQ(r.code, 0) << r.err;
   auto truth = read_json(dir / "truth.json");
@@ -60,8 +76,9 @@ TEST(RunTest, BytesAndFilesMatchGroundTruthAcrossProcessesAndThreads) {
     // Per file: the bytes each path moved.
     std::map<std::string, uint64_t> want_files;
     for (const auto& f : want["files"])
-      want_files[f["path"].get<std::string>()] =
-          f.contains("bytes_written") ? f["bytes_written"].get<uint64_t>() : f["bytes_read"].get<uint64_t>();
+      want_files[f["path"].get<std::string>()] = f.contains("bytes_written")
+                                                     ? f["bytes_written"].get<uint64_t>()
+                                                     : f["bytes_read"].get<uint64_t>();
     std::map<std::string, uint64_t> got_files;
     for (const auto& f : got.file_io) got_files[f.path] = f.bytes_written + f.bytes_read;
     EXPECT_EQ(got_files, want_files);
@@ -92,10 +109,11 @@ TEST(RunTest, BytesAndFilesMatchGroundTruthAcrossProcessesAndThreads) {
 TEST(RunTest, RenameCommitAndODirect) {
   REQUIRE_ROOT();
   ScratchDir dir;
-  auto r = run(profiled(dir, {kWorkload, "--dir", dir / "ckpt", "--shards", "3", "--shard-size", "2M",
-                              "--checkpoints", "1", "--rename-commit", "--o-direct",
-                              "--block-size", "1M", "--gap-ms", "1200", "--ground-truth", dir / "truth.json"}),
-               dir);
+  auto r =
+      run(profiled(dir, {kWorkload, "--dir", dir / "ckpt", "--shards", "3", "--shard-size", "2M",
+                         "--checkpoints", "1", "--rename-commit", "--o-direct", "--block-size",
+                         "1M", "--gap-ms", "1200", "--ground-truth", dir / "truth.json"}),
+          dir);
   if (r.code == 2 && r.err.find("O_DIRECT") != std::string::npos)
     GTEST_SKIP() << "the scratch file system refuses O_DIRECT: " << r.err;
   ASSERT_EQ(r.code, 0) << r.err;
@@ -113,8 +131,8 @@ TEST(RunTest, RenameCommitAndODirect) {
 TEST(RunTest, SerializeStageSeesTheCpuBeforeWrites) {
   REQUIRE_ROOT();
   ScratchDir dir;
-  auto r = run(profiled(dir, {kWorkload, "--dir", dir / "ckpt", "--shards", "2", "--shard-size", "1M",
-                              "--checkpoints", "1", "--mode", "save", "--serialize-ms", "300",
+  auto r = run(profiled(dir, {kWorkload, "--dir", dir / "ckpt", "--shards", "2", "--shard-size",
+                              "1M", "--checkpoints", "1", "--mode", "save", "--serialize-ms", "300",
                               "--ground-truth", dir / "truth.json"}),
                dir);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -132,9 +150,10 @@ TEST(RunTest, EnospcOnASmallTmpfsIsFlagged) {
   REQUIRE_ROOT();
   ScratchDir dir;
   std::filesystem::create_directories(dir / "small");
-  ASSERT_EQ(mount("tmpfs", (dir / "small").c_str(), "tmpfs", 0, "size=1m"), 0) << std::strerror(errno);
-  auto r = run(profiled(dir, {kWorkload, "--dir", dir / "small/ckpt", "--shards", "2", "--shard-size", "2M",
-                              "--checkpoints", "1", "--mode", "save"}),
+  ASSERT_EQ(mount("tmpfs", (dir / "small").c_str(), "tmpfs", 0, "size=1m"), 0)
+      << std::strerror(errno);
+  auto r = run(profiled(dir, {kWorkload, "--dir", dir / "small/ckpt", "--shards", "2",
+                              "--shard-size", "2M", "--checkpoints", "1", "--mode", "save"}),
                dir);
   umount2((dir / "small").c_str(), MNT_DETACH);
   EXPECT_EQ(r.code, 1) << "the workload's own exit code: " << r.err;
@@ -172,11 +191,13 @@ TEST(RunTest, TcpBytesToALoopbackSinkWithinOnePercent) {
   Trace t = read_trace_or_fail(dir / "trace.db");
   uint64_t seen = 0;
   for (const auto& c : t.connections) seen += c.bytes_sent;
-  EXPECT_NEAR(static_cast<double>(seen), static_cast<double>(sent), 0.01 * static_cast<double>(sent));
+  EXPECT_NEAR(static_cast<double>(seen), static_cast<double>(sent),
+              0.01 * static_cast<double>(sent));
   ASSERT_EQ(t.checkpoints.size(), 1u);
   const StageRecord* tr = stage(t.checkpoints[0], kStageTransport);
   ASSERT_NE(tr, nullptr);
-  EXPECT_NEAR(static_cast<double>(tr->bytes), static_cast<double>(sent), 0.01 * static_cast<double>(sent));
+  EXPECT_NEAR(static_cast<double>(tr->bytes), static_cast<double>(sent),
+              0.01 * static_cast<double>(sent));
   EXPECT_GT(tr->busy_ns, 0u);
 }
 
@@ -190,8 +211,9 @@ class ExitCodeTest : public ::testing::TestWithParam<ExitCase> {};
 TEST_P(ExitCodeTest, JobStatusPassesThroughWhileTraced) {
   REQUIRE_ROOT();
   ScratchDir dir;
-  std::vector<std::string> cmd = {kWorkload, "--dir", dir / "ckpt", "--shards", "1", "--shard-size", "64K",
-                                  "--checkpoints", "1", "--mode", "save", "--gap-ms", "0"};
+  std::vector<std::string> cmd = {
+      kWorkload, "--dir",  dir / "ckpt", "--shards", "1", "--shard-size", "64K", "--checkpoints",
+      "1",       "--mode", "save",       "--gap-ms", "0"};
   cmd.insert(cmd.end(), GetParam().args.begin(), GetParam().args.end());
   auto r = run(profiled(dir, cmd), dir);
   EXPECT_EQ(r.code, GetParam().expect) << r.err;
@@ -210,8 +232,8 @@ TEST(RunTest, SigtermReachesTheJobAndTheTraceIsKept) {
   REQUIRE_ROOT();
   ScratchDir dir;
   // The job saves, then waits; on TERM it exits 42. We TERM the profiler.
-  std::string script = join({kWorkload, "--dir", dir / "ckpt", "--shards", "1", "--shard-size", "1M",
-                             "--checkpoints", "1", "--mode", "save", "--gap-ms", "0"}) +
+  std::string script = join({kWorkload, "--dir", dir / "ckpt", "--shards", "1", "--shard-size",
+                             "1M", "--checkpoints", "1", "--mode", "save", "--gap-ms", "0"}) +
                        "; trap 'exit 42' TERM; while :; do sleep 0.05; done";
   std::string cmd = join(profiled(dir, {"/bin/sh", "-c", script})) + " 2>" + quote(dir / "err") +
                     " & pid=$!; sleep 2.5; kill -TERM $pid; wait $pid";
@@ -251,7 +273,8 @@ TEST(RunTest, CommandNotFoundIs127) {
 TEST(RunTest, BadConfigIsRejectedBeforeTheJobStarts) {
   ScratchDir dir;
   std::ofstream(dir / "bad.json") << R"({"checkpoint": {"quiet_gap_ms": 0}})";
-  auto r = run(profiled(dir, {"/bin/sh", "-c", "touch " + quote(dir / "marker")}, {"--config", dir / "bad.json"}),
+  auto r = run(profiled(dir, {"/bin/sh", "-c", "touch " + quote(dir / "marker")},
+                        {"--config", dir / "bad.json"}),
                dir);
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("checkpoint.quiet_gap_ms"));
@@ -261,8 +284,8 @@ TEST(RunTest, BadConfigIsRejectedBeforeTheJobStarts) {
 TEST(RunTest, SummaryJsonContract) {
   REQUIRE_ROOT();
   ScratchDir dir;
-  auto r = run(profiled(dir, {kWorkload, "--dir", dir / "ckpt", "--shards", "2", "--shard-size", "1M",
-                              "--checkpoints", "1", "--gap-ms", "1200"}),
+  auto r = run(profiled(dir, {kWorkload, "--dir", dir / "ckpt", "--shards", "2", "--shard-size",
+                              "1M", "--checkpoints", "1", "--gap-ms", "1200"}),
                dir);
   ASSERT_EQ(r.code, 0) << r.err;
   auto s = run({kCkptscope, "summary", dir / "trace.db", "--json"}, dir);
@@ -270,8 +293,8 @@ TEST(RunTest, SummaryJsonContract) {
   auto j = nlohmann::json::parse(s.out);
   ASSERT_EQ(j["checkpoints"].size(), 2u);
   for (const auto& c : j["checkpoints"]) {
-    for (const char* key : {"id", "direction", "start_ns", "end_ns", "bytes", "files", "bottleneck", "stages",
-                            "failures"})
+    for (const char* key : {"id", "direction", "start_ns", "end_ns", "bytes", "files", "bottleneck",
+                            "stages", "failures"})
       EXPECT_TRUE(c.contains(key)) << key;
     for (const auto& st : c["stages"])
       for (const char* key : {"name", "bytes", "busy_ns", "bandwidth_Bps", "max_Bps", "max_source",

@@ -107,8 +107,9 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  const uint64_t deadline =
-      target.duration_s > 0 ? job.start_mono_ns + static_cast<uint64_t>(target.duration_s * 1e9) : 0;
+  const uint64_t deadline = target.duration_s > 0
+                                ? job.start_mono_ns + static_cast<uint64_t>(target.duration_s * 1e9)
+                                : 0;
   uint64_t last_liveness_check = 0;
   while (g_stop_signal.load() == 0) {
     collector->pump(100);

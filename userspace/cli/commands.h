@@ -22,11 +22,11 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target);
 int summary_command(const std::string& trace_path, bool json);
 
 struct DemoOptions {
-  std::string dir;        // where the workload writes; a temp dir by default
+  std::string dir;  // where the workload writes; a temp dir by default
   std::string shard_size = "32M";
   int shards = 4;
   int checkpoints = 2;
 };
-int demo_command(TraceFlags flags, const DemoOptions& demo);
+int demo_command(const TraceFlags& flags, const DemoOptions& demo);
 
 }  // namespace ckpt::cli

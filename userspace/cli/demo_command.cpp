@@ -25,7 +25,7 @@ std::string find_workload() {
 
 }  // namespace
 
-int demo_command(TraceFlags flags, const DemoOptions& demo) {
+int demo_command(const TraceFlags& flags, const DemoOptions& demo) {
   std::string dir = demo.dir;
   bool made_temp = false;
   if (dir.empty()) {
@@ -40,11 +40,16 @@ int demo_command(TraceFlags flags, const DemoOptions& demo) {
     made_temp = true;
   }
   std::vector<std::string> command = {find_workload(),
-                                      "--dir", dir,
-                                      "--shards", std::to_string(demo.shards),
-                                      "--shard-size", demo.shard_size,
-                                      "--checkpoints", std::to_string(demo.checkpoints),
-                                      "--serialize-ms", "200",
+                                      "--dir",
+                                      dir,
+                                      "--shards",
+                                      std::to_string(demo.shards),
+                                      "--shard-size",
+                                      demo.shard_size,
+                                      "--checkpoints",
+                                      std::to_string(demo.checkpoints),
+                                      "--serialize-ms",
+                                      "200",
                                       "--fsync"};
   fmt::print(stderr, "ckptscope demo: {} checkpoints of {} x {} shards in {}, saved then loaded\n",
              demo.checkpoints, demo.shards, demo.shard_size, dir);

@@ -1,6 +1,6 @@
 // ckptscope: follow every checkpoint from the job to the storage server.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 
@@ -11,8 +11,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   auto add_trace_flags = [](CLI::App* cmd, TraceFlags& f) {
-    cmd->add_option("--trace", f.trace_path, "SQLite trace file to write (default: ckptscope-DATE-PID.db)");
-    cmd->add_option("--config", f.config_path, "JSON config file (docs/config.md)")->check(CLI::ExistingFile);
+    cmd->add_option("--trace", f.trace_path,
+                    "SQLite trace file to write (default: ckptscope-DATE-PID.db)");
+    cmd->add_option("--config", f.config_path, "JSON config file (docs/config.md)")
+        ->check(CLI::ExistingFile);
     cmd->add_option("--storage-endpoint", f.endpoints,
                     "storage server ADDR:PORT for the transport stage, in addition to the config's "
                     "(default *:2049); repeat for several")
@@ -31,18 +33,22 @@ int main(int argc, char** argv) {
   TraceFlags attach_flags;
   AttachTarget target;
   int pid = 0;
-  auto* attach = app.add_subcommand("attach", "profile a running job until it ends, Ctrl-C or --duration");
+  auto* attach =
+      app.add_subcommand("attach", "profile a running job until it ends, Ctrl-C or --duration");
   add_trace_flags(attach, attach_flags);
-  auto* pid_opt = attach->add_option("--pid", pid, "the job's process id (its descendants are followed)");
-  auto* cg_opt = attach->add_option("--cgroup", target.cgroup, "a cgroup v2 directory (Slurm job, pod)")
-                     ->check(CLI::ExistingDirectory);
+  auto* pid_opt =
+      attach->add_option("--pid", pid, "the job's process id (its descendants are followed)");
+  auto* cg_opt =
+      attach->add_option("--cgroup", target.cgroup, "a cgroup v2 directory (Slurm job, pod)")
+          ->check(CLI::ExistingDirectory);
   pid_opt->excludes(cg_opt);
   attach->add_option("--duration", target.duration_s, "stop after this many seconds")
       ->check(CLI::PositiveNumber);
 
   std::string summary_path;
   bool summary_json = false;
-  auto* summary = app.add_subcommand("summary", "print what happened, per checkpoint, from a trace");
+  auto* summary =
+      app.add_subcommand("summary", "print what happened, per checkpoint, from a trace");
   summary->add_option("trace", summary_path, "the trace file")->required();
   summary->add_flag("--json", summary_json, "JSON instead of a table");
 
@@ -50,9 +56,11 @@ int main(int argc, char** argv) {
   DemoOptions demo;
   auto* demo_cmd = app.add_subcommand("demo", "profile the bundled synthetic checkpoint workload");
   add_trace_flags(demo_cmd, demo_flags);
-  demo_cmd->add_option("--dir", demo.dir, "where the workload writes (default: a new directory here)");
+  demo_cmd->add_option("--dir", demo.dir,
+                       "where the workload writes (default: a new directory here)");
   demo_cmd->add_option("--shard-size", demo.shard_size, "size of each shard (e.g. 32M)");
-  demo_cmd->add_option("--shards", demo.shards, "shards per checkpoint")->check(CLI::PositiveNumber);
+  demo_cmd->add_option("--shards", demo.shards, "shards per checkpoint")
+      ->check(CLI::PositiveNumber);
   demo_cmd->add_option("--checkpoints", demo.checkpoints, "checkpoints to save and load")
       ->check(CLI::PositiveNumber);
 

@@ -37,7 +37,8 @@ int run_command(const TraceFlags& flags, const std::vector<std::string>& command
   if (collector) {
     auto started = collector->start(make_probe_options(*config), KernelFeatures::probe());
     if (!started)
-      warn(fmt::format("warning: nothing will be traced, the job runs anyway: {}", started.error().message));
+      warn(fmt::format("warning: nothing will be traced, the job runs anyway: {}",
+                       started.error().message));
     for (const auto& note : collector->notes()) warn("note: " + note);
     if (auto ok = collector->trace_tgid(static_cast<uint32_t>(child->pid())); !ok)
       warn("warning: " + ok.error().message);

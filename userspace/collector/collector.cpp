@@ -13,7 +13,8 @@ constexpr uint64_t kCommitEveryNs = 1'000'000'000;
 
 }  // namespace
 
-Expected<std::unique_ptr<Collector>> Collector::create(const Config& config, const std::string& trace_path,
+Expected<std::unique_ptr<Collector>> Collector::create(const Config& config,
+                                                       const std::string& trace_path,
                                                        JobRecord job) {
   auto writer = TraceWriter::open(trace_path);
   if (!writer) return make_error(fmt::format("trace {}: {}", trace_path, writer.error().message));
@@ -40,7 +41,8 @@ Expected<void> Collector::start(const ProbeOptions& options, const KernelFeature
       [tcp_raw](const void* d, size_t n) { tcp_raw->on_record(d, n); });
   StageAvailability available;
   if (!probes) {
-    stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima), available);
+    stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
+                                           available);
     trace_.job.traced = false;
     trace_.job.trace_warning = probes.error().message;
     (void)writer_.write_job(trace_.job);
@@ -51,7 +53,8 @@ Expected<void> Collector::start(const ProbeOptions& options, const KernelFeature
   notes_ = probes_->notes();
   available.job_io = true;
   available.transport = probes_->tcp_enabled();
-  stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima), available);
+  stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
+                                         available);
   jobio_source_ = static_cast<RecordSource*>(&sources_.add(std::move(jobio)));
   tcp_source_ = static_cast<RecordSource*>(&sources_.add(std::move(tcp)));
   trace_.job.traced = true;
@@ -148,7 +151,8 @@ Expected<Trace> Collector::finish(const JobRecord& job) {
   if (auto ok = writer_.write_job(trace_.job); !ok) return ok.error();
   if (auto ok = writer_.commit(); !ok) return ok.error();
   if (write_errors_ > 0)
-    return make_error(fmt::format("{} writes to the trace failed; it may be incomplete", write_errors_));
+    return make_error(
+        fmt::format("{} writes to the trace failed; it may be incomplete", write_errors_));
   return trace_;
 }
 

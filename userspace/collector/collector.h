@@ -24,9 +24,9 @@ namespace ckpt {
 class Collector : public EventSink {
  public:
   // Opens the trace file; an error names the file and why.
-  static Expected<std::unique_ptr<Collector>> create(const Config& config, const std::string& trace_path,
-                                                     JobRecord job);
-  ~Collector();
+  static Expected<std::unique_ptr<Collector>> create(const Config& config,
+                                                     const std::string& trace_path, JobRecord job);
+  ~Collector() override;
 
   // Loads the probes. On error the collector still records the job
   // (traced=false and the reason), so the job can run untraced.

@@ -16,8 +16,8 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}             // NOLINT(google-explicit-constructor)
-  Expected(Error error) : v_(std::move(error)) {}         // NOLINT(google-explicit-constructor)
+  Expected(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Expected(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -40,7 +40,8 @@ template <>
 class [[nodiscard]] Expected<void> {
  public:
   Expected() = default;
-  Expected(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+  Expected(Error error)
+      : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool has_value() const { return ok_; }
   explicit operator bool() const { return ok_; }

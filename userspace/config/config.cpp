@@ -52,26 +52,29 @@ class Section {
   Expected<uint64_t> positive_integer(const std::string& key) const {
     const json& v = j_.at(key);
     if (!v.is_number_integer() || v.get<int64_t>() <= 0)
-      return make_error(fmt::format("{}: must be a positive integer (got {})", field(key), v.dump()));
+      return make_error(
+          fmt::format("{}: must be a positive integer (got {})", field(key), v.dump()));
     return v.get<uint64_t>();
   }
   Expected<std::vector<std::string>> string_list(const std::string& key, bool allow_empty) const {
     const json& v = j_.at(key);
     if (!v.is_array())
-      return make_error(fmt::format("{}: must be a list of strings (got {})", field(key), v.dump()));
+      return make_error(
+          fmt::format("{}: must be a list of strings (got {})", field(key), v.dump()));
     std::vector<std::string> out;
     for (const auto& item : v) {
       if (!item.is_string() || item.get<std::string>().empty())
-        return make_error(
-            fmt::format("{}: every entry must be a non-empty string (got {})", field(key), item.dump()));
+        return make_error(fmt::format("{}: every entry must be a non-empty string (got {})",
+                                      field(key), item.dump()));
       out.push_back(item.get<std::string>());
     }
-    if (out.empty() && !allow_empty) return make_error(fmt::format("{}: must not be empty", field(key)));
+    if (out.empty() && !allow_empty)
+      return make_error(fmt::format("{}: must not be empty", field(key)));
     return out;
   }
   Expected<double> bandwidth(const std::string& key) const {
     const json& v = j_.at(key);
-    Expected<double> bw = v.is_string() ? parse_bandwidth(v.get<std::string>())
+    Expected<double> bw = v.is_string()   ? parse_bandwidth(v.get<std::string>())
                           : v.is_number() ? Expected<double>(v.get<double>())
                                           : Expected<double>(make_error("not a number or string"));
     if (!bw || !(*bw > 0) || !std::isfinite(*bw))
@@ -87,15 +90,18 @@ class Section {
   std::string path_;
 };
 
-#define CKPT_TRY(var, expr)                             \
-  auto var##_result = (expr);                           \
-  if (!var##_result) return var##_result.error();       \
+// `var` names the declared variable, so it cannot be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#define CKPT_TRY(var, expr)                       \
+  auto var##_result = (expr);                     \
+  if (!var##_result) return var##_result.error(); \
   auto var = std::move(*var##_result)
+// NOLINTEND(bugprone-macro-parentheses)
 
-#define CKPT_TRY_VOID(expr)                    \
-  do {                                         \
-    auto r_ = (expr);                          \
-    if (!r_) return r_.error();                \
+#define CKPT_TRY_VOID(expr)     \
+  do {                          \
+    auto r_ = (expr);           \
+    if (!r_) return r_.error(); \
   } while (0)
 
 Expected<void> parse_checkpoint(const Section& s, CheckpointRules& out) {
@@ -170,7 +176,8 @@ Expected<void> parse_failures(const Section& s, FailureThresholds& out) {
 Expected<void> parse_root(const json& root, Config& cfg) {
   Section top(root, "");
   CKPT_TRY_VOID(top.check_keys({"checkpoint", "storage", "maxima", "failures", "tcp", "bpf"}));
-  if (top.has("checkpoint")) CKPT_TRY_VOID(parse_checkpoint(top.child("checkpoint"), cfg.checkpoint));
+  if (top.has("checkpoint"))
+    CKPT_TRY_VOID(parse_checkpoint(top.child("checkpoint"), cfg.checkpoint));
   if (top.has("storage")) CKPT_TRY_VOID(parse_storage(top.child("storage"), cfg));
   if (top.has("maxima")) CKPT_TRY_VOID(parse_maxima(top.child("maxima"), cfg.maxima));
   if (top.has("failures")) CKPT_TRY_VOID(parse_failures(top.child("failures"), cfg.failures));
@@ -189,7 +196,8 @@ Expected<void> parse_root(const json& root, Config& cfg) {
       CKPT_TRY(v, bpf.positive_integer("ringbuf_mib"));
       // The ring buffer size must be a power of two pages (kernel/bpf/ringbuf.c).
       if (v > 1024 || (v & (v - 1)) != 0)
-        return make_error(fmt::format("bpf.ringbuf_mib: must be a power of two up to 1024 (got {})", v));
+        return make_error(
+            fmt::format("bpf.ringbuf_mib: must be a power of two up to 1024 (got {})", v));
       cfg.ringbuf_bytes = static_cast<uint32_t>(v << 20);
     }
   }
@@ -269,12 +277,23 @@ Expected<double> parse_bandwidth(const std::string& text) {
   for (char c : text.substr(pos))
     if (!std::isspace(static_cast<unsigned char>(c))) unit += c;
   if (unit.size() >= 2 && unit.ends_with("/s")) unit.resize(unit.size() - 2);
-  static const std::pair<const char*, double> kUnits[] = {
-      {"", 1},          {"B", 1},           {"KB", 1e3},        {"MB", 1e6},
-      {"GB", 1e9},      {"TB", 1e12},       {"KiB", 1024.0},    {"MiB", 1048576.0},
-      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"bit", 1 / 8.0}, {"Kbit", 1e3 / 8},
-      {"Mbit", 1e6 / 8}, {"Gbit", 1e9 / 8}, {"Tbit", 1e12 / 8}, {"Gbps", 1e9 / 8},
-      {"Mbps", 1e6 / 8}};
+  static const std::pair<const char*, double> kUnits[] = {{"", 1},
+                                                          {"B", 1},
+                                                          {"KB", 1e3},
+                                                          {"MB", 1e6},
+                                                          {"GB", 1e9},
+                                                          {"TB", 1e12},
+                                                          {"KiB", 1024.0},
+                                                          {"MiB", 1048576.0},
+                                                          {"GiB", 1073741824.0},
+                                                          {"TiB", 1099511627776.0},
+                                                          {"bit", 1 / 8.0},
+                                                          {"Kbit", 1e3 / 8},
+                                                          {"Mbit", 1e6 / 8},
+                                                          {"Gbit", 1e9 / 8},
+                                                          {"Tbit", 1e12 / 8},
+                                                          {"Gbps", 1e9 / 8},
+                                                          {"Mbps", 1e6 / 8}};
   for (const auto& [name, scale] : kUnits)
     if (unit == name) return value * scale;
   return make_error(fmt::format("'{}': unknown unit '{}'", text, unit));
@@ -296,7 +315,8 @@ Expected<StorageEndpoint> parse_endpoint(const std::string& text) {
   if (ep.host == "*") ep.host.clear();
   if (!ep.host.empty()) {
     unsigned char buf[16];
-    if (inet_pton(AF_INET, ep.host.c_str(), buf) != 1 && inet_pton(AF_INET6, ep.host.c_str(), buf) != 1)
+    if (inet_pton(AF_INET, ep.host.c_str(), buf) != 1 &&
+        inet_pton(AF_INET6, ep.host.c_str(), buf) != 1)
       return make_error(fmt::format("'{}': '{}' is not an IPv4 or IPv6 address", text, ep.host));
   }
   char* end = nullptr;

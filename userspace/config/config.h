@@ -19,8 +19,8 @@ struct CheckpointRules {
   // unless dir_globs is empty, one of its directories matches one of dir_globs.
   std::vector<std::string> file_globs;
   std::vector<std::string> dir_globs;
-  uint64_t quiet_gap_ns = 0;   // a burst ends after this long without checkpoint I/O
-  uint64_t stall_ns = 0;       // a checkpoint with no progress this long is flagged
+  uint64_t quiet_gap_ns = 0;  // a burst ends after this long without checkpoint I/O
+  uint64_t stall_ns = 0;      // a checkpoint with no progress this long is flagged
 };
 
 struct StorageEndpoint {
@@ -38,8 +38,8 @@ struct ConfiguredMaxima {
 };
 
 struct FailureThresholds {
-  uint64_t retransmit_storm_per_s = 50;  // retransmits per second on one connection
-  uint64_t zero_window_ns = 100'000'000; // zero-window time inside a checkpoint
+  uint64_t retransmit_storm_per_s = 50;   // retransmits per second on one connection
+  uint64_t zero_window_ns = 100'000'000;  // zero-window time inside a checkpoint
 };
 
 struct Config {

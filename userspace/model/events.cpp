@@ -4,16 +4,26 @@ namespace ckpt {
 
 std::string_view to_string(IoOp op) {
   switch (op) {
-    case IoOp::Read: return "read";
-    case IoOp::Write: return "write";
-    case IoOp::Fsync: return "fsync";
-    case IoOp::Close: return "close";
-    case IoOp::Ftruncate: return "ftruncate";
-    case IoOp::Open: return "open";
-    case IoOp::Rename: return "rename";
-    case IoOp::Mkdir: return "mkdir";
-    case IoOp::Unlink: return "unlink";
-    case IoOp::Stat: return "stat";
+    case IoOp::Read:
+      return "read";
+    case IoOp::Write:
+      return "write";
+    case IoOp::Fsync:
+      return "fsync";
+    case IoOp::Close:
+      return "close";
+    case IoOp::Ftruncate:
+      return "ftruncate";
+    case IoOp::Open:
+      return "open";
+    case IoOp::Rename:
+      return "rename";
+    case IoOp::Mkdir:
+      return "mkdir";
+    case IoOp::Unlink:
+      return "unlink";
+    case IoOp::Stat:
+      return "stat";
   }
   return "unknown";
 }
@@ -33,11 +43,16 @@ bool is_metadata_op(IoOp op) {
 
 std::string_view to_string(TcpEvent::Kind kind) {
   switch (kind) {
-    case TcpEvent::Kind::Sample: return "sample";
-    case TcpEvent::Kind::State: return "state";
-    case TcpEvent::Kind::Retransmit: return "retransmit";
-    case TcpEvent::Kind::ResetSent: return "reset_sent";
-    case TcpEvent::Kind::ResetReceived: return "reset_received";
+    case TcpEvent::Kind::Sample:
+      return "sample";
+    case TcpEvent::Kind::State:
+      return "state";
+    case TcpEvent::Kind::Retransmit:
+      return "retransmit";
+    case TcpEvent::Kind::ResetSent:
+      return "reset_sent";
+    case TcpEvent::Kind::ResetReceived:
+      return "reset_received";
   }
   return "unknown";
 }

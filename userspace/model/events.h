@@ -10,7 +10,18 @@
 
 namespace ckpt {
 
-enum class IoOp : uint8_t { Read, Write, Fsync, Close, Ftruncate, Open, Rename, Mkdir, Unlink, Stat };
+enum class IoOp : uint8_t {
+  Read,
+  Write,
+  Fsync,
+  Close,
+  Ftruncate,
+  Open,
+  Rename,
+  Mkdir,
+  Unlink,
+  Stat
+};
 std::string_view to_string(IoOp op);
 // Metadata calls: the metadata stage. Data calls (read, write, fsync, close,
 // ftruncate) are host_io: fsync and the flush at close move data.
@@ -30,12 +41,12 @@ struct IoEvent {
   uint32_t tgid = 0;
   uint32_t tid = 0;
   IoOp op = IoOp::Read;
-  int64_t ret = 0;          // bytes moved, fd, 0, or -errno
-  uint64_t requested = 0;   // count argument when the call has one
-  FileId file;              // the file's identity when known
+  int64_t ret = 0;         // bytes moved, fd, 0, or -errno
+  uint64_t requested = 0;  // count argument when the call has one
+  FileId file;             // the file's identity when known
   bool is_directory = false;
-  std::string path;         // absolute when it could be resolved
-  std::string path2;        // rename: the new name
+  std::string path;   // absolute when it could be resolved
+  std::string path2;  // rename: the new name
   // The thread's on-CPU time outside traced calls, in [cpu_window_start_ns, start_ns).
   uint64_t cpu_window_start_ns = 0;
   uint64_t cpu_ns = 0;

@@ -24,9 +24,9 @@ inline constexpr std::string_view kStageNfsClient = "nfs_client";
 inline constexpr std::string_view kStageRpcQueue = "rpc_queue";
 inline constexpr std::string_view kStageRpcRtt = "rpc_rtt";
 inline constexpr std::string_view kStageTransport = "transport";
-inline constexpr std::string_view kAllStages[] = {kStageGpuCopy,   kStageSerialize, kStageHostIo,
-                                                  kStageMetadata,  kStageNfsClient, kStageRpcQueue,
-                                                  kStageRpcRtt,    kStageTransport};
+inline constexpr std::string_view kAllStages[] = {kStageGpuCopy,  kStageSerialize, kStageHostIo,
+                                                  kStageMetadata, kStageNfsClient, kStageRpcQueue,
+                                                  kStageRpcRtt,   kStageTransport};
 
 enum class Direction { Save, Load };
 std::string_view to_string(Direction d);
@@ -35,20 +35,20 @@ std::optional<Direction> direction_from_string(std::string_view s);
 struct StageRecord {
   std::string name;
   uint64_t bytes = 0;
-  uint64_t busy_ns = 0;                // wall time the stage was active (union of intervals)
-  std::optional<double> max_Bps;       // the stage's maximum bandwidth, when known
-  std::string max_source;              // where max_Bps came from, e.g. "config:storage.write_Bps",
-                                       // "sysfs:/sys/class/net/eth0/speed", "unknown"
+  uint64_t busy_ns = 0;           // wall time the stage was active (union of intervals)
+  std::optional<double> max_Bps;  // the stage's maximum bandwidth, when known
+  std::string max_source;         // where max_Bps came from, e.g. "config:storage.write_Bps",
+                                  // "sysfs:/sys/class/net/eth0/speed", "unknown"
 
-  [[nodiscard]] double bandwidth_Bps() const;               // bytes / busy time; 0 when idle
+  [[nodiscard]] double bandwidth_Bps() const;                   // bytes / busy time; 0 when idle
   [[nodiscard]] std::optional<double> fraction_of_max() const;  // bandwidth / max, when max known
 };
 
 struct FailureRecord {
-  std::string kind;     // e.g. "enospc", "edquot", "estale", "eio", "io_error",
-                        // "tcp_reset", "tcp_retransmit_storm", "tcp_zero_window"
+  std::string kind;  // e.g. "enospc", "edquot", "estale", "eio", "io_error",
+                     // "tcp_reset", "tcp_retransmit_storm", "tcp_zero_window"
   uint64_t time_ns = 0;
-  std::string evidence; // human-readable: the call, the file, the errno
+  std::string evidence;  // human-readable: the call, the file, the errno
   std::optional<uint64_t> checkpoint_id;
 };
 
@@ -61,9 +61,9 @@ struct FileIoRecord {
   uint64_t bytes_read = 0;
   uint64_t write_calls = 0;
   uint64_t read_calls = 0;
-  uint64_t other_calls = 0;   // fsync, close, ftruncate, metadata calls
+  uint64_t other_calls = 0;  // fsync, close, ftruncate, metadata calls
   uint64_t errors = 0;
-  uint64_t busy_ns = 0;       // summed call time (may exceed wall time with parallel calls)
+  uint64_t busy_ns = 0;  // summed call time (may exceed wall time with parallel calls)
   uint64_t first_ns = 0;
   uint64_t last_ns = 0;
 };
@@ -73,10 +73,10 @@ struct CheckpointRecord {
   Direction direction = Direction::Save;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  uint64_t bytes = 0;      // bytes moved by the calls, never file sizes
-  uint32_t files = 0;      // distinct checkpoint files touched
-  std::string bottleneck;  // a stage name, or "" when nothing was measured
-  std::vector<StageRecord> stages;        // present stages only, in kAllStages order
+  uint64_t bytes = 0;               // bytes moved by the calls, never file sizes
+  uint32_t files = 0;               // distinct checkpoint files touched
+  std::string bottleneck;           // a stage name, or "" when nothing was measured
+  std::vector<StageRecord> stages;  // present stages only, in kAllStages order
   std::vector<FailureRecord> failures;
   std::vector<FileIoRecord> file_io;
 };
@@ -87,10 +87,10 @@ struct IoCallRecord {
   uint64_t end_ns = 0;
   uint32_t tgid = 0;
   uint32_t tid = 0;
-  std::string op;     // "read", "write", "fsync", "close", "ftruncate", "open",
-                      // "rename", "mkdir", "unlink", "stat"
-  int64_t ret = 0;    // bytes, fd, 0 or -errno
-  uint64_t bytes = 0; // bytes moved (ret when a read/write succeeded)
+  std::string op;      // "read", "write", "fsync", "close", "ftruncate", "open",
+                       // "rename", "mkdir", "unlink", "stat"
+  int64_t ret = 0;     // bytes, fd, 0 or -errno
+  uint64_t bytes = 0;  // bytes moved (ret when a read/write succeeded)
   std::string path;
   std::optional<uint64_t> checkpoint_id;
 };
@@ -134,12 +134,12 @@ struct DropRecord {
 
 struct JobRecord {
   std::vector<std::string> command;
-  std::string mode;           // "run" or "attach"
-  std::string node;           // hostname
-  std::string kernel;         // uname -r
+  std::string mode;    // "run" or "attach"
+  std::string node;    // hostname
+  std::string kernel;  // uname -r
   std::string ckptscope_version;
-  std::string config_json;    // the effective config
-  uint64_t start_wall_ns = 0; // CLOCK_REALTIME at start_mono_ns: the one wall anchor
+  std::string config_json;     // the effective config
+  uint64_t start_wall_ns = 0;  // CLOCK_REALTIME at start_mono_ns: the one wall anchor
   uint64_t start_mono_ns = 0;
   uint64_t end_mono_ns = 0;
   std::optional<int> exit_code;    // the job's exit status

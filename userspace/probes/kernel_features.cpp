@@ -32,13 +32,15 @@ void find_or_mount_tracefs(KernelFeatures& f) {
       return;
     }
   }
-  if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0 && has_events("/sys/kernel/tracing")) {
+  if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0 &&
+      has_events("/sys/kernel/tracing")) {
     f.tracefs = true;
     f.tracefs_path = "/sys/kernel/tracing";
     f.tracefs_note = "mounted tracefs at /sys/kernel/tracing";
     return;
   }
-  f.tracefs_note = fmt::format("tracefs is not mounted and mounting it failed: {}", std::strerror(errno));
+  f.tracefs_note =
+      fmt::format("tracefs is not mounted and mounting it failed: {}", std::strerror(errno));
 }
 
 void find_cgroup_v2(KernelFeatures& f) {
@@ -68,8 +70,8 @@ void check_privilege(KernelFeatures& f) {
   f.bpf_privileged = has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon));
   if (!f.bpf_privileged)
     f.privilege_note = fmt::format(
-        "loading eBPF needs root or CAP_BPF+CAP_PERFMON, and uid {} has neither (CapEff {:#x})", geteuid(),
-        caps);
+        "loading eBPF needs root or CAP_BPF+CAP_PERFMON, and uid {} has neither (CapEff {:#x})",
+        geteuid(), caps);
 }
 
 }  // namespace
@@ -84,7 +86,8 @@ KernelFeatures KernelFeatures::probe() {
   find_cgroup_v2(f);
   if (f.tracefs) {
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(fs::path(f.tracefs_path) / "events/syscalls", ec))
+    for (const auto& entry :
+         fs::directory_iterator(fs::path(f.tracefs_path) / "events/syscalls", ec))
       f.syscall_events.insert(entry.path().filename().string());
   }
   return f;

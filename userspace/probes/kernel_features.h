@@ -9,17 +9,17 @@
 namespace ckpt {
 
 struct KernelFeatures {
-  std::string release;           // uname -r
-  bool btf_vmlinux = false;      // /sys/kernel/btf/vmlinux: CO-RE and tp_btf need it
-  bool tracefs = false;          // the events directory, for syscalls:* tracepoints
-  std::string tracefs_path;      // where it is (we mount it when nothing has)
-  std::string tracefs_note;      // what we did or why it is missing
+  std::string release;       // uname -r
+  bool btf_vmlinux = false;  // /sys/kernel/btf/vmlinux: CO-RE and tp_btf need it
+  bool tracefs = false;      // the events directory, for syscalls:* tracepoints
+  std::string tracefs_path;  // where it is (we mount it when nothing has)
+  std::string tracefs_note;  // what we did or why it is missing
   bool cgroup_v2 = false;
-  std::string cgroup_v2_root;    // e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified
+  std::string cgroup_v2_root;            // e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified
   std::set<std::string> syscall_events;  // available syscalls:* event names
   // Tracing programs need CAP_BPF and CAP_PERFMON (v5.8+) or CAP_SYS_ADMIN.
   bool bpf_privileged = false;
-  std::string privilege_note;   // why not, in words
+  std::string privilege_note;  // why not, in words
 
   static KernelFeatures probe();
   [[nodiscard]] bool has_syscall_event(const std::string& name) const {

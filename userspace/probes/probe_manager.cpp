@@ -98,17 +98,19 @@ ProbeManager::~ProbeManager() {
   if (cgroup_fd_ >= 0) close(cgroup_fd_);
 }
 
-Expected<void> ProbeManager::start_jobio(const ProbeOptions& options, const KernelFeatures& features) {
+Expected<void> ProbeManager::start_jobio(const ProbeOptions& options,
+                                         const KernelFeatures& features) {
   jobio_ = jobio_bpf__open();
-  if (!jobio_) return make_error(fmt::format("opening the jobio BPF object failed: {}{}",
-                                             why_load_failed(errno), take_libbpf_log()));
+  if (!jobio_)
+    return make_error(fmt::format("opening the jobio BPF object failed: {}{}",
+                                  why_load_failed(errno), take_libbpf_log()));
   jobio_->rodata->self_tgid = static_cast<__u32>(options.self_tgid);
   jobio_->rodata->filter_mode = options.filter == ProbeOptions::Filter::Cgroup ? CKPT_FILTER_CGROUP
                                 : options.filter == ProbeOptions::Filter::All  ? CKPT_FILTER_ALL
                                                                                : CKPT_FILTER_TGIDS;
   if (int err = bpf_map__set_max_entries(jobio_->maps.jobio_events, options.ringbuf_bytes))
-    return make_error(fmt::format("sizing the ring buffer to {} bytes failed: {}", options.ringbuf_bytes,
-                                  std::strerror(-err)));
+    return make_error(fmt::format("sizing the ring buffer to {} bytes failed: {}",
+                                  options.ringbuf_bytes, std::strerror(-err)));
 
   // Syscalls this kernel or architecture lacks (arm64 has no open/creat/
   // rename/mkdir/unlink/rmdir/newstat) are left out, not fatal.
@@ -119,7 +121,8 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options, const Kern
     constexpr std::string_view kPrefix = "tracepoint/syscalls/";
     if (!sec.starts_with(kPrefix)) continue;
     std::string event = sec.substr(kPrefix.size());
-    if (!features.tracefs) return make_error("syscall tracepoints need tracefs: " + features.tracefs_note);
+    if (!features.tracefs)
+      return make_error("syscall tracepoints need tracefs: " + features.tracefs_note);
     if (!features.has_syscall_event(event)) {
       bpf_program__set_autoload(prog, false);
       missing.push_back(event);
@@ -132,20 +135,21 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options, const Kern
   }
 
   if (int err = jobio_bpf__load(jobio_))
-    return make_error(fmt::format("loading the jobio BPF programs failed: {}{}", why_load_failed(err),
-                                  take_libbpf_log()));
+    return make_error(fmt::format("loading the jobio BPF programs failed: {}{}",
+                                  why_load_failed(err), take_libbpf_log()));
   if (options.filter == ProbeOptions::Filter::Cgroup) {
     cgroup_fd_ = open(options.cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (cgroup_fd_ < 0)
       return make_error(fmt::format("cgroup {}: {}", options.cgroup_path, std::strerror(errno)));
     uint32_t key = 0;
-    if (bpf_map_update_elem(bpf_map__fd(jobio_->maps.target_cgroup), &key, &cgroup_fd_, BPF_ANY) != 0)
-      return make_error(fmt::format("cgroup {}: not a cgroup v2 directory ({})", options.cgroup_path,
-                                    std::strerror(errno)));
+    if (bpf_map_update_elem(bpf_map__fd(jobio_->maps.target_cgroup), &key, &cgroup_fd_, BPF_ANY) !=
+        0)
+      return make_error(fmt::format("cgroup {}: not a cgroup v2 directory ({})",
+                                    options.cgroup_path, std::strerror(errno)));
   }
   if (int err = jobio_bpf__attach(jobio_))
-    return make_error(fmt::format("attaching the jobio BPF programs failed: {}{}", why_load_failed(err),
-                                  take_libbpf_log()));
+    return make_error(fmt::format("attaching the jobio BPF programs failed: {}{}",
+                                  why_load_failed(err), take_libbpf_log()));
   bpf_object__for_each_program(prog, jobio_->obj) {
     if (bpf_program__autoload(prog)) ++programs_attached_;
   }
@@ -154,7 +158,8 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options, const Kern
 
 Expected<void> ProbeManager::start_tcp(const ProbeOptions& options) {
   tcp_ = tcp_bpf__open();
-  if (!tcp_) return make_error(fmt::format("opening the tcp BPF object failed: {}", why_load_failed(errno)));
+  if (!tcp_)
+    return make_error(fmt::format("opening the tcp BPF object failed: {}", why_load_failed(errno)));
   tcp_->rodata->sample_interval_ns = options.tcp_sample_interval_ns;
   if (int err = tcp_bpf__load(tcp_))
     return make_error(fmt::format("loading the tcp BPF programs failed: {}{}", why_load_failed(err),
@@ -185,16 +190,17 @@ Expected<void> ProbeManager::start_tcp(const ProbeOptions& options) {
                                       std::strerror(errno)));
   }
   if (int err = tcp_bpf__attach(tcp_))
-    return make_error(fmt::format("attaching the tcp BPF programs failed: {}{}", why_load_failed(err),
-                                  take_libbpf_log()));
+    return make_error(fmt::format("attaching the tcp BPF programs failed: {}{}",
+                                  why_load_failed(err), take_libbpf_log()));
   bpf_program* prog = nullptr;
-  bpf_object__for_each_program(prog, tcp_->obj) ++programs_attached_;
+  bpf_object__for_each_program(prog, tcp_->obj)++ programs_attached_;
   return {};
 }
 
 Expected<std::unique_ptr<ProbeManager>> ProbeManager::start(const ProbeOptions& options,
                                                             const KernelFeatures& features,
-                                                            RecordHandler on_jobio, RecordHandler on_tcp) {
+                                                            RecordHandler on_jobio,
+                                                            RecordHandler on_tcp) {
   libbpf_set_print(capture_libbpf_print);
   if (!features.bpf_privileged) return make_error(features.privilege_note);
   if (!features.btf_vmlinux)
@@ -205,7 +211,8 @@ Expected<std::unique_ptr<ProbeManager>> ProbeManager::start(const ProbeOptions& 
   if (auto ok = pm->start_jobio(options, features); !ok) return ok.error();
   pm->rings_ = ring_buffer__new(bpf_map__fd(pm->jobio_->maps.jobio_events), ring_callback,
                                 pm->on_jobio_.get(), nullptr);
-  if (!pm->rings_) return make_error(fmt::format("ring buffer set-up failed: {}", std::strerror(errno)));
+  if (!pm->rings_)
+    return make_error(fmt::format("ring buffer set-up failed: {}", std::strerror(errno)));
   if (options.tcp && !options.endpoints.empty()) {
     if (auto ok = pm->start_tcp(options); !ok) {
       // The job's own I/O is still worth tracing without the transport stage.
@@ -229,17 +236,20 @@ Expected<void> ProbeManager::trace_tgid(uint32_t tgid) {
 
 Expected<int> ProbeManager::poll(int timeout_ms) {
   int n = ring_buffer__poll(rings_, timeout_ms);
-  if (n < 0 && n != -EINTR) return make_error(fmt::format("ring buffer poll failed: {}", std::strerror(-n)));
+  if (n < 0 && n != -EINTR)
+    return make_error(fmt::format("ring buffer poll failed: {}", std::strerror(-n)));
   return n < 0 ? 0 : n;
 }
 
 std::vector<DropRecord> ProbeManager::drops() const {
   std::vector<DropRecord> out;
   auto jobio = sum_percpu(bpf_map__fd(jobio_->maps.jobio_drops), CKPT_JOBIO_DROP_MAX);
-  for (uint32_t i = 0; i < CKPT_JOBIO_DROP_MAX; ++i) out.push_back({"jobio", kJobioDropCauses[i], jobio[i]});
+  for (uint32_t i = 0; i < CKPT_JOBIO_DROP_MAX; ++i)
+    out.push_back({"jobio", kJobioDropCauses[i], jobio[i]});
   if (tcp_) {
     auto tcp = sum_percpu(bpf_map__fd(tcp_->maps.tcp_drops), CKPT_TCP_DROP_MAX);
-    for (uint32_t i = 0; i < CKPT_TCP_DROP_MAX; ++i) out.push_back({"tcp", kTcpDropCauses[i], tcp[i]});
+    for (uint32_t i = 0; i < CKPT_TCP_DROP_MAX; ++i)
+      out.push_back({"tcp", kTcpDropCauses[i], tcp[i]});
   }
   return out;
 }

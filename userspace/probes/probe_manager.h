@@ -26,10 +26,10 @@ namespace ckpt {
 struct ProbeOptions {
   enum class Filter { Tgids, Cgroup, All };
   Filter filter = Filter::Tgids;
-  std::string cgroup_path;              // for Filter::Cgroup
-  pid_t self_tgid = 0;                  // never traced
+  std::string cgroup_path;  // for Filter::Cgroup
+  pid_t self_tgid = 0;      // never traced
   uint32_t ringbuf_bytes = 16u << 20;
-  bool tcp = true;                      // the transport probes
+  bool tcp = true;  // the transport probes
   std::vector<StorageEndpoint> endpoints;
   uint64_t tcp_sample_interval_ns = 10'000'000;
 };
@@ -53,7 +53,8 @@ class ProbeManager {
   // (not root, no BTF, a verifier message).
   static Expected<std::unique_ptr<ProbeManager>> start(const ProbeOptions& options,
                                                        const KernelFeatures& features,
-                                                       RecordHandler on_jobio, RecordHandler on_tcp);
+                                                       RecordHandler on_jobio,
+                                                       RecordHandler on_tcp);
 
   Expected<void> trace_tgid(uint32_t tgid);
   // Waits up to timeout_ms for records and hands them to the handlers.

@@ -66,12 +66,14 @@ Expected<HeldChild> HeldChild::spawn(const std::vector<std::string>& argv,
   // Everything the child needs is built before fork: after it, only
   // async-signal-safe calls.
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<std::string> env_storage;
   for (char** e = environ; e && *e; ++e) env_storage.emplace_back(*e);
   for (const auto& add : env_additions) env_storage.push_back(add);
   std::vector<char*> envp;
+  envp.reserve(env_storage.size() + 1);
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
 
@@ -125,7 +127,8 @@ Expected<void> HeldChild::release() {
   } while (w < 0 && errno == EINTR);
   close(go_fd_);
   go_fd_ = -1;
-  if (w != 1) return make_error(fmt::format("could not release the child: {}", std::strerror(errno)));
+  if (w != 1)
+    return make_error(fmt::format("could not release the child: {}", std::strerror(errno)));
   // The status pipe closes on a successful exec (O_CLOEXEC) or carries errno.
   int err = 0;
   ssize_t r = read_full(exec_status_fd_, &err, sizeof(err));
@@ -147,8 +150,10 @@ ExitStatus HeldChild::wait() {
   while (!status_) {
     int status = 0;
     pid_t r = waitpid(pid_, &status, 0);
-    if (r == pid_) status_ = decode_wait_status(status);
-    else if (r < 0 && errno != EINTR) status_ = ExitStatus{127, std::nullopt, false};
+    if (r == pid_)
+      status_ = decode_wait_status(status);
+    else if (r < 0 && errno != EINTR)
+      status_ = ExitStatus{127, std::nullopt, false};
   }
   return *status_;
 }

@@ -14,8 +14,8 @@
 namespace ckpt {
 
 struct ExitStatus {
-  int code = 0;                  // exit() value when it exited
-  std::optional<int> signal;     // the signal that ended it
+  int code = 0;               // exit() value when it exited
+  std::optional<int> signal;  // the signal that ended it
   bool core_dumped = false;
   [[nodiscard]] int shell_code() const { return signal ? 128 + *signal : code; }
 };
@@ -41,7 +41,8 @@ class HeldChild {
   ExitStatus wait();
 
  private:
-  HeldChild(pid_t pid, int go_fd, int exec_status_fd) : pid_(pid), go_fd_(go_fd), exec_status_fd_(exec_status_fd) {}
+  HeldChild(pid_t pid, int go_fd, int exec_status_fd)
+      : pid_(pid), go_fd_(go_fd), exec_status_fd_(exec_status_fd) {}
   pid_t pid_ = -1;
   int go_fd_ = -1;
   int exec_status_fd_ = -1;

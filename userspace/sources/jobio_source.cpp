@@ -22,17 +22,28 @@ std::string bounded_string(const char* s, uint16_t len_with_nul) {
 
 std::optional<IoOp> io_op(uint32_t op) {
   switch (op) {
-    case CKPT_OP_READ: return IoOp::Read;
-    case CKPT_OP_WRITE: return IoOp::Write;
-    case CKPT_OP_FSYNC: return IoOp::Fsync;
-    case CKPT_OP_CLOSE: return IoOp::Close;
-    case CKPT_OP_FTRUNCATE: return IoOp::Ftruncate;
-    case CKPT_OP_OPEN: return IoOp::Open;
-    case CKPT_OP_RENAME: return IoOp::Rename;
-    case CKPT_OP_MKDIR: return IoOp::Mkdir;
-    case CKPT_OP_UNLINK: return IoOp::Unlink;
-    case CKPT_OP_STAT: return IoOp::Stat;
-    default: return std::nullopt;
+    case CKPT_OP_READ:
+      return IoOp::Read;
+    case CKPT_OP_WRITE:
+      return IoOp::Write;
+    case CKPT_OP_FSYNC:
+      return IoOp::Fsync;
+    case CKPT_OP_CLOSE:
+      return IoOp::Close;
+    case CKPT_OP_FTRUNCATE:
+      return IoOp::Ftruncate;
+    case CKPT_OP_OPEN:
+      return IoOp::Open;
+    case CKPT_OP_RENAME:
+      return IoOp::Rename;
+    case CKPT_OP_MKDIR:
+      return IoOp::Mkdir;
+    case CKPT_OP_UNLINK:
+      return IoOp::Unlink;
+    case CKPT_OP_STAT:
+      return IoOp::Stat;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -51,7 +51,8 @@ std::string PathResolver::cwd_of(uint32_t tgid) {
 
 std::string PathResolver::resolve(uint32_t tgid, int dirfd, const std::string& path) {
   if (path.empty() || path.front() == '/') return normalize_path(path);
-  std::string base = dirfd == AT_FDCWD ? cwd_of(tgid) : read_link(fmt::format("{}/{}/fd/{}", proc_, tgid, dirfd));
+  std::string base =
+      dirfd == AT_FDCWD ? cwd_of(tgid) : read_link(fmt::format("{}/{}/fd/{}", proc_, tgid, dirfd));
   if (base.empty()) return path;  // the process is gone: keep what it said
   return normalize_path(base + "/" + path);
 }

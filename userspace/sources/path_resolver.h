@@ -12,7 +12,9 @@
 namespace ckpt {
 
 struct FileIdHash {
-  size_t operator()(const FileId& f) const { return std::hash<uint64_t>()(f.dev * 1000003u ^ f.ino); }
+  size_t operator()(const FileId& f) const {
+    return std::hash<uint64_t>()(f.dev * 1000003u ^ f.ino);
+  }
 };
 
 class PathResolver {

@@ -30,11 +30,21 @@ void TcpSource::on_record(const void* data, size_t size) {
   std::memcpy(&r, data, sizeof(r));
   TcpEvent ev;
   switch (r.event) {
-    case CKPT_TCP_SAMPLE: ev.kind = TcpEvent::Kind::Sample; break;
-    case CKPT_TCP_STATE: ev.kind = TcpEvent::Kind::State; break;
-    case CKPT_TCP_RETRANSMIT: ev.kind = TcpEvent::Kind::Retransmit; break;
-    case CKPT_TCP_RESET_SENT: ev.kind = TcpEvent::Kind::ResetSent; break;
-    case CKPT_TCP_RESET_RECV: ev.kind = TcpEvent::Kind::ResetReceived; break;
+    case CKPT_TCP_SAMPLE:
+      ev.kind = TcpEvent::Kind::Sample;
+      break;
+    case CKPT_TCP_STATE:
+      ev.kind = TcpEvent::Kind::State;
+      break;
+    case CKPT_TCP_RETRANSMIT:
+      ev.kind = TcpEvent::Kind::Retransmit;
+      break;
+    case CKPT_TCP_RESET_SENT:
+      ev.kind = TcpEvent::Kind::ResetSent;
+      break;
+    case CKPT_TCP_RESET_RECV:
+      ev.kind = TcpEvent::Kind::ResetReceived;
+      break;
     default:
       ++malformed_;
       return;

@@ -1,13 +1,13 @@
 #include "stitch/maxima.h"
 
+#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sys/sysmacros.h>
 
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -46,9 +46,10 @@ std::optional<std::string> interface_of(const std::string& addr) {
   std::optional<std::string> found;
   for (ifaddrs* it = list; it && !found; it = it->ifa_next) {
     if (!it->ifa_addr || it->ifa_addr->sa_family != family) continue;
-    const void* a = family == AF_INET
-                        ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr)
-                        : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(it->ifa_addr)->sin6_addr);
+    const void* a =
+        family == AF_INET
+            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr)
+            : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(it->ifa_addr)->sin6_addr);
     if (std::memcmp(a, want, family == AF_INET ? 4 : 16) == 0) found = it->ifa_name;
   }
   freeifaddrs(list);
@@ -57,7 +58,8 @@ std::optional<std::string> interface_of(const std::string& addr) {
 
 }  // namespace
 
-std::optional<double> pcie_bytes_per_second(const std::string& link_speed, const std::string& width) {
+std::optional<double> pcie_bytes_per_second(const std::string& link_speed,
+                                            const std::string& width) {
   // link_speed reads like "16.0 GT/s PCIe" (older kernels: "8 GT/s"); width "16".
   double gts = 0;
   int lanes = 0;
@@ -81,8 +83,8 @@ std::optional<StageMax> SystemMaxima::pcie_link_above(const std::string& device_
     auto width = read_first_line(p / "current_link_width");
     if (speed && width) {
       if (auto bps = pcie_bytes_per_second(*speed, *width))
-        return StageMax{*bps, fmt::format("sysfs:{} (PCIe {} x{})", (p / "current_link_speed").string(),
-                                          *speed, *width)};
+        return StageMax{*bps, fmt::format("sysfs:{} (PCIe {} x{})",
+                                          (p / "current_link_speed").string(), *speed, *width)};
     }
   }
   return std::nullopt;
@@ -120,12 +122,14 @@ StageMax SystemMaxima::host_io(Direction direction, const std::vector<FileId>& f
 }
 
 StageMax SystemMaxima::serialize() {
-  if (configured_.serialize_Bps) return StageMax{configured_.serialize_Bps, "config:maxima.serialize_bandwidth"};
+  if (configured_.serialize_Bps)
+    return StageMax{configured_.serialize_Bps, "config:maxima.serialize_bandwidth"};
   return StageMax{};
 }
 
 StageMax SystemMaxima::transport(const std::string& local_endpoint) {
-  if (configured_.transport_Bps) return StageMax{configured_.transport_Bps, "config:maxima.transport_bandwidth"};
+  if (configured_.transport_Bps)
+    return StageMax{configured_.transport_Bps, "config:maxima.transport_bandwidth"};
   if (auto ifname = interface_of(host_of(local_endpoint)))
     if (auto m = nic_speed(*ifname)) return *m;
   return StageMax{};

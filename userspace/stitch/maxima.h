@@ -33,7 +33,7 @@ class MaximaProvider {
 class SystemMaxima : public MaximaProvider {
  public:
   explicit SystemMaxima(ConfiguredMaxima configured, std::string sysfs_root = "/sys")
-      : configured_(std::move(configured)), sysfs_(std::move(sysfs_root)) {}
+      : configured_(configured), sysfs_(std::move(sysfs_root)) {}
 
   StageMax host_io(Direction direction, const std::vector<FileId>& files) override;
   StageMax serialize() override;
@@ -52,6 +52,7 @@ class SystemMaxima : public MaximaProvider {
 
 // PCIe: GT/s per lane x lanes x line-code efficiency (8b/10b up to 5 GT/s,
 // 128b/130b from 8 GT/s; PCIe 6's FLIT mode is taken as 242/256) / 8 bits.
-std::optional<double> pcie_bytes_per_second(const std::string& link_speed, const std::string& width);
+std::optional<double> pcie_bytes_per_second(const std::string& link_speed,
+                                            const std::string& width);
 
 }  // namespace ckpt

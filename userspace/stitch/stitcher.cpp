@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <tuple>
 
@@ -34,25 +35,40 @@ int pipeline_rank(std::string_view stage) {
 
 std::string errno_name(int err) {
   switch (err) {
-    case ENOSPC: return "ENOSPC";
-    case EDQUOT: return "EDQUOT";
-    case ESTALE: return "ESTALE";
-    case EIO: return "EIO";
-    case EROFS: return "EROFS";
-    case ETIMEDOUT: return "ETIMEDOUT";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case ENOENT: return "ENOENT";
-    case EBADF: return "EBADF";
-    case EINVAL: return "EINVAL";
-    case EFBIG: return "EFBIG";
-    case EINTR: return "EINTR";
-    default: return fmt::format("errno {}", err);
+    case ENOSPC:
+      return "ENOSPC";
+    case EDQUOT:
+      return "EDQUOT";
+    case ESTALE:
+      return "ESTALE";
+    case EIO:
+      return "EIO";
+    case EROFS:
+      return "EROFS";
+    case ETIMEDOUT:
+      return "ETIMEDOUT";
+    case EACCES:
+      return "EACCES";
+    case EPERM:
+      return "EPERM";
+    case ENOENT:
+      return "ENOENT";
+    case EBADF:
+      return "EBADF";
+    case EINVAL:
+      return "EINVAL";
+    case EFBIG:
+      return "EFBIG";
+    case EINTR:
+      return "EINTR";
+    default:
+      return fmt::format("errno {}", err);
   }
 }
 
 std::string describe_call(const IoEvent& ev) {
-  std::string target = ev.path.empty() ? fmt::format("dev {} ino {}", ev.file.dev, ev.file.ino) : ev.path;
+  std::string target =
+      ev.path.empty() ? fmt::format("dev {} ino {}", ev.file.dev, ev.file.ino) : ev.path;
   if (ev.op == IoOp::Rename) target += " -> " + ev.path2;
   std::string result = ev.ret < 0 ? fmt::format("-{} ({})", errno_name(static_cast<int>(-ev.ret)),
                                                 std::strerror(static_cast<int>(-ev.ret)))
@@ -66,7 +82,8 @@ std::string describe_call(const IoEvent& ev) {
 // increase between two samples happened within one interval before the
 // later one, not spread over an idle gap.
 template <typename Point>
-double value_at(const std::deque<Point>& points, uint64_t t, uint64_t Point::*member, uint64_t active_ns) {
+double value_at(const std::deque<Point>& points, uint64_t t, uint64_t Point::*member,
+                uint64_t active_ns) {
   if (points.empty()) return 0;
   if (t <= points.front().time_ns) return static_cast<double>(points.front().*member);
   if (t >= points.back().time_ns) return static_cast<double>(points.back().*member);
@@ -74,7 +91,8 @@ double value_at(const std::deque<Point>& points, uint64_t t, uint64_t Point::*me
                              [](const Point& p, uint64_t v) { return p.time_ns < v; });
   const Point& hi = *it;
   const Point& lo = *(it - 1);
-  const uint64_t from = hi.time_ns > active_ns ? std::max(lo.time_ns, hi.time_ns - active_ns) : lo.time_ns;
+  const uint64_t from =
+      hi.time_ns > active_ns ? std::max(lo.time_ns, hi.time_ns - active_ns) : lo.time_ns;
   if (t <= from || hi.time_ns == from) return static_cast<double>(lo.*member);
   double frac = static_cast<double>(t - from) / static_cast<double>(hi.time_ns - from);
   return static_cast<double>(lo.*member) +
@@ -85,13 +103,20 @@ double value_at(const std::deque<Point>& points, uint64_t t, uint64_t Point::*me
 
 std::string failure_kind_for_errno(int err) {
   switch (err) {
-    case ENOSPC: return "enospc";
-    case EDQUOT: return "edquot";
-    case ESTALE: return "estale";
-    case EIO: return "eio";
-    case EROFS: return "erofs";
-    case ETIMEDOUT: return "etimedout";
-    default: return "";
+    case ENOSPC:
+      return "enospc";
+    case EDQUOT:
+      return "edquot";
+    case ESTALE:
+      return "estale";
+    case EIO:
+      return "eio";
+    case EROFS:
+      return "erofs";
+    case ETIMEDOUT:
+      return "etimedout";
+    default:
+      return "";
   }
 }
 
@@ -116,7 +141,10 @@ std::string choose_bottleneck(const std::vector<StageRecord>& stages) {
 
 Stitcher::Stitcher(const Config& config, std::shared_ptr<MaximaProvider> maxima,
                    StageAvailability available)
-    : config_(config), matcher_(config.checkpoint), maxima_(std::move(maxima)), available_(available) {}
+    : config_(config),
+      matcher_(config.checkpoint),
+      maxima_(std::move(maxima)),
+      available_(available) {}
 
 void Stitcher::on_event(Event&& event) {
   ++events_seen_;
@@ -132,7 +160,9 @@ void Stitcher::add_cpu_window(uint32_t tid, uint64_t start_ns, uint64_t end_ns, 
   cpu_windows_[tid].push_back(CpuWindow{start_ns, end_ns, std::min(cpu_ns, end_ns - start_ns)});
 }
 
-void Stitcher::on_cpu(const CpuEvent& ev) { add_cpu_window(ev.tid, ev.window_start_ns, ev.end_ns, ev.cpu_ns); }
+void Stitcher::on_cpu(const CpuEvent& ev) {
+  add_cpu_window(ev.tid, ev.window_start_ns, ev.end_ns, ev.cpu_ns);
+}
 
 void Stitcher::on_proc(const ProcEvent& ev) {
   if (ev.kind == ProcEvent::Kind::ThreadExit || ev.kind == ProcEvent::Kind::Exit) {
@@ -151,7 +181,8 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
   if (is_metadata_op(ev.op)) {
     bool yes = ev.is_directory || ev.op == IoOp::Mkdir ? matcher_.is_checkpoint_dir(ev.path)
                                                        : matcher_.is_checkpoint_file(ev.path);
-    if (!yes && (ev.op == IoOp::Unlink || ev.op == IoOp::Stat)) yes = matcher_.is_checkpoint_dir(ev.path);
+    if (!yes && (ev.op == IoOp::Unlink || ev.op == IoOp::Stat))
+      yes = matcher_.is_checkpoint_dir(ev.path);
     if (ev.op == IoOp::Open && ev.ret >= 0 && ev.file.known())
       file_is_checkpoint_[file_key(ev.file)] = yes;
     return yes;
@@ -184,13 +215,14 @@ void Stitcher::on_io(IoEvent&& ev) {
   if (open_ && ev.start_ns > open_->end_ns + config_.checkpoint.quiet_gap_ns) close_open();
   // A save followed at once by a load (or the reverse): data moving the
   // other way on a file this burst never touched starts a new checkpoint.
-  if (open_ && (ev.op == IoOp::Read || ev.op == IoOp::Write) && !open_->files_touched.contains(call_key(ev))) {
+  if (open_ && (ev.op == IoOp::Read || ev.op == IoOp::Write) &&
+      !open_->files_touched.contains(call_key(ev))) {
     bool saving = open_->write_calls > 0 && open_->read_calls == 0;
     bool loading = open_->read_calls > 0 && open_->write_calls == 0;
     if ((saving && ev.op == IoOp::Read) || (loading && ev.op == IoOp::Write)) close_open();
   }
   if (!open_) {
-    open_.emplace();
+    open_ = OpenCheckpoint();
     open_->start_ns = ev.start_ns;
     open_->end_ns = ev.end_ns;
   }
@@ -209,10 +241,10 @@ void Stitcher::on_io(IoEvent&& ev) {
 }
 
 void Stitcher::on_tcp(const TcpEvent& ev) {
-  out_tcp_samples_.push_back(TcpSampleRecord{ev.time_ns, ev.cookie, std::string(to_string(ev.kind)),
-                                             ev.bytes_acked, ev.bytes_received, ev.snd_nxt - ev.snd_una,
-                                             ev.snd_cwnd, ev.srtt_us, ev.snd_wnd, ev.total_retrans,
-                                             ev.zero_window_ns, ev.new_state});
+  out_tcp_samples_.push_back(
+      TcpSampleRecord{ev.time_ns, ev.cookie, std::string(to_string(ev.kind)), ev.bytes_acked,
+                      ev.bytes_received, ev.snd_nxt - ev.snd_una, ev.snd_cwnd, ev.srtt_us,
+                      ev.snd_wnd, ev.total_retrans, ev.zero_window_ns, ev.new_state});
   auto [it, inserted] = connections_.try_emplace(ev.cookie);
   Connection& conn = it->second;
   if (inserted) {
@@ -228,22 +260,28 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
     conn.record.link_max_source = m.source;
   }
   ConnectionRecord& r = conn.record;
+  // A connecting socket has no local port yet: the latest record is the most complete.
+  if (ev.time_ns >= r.last_ns) {
+    r.local = ev.local;
+    r.remote = ev.remote;
+  }
   r.last_ns = std::max(r.last_ns, ev.time_ns);
   // Counters only grow; take the largest seen (records can arrive out of order).
   r.bytes_sent = std::max(r.bytes_sent, ev.bytes_acked - std::min(ev.bytes_acked, conn.base_acked));
-  r.bytes_received =
-      std::max(r.bytes_received, ev.bytes_received - std::min(ev.bytes_received, conn.base_received));
-  r.retransmits = std::max<uint64_t>(r.retransmits, ev.total_retrans - std::min<uint64_t>(ev.total_retrans, conn.base_retrans));
+  r.bytes_received = std::max(r.bytes_received,
+                              ev.bytes_received - std::min(ev.bytes_received, conn.base_received));
+  r.retransmits = std::max<uint64_t>(
+      r.retransmits, ev.total_retrans - std::min<uint64_t>(ev.total_retrans, conn.base_retrans));
   r.zero_window_ns = std::max(r.zero_window_ns, ev.zero_window_ns);
   if (ev.kind == TcpEvent::Kind::ResetSent || ev.kind == TcpEvent::Kind::ResetReceived) {
     ++r.resets;
     conn.reset_times.push_back(ev.time_ns);
     if (!open_) {
-      out_failures_.push_back(FailureRecord{
-          "tcp_reset", ev.time_ns,
-          fmt::format("connection {} -> {} reset ({})", ev.local, ev.remote,
-                      ev.kind == TcpEvent::Kind::ResetSent ? "sent" : "received"),
-          std::nullopt});
+      out_failures_.push_back(
+          FailureRecord{"tcp_reset", ev.time_ns,
+                        fmt::format("connection {} -> {} reset ({})", ev.local, ev.remote,
+                                    ev.kind == TcpEvent::Kind::ResetSent ? "sent" : "received"),
+                        std::nullopt});
     }
   }
   TcpPoint p{ev.time_ns, ev.bytes_acked, ev.bytes_received, ev.total_retrans, ev.zero_window_ns};
@@ -258,7 +296,8 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
 
 void Stitcher::advance(uint64_t now_ns) {
   latest_ns_ = std::max(latest_ns_, now_ns);
-  if (open_ && now_ns > open_->end_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs) close_open();
+  if (open_ && now_ns > open_->end_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs)
+    close_open();
   if (!open_) prune(now_ns > 2 * kReorderSlackNs ? now_ns - 2 * kReorderSlackNs : 0);
 }
 
@@ -305,7 +344,7 @@ StageRecord Stitcher::metadata_stage(const OpenCheckpoint& c) {
   for (const auto& ev : c.calls)
     if (is_metadata_op(ev.op)) iv.emplace_back(ev.start_ns, ev.end_ns);
   s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
-  s.max_source = "not applicable: metadata calls move no bytes";
+  s.max_source = "n/a (moves no bytes)";
   return s;
 }
 
@@ -336,7 +375,8 @@ StageRecord Stitcher::serialize_stage(const OpenCheckpoint& c, Direction d, uint
 }
 
 std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Direction d,
-                                                     std::vector<FailureRecord>& failures, uint64_t id) {
+                                                     std::vector<FailureRecord>& failures,
+                                                     uint64_t id) {
   if (!available_.transport) return std::nullopt;
   StageRecord s;
   s.name = std::string(kStageTransport);
@@ -348,13 +388,17 @@ std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Di
     if (conn.points.empty() || conn.points.back().time_ns < c.start_ns ||
         conn.points.front().time_ns > c.end_ns + config_.checkpoint.quiet_gap_ns)
       continue;
-    double moved = value_at(conn.points, c.end_ns, member, interval) - value_at(conn.points, c.start_ns, member, interval);
-    if (moved > 0) s.bytes += static_cast<uint64_t>(moved + 0.5);
+    // Acknowledgements trail the sends by a round trip: count until one
+    // sample interval after the checkpoint's last call.
+    double moved = value_at(conn.points, c.end_ns + interval, member, interval) -
+                   value_at(conn.points, c.start_ns, member, interval);
+    if (moved > 0) s.bytes += static_cast<uint64_t>(std::llround(moved));
     for (size_t i = 1; i < conn.points.size(); ++i) {
       const TcpPoint& a = conn.points[i - 1];
       const TcpPoint& b = conn.points[i];
       if (b.*member > a.*member)
-        iv.emplace_back(std::max(a.time_ns, b.time_ns > interval ? b.time_ns - interval : 0), b.time_ns);
+        iv.emplace_back(std::max(a.time_ns, b.time_ns > interval ? b.time_ns - interval : 0),
+                        b.time_ns);
     }
     if (!s.max_Bps && conn.record.link_max_Bps) {
       s.max_Bps = conn.record.link_max_Bps;
@@ -373,21 +417,22 @@ std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Di
     double zw = value_at(conn.points, c.end_ns, &TcpPoint::zero_window_ns, interval) -
                 value_at(conn.points, c.start_ns, &TcpPoint::zero_window_ns, interval);
     if (zw >= static_cast<double>(config_.failures.zero_window_ns)) {
-      failures.push_back(FailureRecord{
-          "tcp_zero_window", c.end_ns,
-          fmt::format("server advertised a zero window for {:.1f} ms on {} -> {}", zw / 1e6,
-                      conn.record.local, conn.record.remote),
-          id});
+      failures.push_back(
+          FailureRecord{"tcp_zero_window", c.end_ns,
+                        fmt::format("server advertised a zero window for {:.1f} ms on {} -> {}",
+                                    zw / 1e6, conn.record.local, conn.record.remote),
+                        id});
     }
     for (uint64_t t : conn.reset_times) {
       if (t >= c.start_ns && t <= c.end_ns + config_.checkpoint.quiet_gap_ns)
-        failures.push_back(FailureRecord{"tcp_reset", t,
-                                         fmt::format("connection {} -> {} reset during the checkpoint",
-                                                     conn.record.local, conn.record.remote),
-                                         id});
+        failures.push_back(
+            FailureRecord{"tcp_reset", t,
+                          fmt::format("connection {} -> {} reset during the checkpoint",
+                                      conn.record.local, conn.record.remote),
+                          id});
     }
   }
-  s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
+  s.busy_ns = union_length(iv, c.start_ns, c.end_ns + interval);
   if (!s.max_Bps) {
     auto m = maxima_->transport("");
     s.max_Bps = m.Bps;
@@ -409,11 +454,12 @@ void Stitcher::close_open() {
       // open/stat is only one for the errnos that mean the storage failed
       // (ENOENT while probing for the latest checkpoint is normal).
       if (kind.empty() && is_data_op(ev.op)) kind = "io_error";
-      if (!kind.empty()) failures.push_back(FailureRecord{kind, ev.end_ns, describe_call(ev), std::nullopt});
+      if (!kind.empty())
+        failures.push_back(FailureRecord{kind, ev.end_ns, describe_call(ev), std::nullopt});
     }
     if (config_.checkpoint.stall_ns && ev.end_ns - ev.start_ns >= config_.checkpoint.stall_ns)
-      failures.push_back(FailureRecord{"stall", ev.end_ns,
-                                       "no progress: " + describe_call(ev), std::nullopt});
+      failures.push_back(
+          FailureRecord{"stall", ev.end_ns, "no progress: " + describe_call(ev), std::nullopt});
   }
   const uint64_t bytes = c.bytes_written + c.bytes_read;
   if (bytes == 0 && failures.empty()) return;  // metadata probes only: not a checkpoint
@@ -461,7 +507,8 @@ void Stitcher::close_open() {
     rec.stages.push_back(host_io_stage(c, rec.direction));
     rec.stages.push_back(metadata_stage(c));
   }
-  if (auto t = transport_stage(c, rec.direction, failures, rec.id)) rec.stages.push_back(std::move(*t));
+  if (auto t = transport_stage(c, rec.direction, failures, rec.id))
+    rec.stages.push_back(std::move(*t));
   rec.bottleneck = choose_bottleneck(rec.stages);
   for (auto& f : failures) f.checkpoint_id = rec.id;
   std::sort(failures.begin(), failures.end(),
@@ -469,18 +516,21 @@ void Stitcher::close_open() {
   rec.failures = std::move(failures);
 
   for (auto& ev : c.calls) {
-    out_io_calls_.push_back(IoCallRecord{ev.start_ns, ev.end_ns, ev.tgid, ev.tid,
-                                         std::string(to_string(ev.op)), ev.ret, ev.bytes_moved(),
-                                         ev.op == IoOp::Rename ? ev.path + " -> " + ev.path2 : ev.path,
-                                         rec.id});
+    out_io_calls_.push_back(IoCallRecord{
+        ev.start_ns, ev.end_ns, ev.tgid, ev.tid, std::string(to_string(ev.op)), ev.ret,
+        ev.bytes_moved(), ev.op == IoOp::Rename ? ev.path + " -> " + ev.path2 : ev.path, rec.id});
   }
   out_checkpoints_.push_back(std::move(rec));
 }
 
-std::vector<CheckpointRecord> Stitcher::take_checkpoints() { return std::exchange(out_checkpoints_, {}); }
+std::vector<CheckpointRecord> Stitcher::take_checkpoints() {
+  return std::exchange(out_checkpoints_, {});
+}
 std::vector<FailureRecord> Stitcher::take_failures() { return std::exchange(out_failures_, {}); }
 std::vector<IoCallRecord> Stitcher::take_io_calls() { return std::exchange(out_io_calls_, {}); }
-std::vector<TcpSampleRecord> Stitcher::take_tcp_samples() { return std::exchange(out_tcp_samples_, {}); }
+std::vector<TcpSampleRecord> Stitcher::take_tcp_samples() {
+  return std::exchange(out_tcp_samples_, {});
+}
 
 std::vector<ConnectionRecord> Stitcher::connections() const {
   std::vector<ConnectionRecord> out;

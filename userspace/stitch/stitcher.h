@@ -36,7 +36,8 @@ struct StageAvailability {
 
 class Stitcher : public EventSink {
  public:
-  Stitcher(const Config& config, std::shared_ptr<MaximaProvider> maxima, StageAvailability available);
+  Stitcher(const Config& config, std::shared_ptr<MaximaProvider> maxima,
+           StageAvailability available);
 
   void on_event(Event&& event) override;
   // Closes a checkpoint once `now_ns` is a quiet gap past its last I/O

@@ -28,7 +28,8 @@ TEST(ConfigTest, ParsesEveryField) {
     "failures": {"retransmit_storm_per_s": 20, "zero_window_ms": 5},
     "tcp": {"sample_interval_ms": 5},
     "bpf": {"ringbuf_mib": 32}
-  })", "test");
+  })",
+                        "test");
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->checkpoint.file_globs, std::vector<std::string>{"*.pt"});
   EXPECT_TRUE(c->checkpoint.dir_globs.empty());
@@ -71,16 +72,18 @@ TEST_P(BadConfigTest, RejectedNamingTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Fields, BadConfigTest,
     ::testing::Values(
-        BadConfig{"{", "not valid JSON"},
-        BadConfig{"[]", "must be an object"},
-        BadConfig{R"({"checkpoint": {"quiet_gap_ms": -5}})", "checkpoint.quiet_gap_ms: must be a positive integer"},
+        BadConfig{"{", "not valid JSON"}, BadConfig{"[]", "must be an object"},
+        BadConfig{R"({"checkpoint": {"quiet_gap_ms": -5}})",
+                  "checkpoint.quiet_gap_ms: must be a positive integer"},
         BadConfig{R"({"checkpoint": {"quiet_gap_ms": "1s"}})", "checkpoint.quiet_gap_ms"},
         BadConfig{R"({"checkpoint": {"quite_gap_ms": 5}})", "unknown key 'quite_gap_ms'"},
-        BadConfig{R"({"checkpoint": {"file_globs": []}})", "checkpoint.file_globs: must not be empty"},
+        BadConfig{R"({"checkpoint": {"file_globs": []}})",
+                  "checkpoint.file_globs: must not be empty"},
         BadConfig{R"({"checkpoint": {"file_globs": [3]}})", "checkpoint.file_globs: every entry"},
         BadConfig{R"({"storage": {"endpoints": ["nfs-server:2049"]}})", "storage.endpoints"},
         BadConfig{R"({"storage": {"endpoints": ["10.0.0.1:99999"]}})", "port must be 1-65535"},
-        BadConfig{R"({"storage": {"write_bandwidth": "fast"}})", "storage.write_bandwidth: must be a positive bandwidth"},
+        BadConfig{R"({"storage": {"write_bandwidth": "fast"}})",
+                  "storage.write_bandwidth: must be a positive bandwidth"},
         BadConfig{R"({"storage": {"read_bandwidth": 0}})", "storage.read_bandwidth"},
         BadConfig{R"({"bpf": {"ringbuf_mib": 3}})", "bpf.ringbuf_mib: must be a power of two"},
         BadConfig{R"({"tcp": {"sample_interval_ms": 0}})", "tcp.sample_interval_ms"},

@@ -52,14 +52,16 @@ TEST(HeldChildTest, HeldUntilReleased) {
 }
 
 TEST(HeldChildTest, EnvironmentAdditionsReachTheChild) {
-  auto child = HeldChild::spawn({"/bin/sh", "-c", "test \"$CKPT_TEST_VAR\" = yes"}, {"CKPT_TEST_VAR=yes"});
+  auto child =
+      HeldChild::spawn({"/bin/sh", "-c", "test \"$CKPT_TEST_VAR\" = yes"}, {"CKPT_TEST_VAR=yes"});
   ASSERT_TRUE(child);
   ASSERT_TRUE(child->release());
   EXPECT_EQ(child->wait().shell_code(), 0);
 }
 
 TEST(HeldChildTest, ForwardedSignalReachesTheChild) {
-  auto child = HeldChild::spawn({"/bin/sh", "-c", "trap 'exit 42' TERM; while :; do sleep 0.05; done"});
+  auto child =
+      HeldChild::spawn({"/bin/sh", "-c", "trap 'exit 42' TERM; while :; do sleep 0.05; done"});
   ASSERT_TRUE(child);
   SignalForwarder fwd(child->pid());
   ASSERT_TRUE(child->release());

@@ -72,8 +72,9 @@ TEST(RecordLayoutTest, TcpRecordMatchesTheBpfObject) {
                  {"bytes_acked", offsetof(ckpt_tcp_record, bytes_acked)},
                  {"total_retrans", offsetof(ckpt_tcp_record, total_retrans)},
                  {"zero_window_ns", offsetof(ckpt_tcp_record, zero_window_ns)}});
-  expect_layout(kTcp, "ckpt_endpoint_key", sizeof(ckpt_endpoint_key),
-                {{"port", offsetof(ckpt_endpoint_key, port)}, {"addr", offsetof(ckpt_endpoint_key, addr)}});
+  expect_layout(
+      kTcp, "ckpt_endpoint_key", sizeof(ckpt_endpoint_key),
+      {{"port", offsetof(ckpt_endpoint_key, port)}, {"addr", offsetof(ckpt_endpoint_key, addr)}});
 }
 
 }  // namespace

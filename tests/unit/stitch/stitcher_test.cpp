@@ -18,9 +18,12 @@ constexpr uint64_t kMiB = 1 << 20;
 class FixedMaxima : public MaximaProvider {
  public:
   StageMax host_io(Direction d, const std::vector<FileId>&) override {
-    return d == Direction::Save ? StageMax{write_Bps, "test:write"} : StageMax{read_Bps, "test:read"};
+    return d == Direction::Save ? StageMax{write_Bps, "test:write"}
+                                : StageMax{read_Bps, "test:read"};
   }
-  StageMax serialize() override { return StageMax{serialize_Bps, serialize_Bps ? "test:ser" : "unknown"}; }
+  StageMax serialize() override {
+    return StageMax{serialize_Bps, serialize_Bps ? "test:ser" : "unknown"};
+  }
   StageMax transport(const std::string&) override { return StageMax{transport_Bps, "test:link"}; }
 
   std::optional<double> write_Bps = 1e9;
@@ -34,7 +37,8 @@ class StreamBuilder {
  public:
   explicit StreamBuilder(Stitcher& s) : s_(s) {}
 
-  void open(uint32_t tid, const std::string& path, FileId id, uint64_t t0, uint64_t t1, int64_t ret = 3) {
+  void open(uint32_t tid, const std::string& path, FileId id, uint64_t t0, uint64_t t1,
+            int64_t ret = 3) {
     IoEvent e = base(tid, IoOp::Open, t0, t1);
     e.path = path;
     e.file = id;
@@ -355,7 +359,8 @@ TEST_F(StitcherTest, TransportBytesFromConnectionCounters) {
   b.tcp(0, 1, 0, 0, TcpEvent::Kind::State);  // connection established earlier
   b.data(1, IoOp::Write, kShard0, kId0, 100 * kMs, 101 * kMs, 3000);
   for (int i = 1; i <= 10; ++i) b.tcp(100 * kMs + i * interval, 1 + i * 300, 0);
-  b.data(1, IoOp::Close, kShard0, kId0, 100 * kMs + 10 * interval, 100 * kMs + 10 * interval + 1, 0);
+  b.data(1, IoOp::Close, kShard0, kId0, 100 * kMs + 10 * interval, 100 * kMs + 10 * interval + 1,
+         0);
   s.finish();
   auto cps = s.take_checkpoints();
   ASSERT_EQ(cps.size(), 1u);
@@ -410,7 +415,8 @@ TEST(BottleneckTest, Rules) {
                                st("transport", 95 * kMs, 1e9, 95'000'000)}),
             "transport");
   // Contenders with unknown maxima: the longest.
-  EXPECT_EQ(choose_bottleneck({st("host_io", 100 * kMs, {}, 1), st("transport", 95 * kMs, {}, 1)}), "host_io");
+  EXPECT_EQ(choose_bottleneck({st("host_io", 100 * kMs, {}, 1), st("transport", 95 * kMs, {}, 1)}),
+            "host_io");
   // Exact ties go down the pipeline.
   EXPECT_EQ(choose_bottleneck({st("host_io", 5, {}, 1), st("metadata", 5, {}, 0)}), "metadata");
   EXPECT_EQ(choose_bottleneck({st("host_io", 0, {}, 0)}), "");

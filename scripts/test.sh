@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Every test: installs dependencies, builds, runs the unit tests, the
+# real-kernel eBPF tests (as root), the workload's tests, the unit tests again
+# under AddressSanitizer+UndefinedBehaviorSanitizer, and the linters.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" scripts/install-deps.sh
+
+jobs=$(nproc)
+cmake --preset default >/dev/null
+cmake --build --preset default -j "$jobs"
+# The eBPF tests load programs: they need root and skip (saying so) without it.
+"${sudo_cmd[@]}" ctest --preset default -j 1 --timeout 600
+
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs" --target unit_tests workload_tests
+ctest --preset asan -j "$jobs"
+
+scripts/lint.sh
