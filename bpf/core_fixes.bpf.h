@@ -37,32 +37,72 @@ static __always_inline __u32 ckpt_tcp_snd_cwnd(const struct tcp_sock *tp)
 }
 
 /*
- * The fd table walk: files_struct->fdt->fd[fd]. Stable since v2.6.x, but
- * the max_fds bound must be checked: a racing close can shrink nothing, and a
- * bad fd from user space must not read past the array.
+ * The fd table walk, files_struct->fdt->fd[fd], stable since v2.6.x. `task`
+ * is a BTF pointer (bpf_get_current_task_btf), so the walk is plain loads;
+ * only the array slot needs a probe read. max_fds bounds a bad fd from user
+ * space.
  */
 static __always_inline struct file *ckpt_fd_to_file(struct task_struct *task, int fd)
 {
-	struct files_struct *files = BPF_CORE_READ(task, files);
+	struct files_struct *files = task->files;
 	struct fdtable *fdt;
 	struct file **fds;
 	struct file *file = NULL;
-	unsigned int max_fds;
 
 	if (!files || fd < 0)
 		return NULL;
-	fdt = BPF_CORE_READ(files, fdt);
-	if (!fdt)
+	fdt = files->fdt;
+	if (!fdt || (unsigned int)fd >= fdt->max_fds)
 		return NULL;
-	max_fds = BPF_CORE_READ(fdt, max_fds);
-	if ((unsigned int)fd >= max_fds)
-		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
+	fds = fdt->fd;
 	if (!fds)
 		return NULL;
 	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
 	return file;
 }
+
+/*
+ * Syscall number and arguments from the user registers that raw_syscalls
+ * sys_enter/sys_exit pass (arch/x86/entry/calling.h: rdi rsi rdx r10 r8 r9;
+ * arm64: x0-x5, the number in syscallno).
+ */
+#if defined(__TARGET_ARCH_x86)
+static __always_inline long ckpt_syscall_arg(struct pt_regs *regs, int n)
+{
+	switch (n) {
+	case 0:
+		return regs->di;
+	case 1:
+		return regs->si;
+	case 2:
+		return regs->dx;
+	case 3:
+		return regs->r10;
+	case 4:
+		return regs->r8;
+	default:
+		return regs->r9;
+	}
+}
+
+static __always_inline long ckpt_syscall_nr(struct pt_regs *regs)
+{
+	return regs->orig_ax;
+}
+#elif defined(__TARGET_ARCH_arm64)
+static __always_inline long ckpt_syscall_arg(struct pt_regs *regs, int n)
+{
+	/* x0 is overwritten by the return value; orig_x0 keeps the argument. */
+	return n == 0 ? regs->orig_x0 : regs->regs[n];
+}
+
+static __always_inline long ckpt_syscall_nr(struct pt_regs *regs)
+{
+	return regs->syscallno;
+}
+#else
+#error "ckptscope: add this architecture's syscall registers to core_fixes.bpf.h"
+#endif
 
 /*
  * Whether the exiting task is the last of its thread group. do_exit()
@@ -82,6 +122,19 @@ static __always_inline bool ckpt_task_group_dead(struct task_struct *task)
 static __always_inline __u16 ckpt_sk_protocol(const struct sock *sk)
 {
 	return (__u16)BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol);
+}
+
+/*
+ * Ring-buffer wakeups. By default every submit wakes a waiting consumer
+ * (an irq_work and a context switch, microseconds per record), which made a
+ * traced write(2) cost ~3 us here. Wake user space only once `threshold`
+ * bytes are waiting; it also drains the ring on a timer, so nothing waits
+ * longer than its poll period.
+ */
+static __always_inline __u64 ckpt_wakeup_flags(void *ringbuf, __u64 threshold)
+{
+	return bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA) >= threshold ? BPF_RB_FORCE_WAKEUP
+									  : BPF_RB_NO_WAKEUP;
 }
 
 #endif /* CKPTSCOPE_CORE_FIXES_BPF_H */

@@ -109,11 +109,44 @@ struct ckpt_proc_record {
 	char comm[16];
 };
 
+/*
+ * The syscalls we trace, as user space maps them from this architecture's
+ * numbers (<sys/syscall.h>) into the `syscall_kinds` table before load. The
+ * kind tells the BPF side where the fd, path and count arguments are.
+ */
+enum ckpt_syscall_kind {
+	CKPT_SC_NONE = 0,
+	CKPT_SC_READ,	   /* read(fd, buf, count), pread64(fd, buf, count, pos) */
+	CKPT_SC_READV,	   /* readv, preadv, preadv2: (fd, iov, iovcnt, ...) */
+	CKPT_SC_WRITE,	   /* write, pwrite64 */
+	CKPT_SC_WRITEV,	   /* writev, pwritev, pwritev2 */
+	CKPT_SC_FSYNC,	   /* fsync(fd), fdatasync(fd) */
+	CKPT_SC_CLOSE,	   /* close(fd) */
+	CKPT_SC_FTRUNCATE, /* ftruncate(fd, length) */
+	CKPT_SC_OPENAT,	   /* openat(dfd, path, flags, mode) */
+	CKPT_SC_OPENAT2,   /* openat2(dfd, path, how, size) */
+	CKPT_SC_OPEN,	   /* open(path, flags, mode) */
+	CKPT_SC_CREAT,	   /* creat(path, mode) */
+	CKPT_SC_RENAME,	   /* rename(old, new) */
+	CKPT_SC_RENAMEAT,  /* renameat(olddfd, old, newdfd, new), renameat2(..., flags) */
+	CKPT_SC_MKDIR,	   /* mkdir(path, mode) */
+	CKPT_SC_MKDIRAT,   /* mkdirat(dfd, path, mode) */
+	CKPT_SC_UNLINK,	   /* unlink(path), rmdir(path) */
+	CKPT_SC_UNLINKAT,  /* unlinkat(dfd, path, flags) */
+	CKPT_SC_FSTATAT,   /* newfstatat(dfd, path, buf, flags) */
+	CKPT_SC_STATX,	   /* statx(dfd, path, flags, mask, buf) */
+	CKPT_SC_STAT,	   /* newstat(path, buf) */
+	CKPT_SC_LSTAT,	   /* newlstat(path, buf) */
+	CKPT_SC_KIND_MAX,
+};
+
+#define CKPT_MAX_SYSCALLS 512
+
 /* Why an event was lost; indexes the per-CPU `jobio_drops` array. */
 enum ckpt_jobio_drop {
 	CKPT_DROP_RINGBUF_FULL = 0,
-	CKPT_DROP_INFLIGHT_FULL = 1, /* no room to remember a call in progress */
-	CKPT_DROP_THREAD_FULL = 2,   /* no room for a thread's CPU accounting */
+	CKPT_DROP_INFLIGHT_FULL = 1, /* no room to remember a path call in progress */
+	CKPT_DROP_THREAD_FULL = 2,   /* no per-thread storage for a traced thread */
 	CKPT_DROP_TGID_FULL = 3,     /* a forked child could not be followed */
 	CKPT_JOBIO_DROP_MAX = 4,
 };

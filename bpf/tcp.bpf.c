@@ -26,6 +26,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 sample_interval_ns = 10 * 1000 * 1000ULL;
 const volatile __u64 retransmit_interval_ns = 1000 * 1000ULL;
+const volatile __u64 wakeup_bytes = 256 << 10;
 
 /* Keeps the record type in the object's BTF (see jobio.bpf.c). */
 const struct ckpt_tcp_record *unused_tcp_record __attribute__((unused));
@@ -158,7 +159,7 @@ static __always_inline void emit(const struct sock *sk, __u32 event, int old_sta
 	rec->new_state = new_state;
 	rec->time_ns = now;
 	fill_counters(sk, rec, st);
-	bpf_ringbuf_submit(rec, 0);
+	bpf_ringbuf_submit(rec, ckpt_wakeup_flags(&tcp_events, wakeup_bytes));
 }
 
 static __always_inline bool is_storage(const struct sock *sk)

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "launch a command and profile its checkpoint I/O");
   add_trace_flags(run, run_flags);
   run->add_flag("--no-trace", run_flags.no_trace, "run the command without tracing (wrapper only)");
+  run->add_option("--bpf-stats", run_flags.bpf_stats_path,
+                  "enable kernel BPF run-time stats and write each program's run count and time "
+                  "to this JSON file at the end");
   run->add_option("command", command, "the command, after --")->required();
 
   TraceFlags attach_flags;

@@ -1,6 +1,10 @@
 #include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "collector/collector.h"
@@ -8,6 +12,18 @@
 #include "runner/child_process.h"
 
 namespace ckpt::cli {
+namespace {
+
+void write_program_stats(const std::string& path, const std::vector<ProgramStats>& stats) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& s : stats)
+    j.push_back({{"name", s.name}, {"run_cnt", s.run_cnt}, {"run_time_ns", s.run_time_ns}});
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) warn("warning: --bpf-stats: cannot write " + path);
+}
+
+}  // namespace
 
 int run_command(const TraceFlags& flags, const std::vector<std::string>& command) {
   auto config = load_effective_config(flags);
@@ -45,6 +61,15 @@ int run_command(const TraceFlags& flags, const std::vector<std::string>& command
   }
   job.root_pids = {static_cast<uint32_t>(child->pid())};
 
+  int stats_fd = -1;
+  if (collector && collector->traced() && !flags.bpf_stats_path.empty()) {
+    if (auto fd = enable_bpf_stats(); fd) {
+      stats_fd = *fd;
+    } else {
+      warn("warning: --bpf-stats: " + fd.error().message);
+    }
+  }
+
   SignalForwarder forwarder(child->pid());
   if (auto released = child->release(); !released)
     warn(fmt::format("{}: {}", command.front(), released.error().message));
@@ -62,6 +87,10 @@ int run_command(const TraceFlags& flags, const std::vector<std::string>& command
   if (status->signal) {
     job.exit_signal = *status->signal;
     job.exit_code = status->shell_code();
+  }
+  if (stats_fd >= 0) {
+    write_program_stats(flags.bpf_stats_path, collector->program_stats());
+    close(stats_fd);
   }
   if (collector) {
     auto trace = collector->finish(job);

@@ -19,6 +19,7 @@ struct TraceFlags {
   bool quiet = false;
   bool json = false;
   bool no_trace = false;
+  std::string bpf_stats_path;  // write per-program BPF run time here (benchmarks)
 };
 
 Expected<Config> load_effective_config(const TraceFlags& flags);

@@ -43,6 +43,10 @@ class Collector : public EventSink {
   Expected<Trace> finish(const JobRecord& job);
 
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+  // Per-program run counts and times (needs BPF run-time stats enabled).
+  [[nodiscard]] std::vector<ProgramStats> program_stats() const {
+    return probes_ ? probes_->program_stats() : std::vector<ProgramStats>{};
+  }
 
  private:
   Collector(const Config& config, TraceWriter writer, JobRecord job);

@@ -1,6 +1,5 @@
 #include "probes/kernel_features.h"
 
-#include <sys/mount.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -16,32 +15,6 @@ namespace ckpt {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool has_events(const std::string& root) {
-  std::error_code ec;
-  return fs::is_directory(fs::path(root) / "events", ec);
-}
-
-// libbpf attaches syscalls:* tracepoints through perf_event_open, which needs
-// the event id from tracefs; a minimal system may not have tracefs mounted.
-void find_or_mount_tracefs(KernelFeatures& f) {
-  for (const char* root : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-    if (has_events(root)) {
-      f.tracefs = true;
-      f.tracefs_path = root;
-      return;
-    }
-  }
-  if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0 &&
-      has_events("/sys/kernel/tracing")) {
-    f.tracefs = true;
-    f.tracefs_path = "/sys/kernel/tracing";
-    f.tracefs_note = "mounted tracefs at /sys/kernel/tracing";
-    return;
-  }
-  f.tracefs_note =
-      fmt::format("tracefs is not mounted and mounting it failed: {}", std::strerror(errno));
-}
 
 void find_cgroup_v2(KernelFeatures& f) {
   std::ifstream mounts("/proc/self/mounts");
@@ -82,14 +55,7 @@ KernelFeatures KernelFeatures::probe() {
   if (uname(&u) == 0) f.release = u.release;
   f.btf_vmlinux = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
   check_privilege(f);
-  if (f.bpf_privileged) find_or_mount_tracefs(f);
   find_cgroup_v2(f);
-  if (f.tracefs) {
-    std::error_code ec;
-    for (const auto& entry :
-         fs::directory_iterator(fs::path(f.tracefs_path) / "events/syscalls", ec))
-      f.syscall_events.insert(entry.path().filename().string());
-  }
   return f;
 }
 

@@ -3,7 +3,6 @@
 // place). Nothing else in the collector inspects the kernel for features.
 #pragma once
 
-#include <set>
 #include <string>
 
 namespace ckpt {
@@ -15,16 +14,12 @@ struct KernelFeatures {
   std::string tracefs_path;  // where it is (we mount it when nothing has)
   std::string tracefs_note;  // what we did or why it is missing
   bool cgroup_v2 = false;
-  std::string cgroup_v2_root;            // e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified
-  std::set<std::string> syscall_events;  // available syscalls:* event names
+  std::string cgroup_v2_root;  // e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified
   // Tracing programs need CAP_BPF and CAP_PERFMON (v5.8+) or CAP_SYS_ADMIN.
   bool bpf_privileged = false;
   std::string privilege_note;  // why not, in words
 
   static KernelFeatures probe();
-  [[nodiscard]] bool has_syscall_event(const std::string& name) const {
-    return syscall_events.contains(name);
-  }
 };
 
 }  // namespace ckpt

@@ -15,6 +15,7 @@
 
 #include "jobio.h"
 #include "jobio.skel.h"
+#include "probes/syscall_table.h"
 #include "tcp.h"
 #include "tcp.skel.h"
 
@@ -98,8 +99,7 @@ ProbeManager::~ProbeManager() {
   if (cgroup_fd_ >= 0) close(cgroup_fd_);
 }
 
-Expected<void> ProbeManager::start_jobio(const ProbeOptions& options,
-                                         const KernelFeatures& features) {
+Expected<void> ProbeManager::start_jobio(const ProbeOptions& options) {
   jobio_ = jobio_bpf__open();
   if (!jobio_)
     return make_error(fmt::format("opening the jobio BPF object failed: {}{}",
@@ -112,26 +112,11 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options,
     return make_error(fmt::format("sizing the ring buffer to {} bytes failed: {}",
                                   options.ringbuf_bytes, std::strerror(-err)));
 
-  // Syscalls this kernel or architecture lacks (arm64 has no open/creat/
-  // rename/mkdir/unlink/rmdir/newstat) are left out, not fatal.
-  bpf_program* prog = nullptr;
-  std::vector<std::string> missing;
-  bpf_object__for_each_program(prog, jobio_->obj) {
-    std::string sec = bpf_program__section_name(prog);
-    constexpr std::string_view kPrefix = "tracepoint/syscalls/";
-    if (!sec.starts_with(kPrefix)) continue;
-    std::string event = sec.substr(kPrefix.size());
-    if (!features.tracefs)
-      return make_error("syscall tracepoints need tracefs: " + features.tracefs_note);
-    if (!features.has_syscall_event(event)) {
-      bpf_program__set_autoload(prog, false);
-      missing.push_back(event);
-    }
-  }
-  if (!missing.empty()) {
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    notes_.push_back(fmt::format("syscall tracepoints not in this kernel, skipped: {}", list));
+  for (const auto& sc : traced_syscalls()) {
+    if (sc.number < 0 || sc.number >= CKPT_MAX_SYSCALLS)
+      return make_error(fmt::format("syscall {} has number {}, beyond the table's {}", sc.name,
+                                    sc.number, CKPT_MAX_SYSCALLS));
+    jobio_->rodata->syscall_kinds[sc.number] = static_cast<__u8>(sc.kind);
   }
 
   if (int err = jobio_bpf__load(jobio_))
@@ -150,9 +135,8 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options,
   if (int err = jobio_bpf__attach(jobio_))
     return make_error(fmt::format("attaching the jobio BPF programs failed: {}{}",
                                   why_load_failed(err), take_libbpf_log()));
-  bpf_object__for_each_program(prog, jobio_->obj) {
-    if (bpf_program__autoload(prog)) ++programs_attached_;
-  }
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, jobio_->obj)++ programs_attached_;
   return {};
 }
 
@@ -208,7 +192,7 @@ Expected<std::unique_ptr<ProbeManager>> ProbeManager::start(const ProbeOptions& 
   std::unique_ptr<ProbeManager> pm(new ProbeManager());
   pm->on_jobio_ = std::make_unique<RecordHandler>(std::move(on_jobio));
   pm->on_tcp_ = std::make_unique<RecordHandler>(std::move(on_tcp));
-  if (auto ok = pm->start_jobio(options, features); !ok) return ok.error();
+  if (auto ok = pm->start_jobio(options); !ok) return ok.error();
   pm->rings_ = ring_buffer__new(bpf_map__fd(pm->jobio_->maps.jobio_events), ring_callback,
                                 pm->on_jobio_.get(), nullptr);
   if (!pm->rings_)
@@ -235,10 +219,16 @@ Expected<void> ProbeManager::trace_tgid(uint32_t tgid) {
 }
 
 Expected<int> ProbeManager::poll(int timeout_ms) {
+  // Records are submitted without a wakeup until enough are waiting (see
+  // ckpt_wakeup_flags in bpf/core_fixes.bpf.h): the wait is also a timer,
+  // and every ring is drained after it.
   int n = ring_buffer__poll(rings_, timeout_ms);
   if (n < 0 && n != -EINTR)
     return make_error(fmt::format("ring buffer poll failed: {}", std::strerror(-n)));
-  return n < 0 ? 0 : n;
+  int more = ring_buffer__consume(rings_);
+  if (more < 0)
+    return make_error(fmt::format("ring buffer consume failed: {}", std::strerror(-more)));
+  return (n < 0 ? 0 : n) + more;
 }
 
 std::vector<DropRecord> ProbeManager::drops() const {

@@ -70,7 +70,7 @@ class ProbeManager {
 
  private:
   ProbeManager() = default;
-  Expected<void> start_jobio(const ProbeOptions& options, const KernelFeatures& features);
+  Expected<void> start_jobio(const ProbeOptions& options);
   Expected<void> start_tcp(const ProbeOptions& options);
 
   jobio_bpf* jobio_ = nullptr;
