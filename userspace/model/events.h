@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -32,6 +33,12 @@ struct FileId {
   uint64_t ino = 0;
   bool operator==(const FileId&) const = default;
   [[nodiscard]] bool known() const { return dev != 0 || ino != 0; }
+};
+
+struct FileIdHash {
+  size_t operator()(const FileId& f) const {
+    return std::hash<uint64_t>()(f.ino * 0x9E3779B97F4A7C15ull ^ f.dev);
+  }
 };
 
 // One traced call, with its path resolved when possible.

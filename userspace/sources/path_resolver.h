@@ -11,12 +11,6 @@
 
 namespace ckpt {
 
-struct FileIdHash {
-  size_t operator()(const FileId& f) const {
-    return std::hash<uint64_t>()(f.dev * 1000003u ^ f.ino);
-  }
-};
-
 class PathResolver {
  public:
   explicit PathResolver(std::string proc_root = "/proc") : proc_(std::move(proc_root)) {}

@@ -19,10 +19,10 @@ constexpr uint64_t kReorderSlackNs = 100'000'000;
 constexpr double kContenderShare = 0.9;
 constexpr uint64_t kMinStormRetransmits = 10;
 
-std::string file_key(const FileId& id) { return fmt::format("{}:{}", id.dev, id.ino); }
-
-std::string call_key(const IoEvent& ev) {
-  return ev.file.known() ? file_key(ev.file) : "path:" + ev.path;
+// A call's file: its identity, or for a call without one (the process was
+// gone before its path could be resolved) a stand-in derived from the path.
+FileId call_key(const IoEvent& ev) {
+  return ev.file.known() ? ev.file : FileId{0, std::hash<std::string>()(ev.path) | 1};
 }
 
 bool is_data_op(IoOp op) { return !is_metadata_op(op); }
@@ -175,7 +175,7 @@ void Stitcher::on_proc(const ProcEvent& ev) {
 bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
   if (ev.op == IoOp::Rename) {
     bool yes = matcher_.is_checkpoint_file(ev.path) || matcher_.is_checkpoint_file(ev.path2);
-    if (ev.ret == 0 && ev.file.known()) file_is_checkpoint_[file_key(ev.file)] = yes;
+    if (ev.ret == 0 && ev.file.known()) file_is_checkpoint_[ev.file] = yes;
     return yes;
   }
   if (is_metadata_op(ev.op)) {
@@ -183,17 +183,15 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
                                                        : matcher_.is_checkpoint_file(ev.path);
     if (!yes && (ev.op == IoOp::Unlink || ev.op == IoOp::Stat))
       yes = matcher_.is_checkpoint_dir(ev.path);
-    if (ev.op == IoOp::Open && ev.ret >= 0 && ev.file.known())
-      file_is_checkpoint_[file_key(ev.file)] = yes;
+    if (ev.op == IoOp::Open && ev.ret >= 0 && ev.file.known()) file_is_checkpoint_[ev.file] = yes;
     return yes;
   }
   if (ev.is_directory) return matcher_.is_checkpoint_dir(ev.path);  // fsync of a directory
   if (ev.file.known()) {
-    auto key = file_key(ev.file);
-    auto it = file_is_checkpoint_.find(key);
+    auto it = file_is_checkpoint_.find(ev.file);
     if (it != file_is_checkpoint_.end()) return it->second;
     bool yes = matcher_.is_checkpoint_file(ev.path);
-    file_is_checkpoint_.emplace(std::move(key), yes);
+    file_is_checkpoint_.emplace(ev.file, yes);
     return yes;
   }
   return matcher_.is_checkpoint_file(ev.path);
@@ -473,7 +471,7 @@ void Stitcher::close_open() {
   rec.end_ns = c.end_ns;
   rec.bytes = bytes;
 
-  std::map<std::string, FileIoRecord> files;
+  std::unordered_map<FileId, FileIoRecord, FileIdHash> files;
   for (const auto& ev : c.calls) {
     if (ev.is_directory) continue;
     FileIoRecord& f = files[call_key(ev)];
@@ -501,6 +499,8 @@ void Stitcher::close_open() {
       rec.file_io.push_back(std::move(f));
     }
   }
+  std::sort(rec.file_io.begin(), rec.file_io.end(),
+            [](const FileIoRecord& a, const FileIoRecord& b) { return a.path < b.path; });
 
   if (available_.job_io) {
     rec.stages.push_back(serialize_stage(c, rec.direction, bytes));

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "config/checkpoint_matcher.h"
@@ -86,7 +87,7 @@ class Stitcher : public EventSink {
     uint64_t write_calls = 0;
     uint64_t read_calls = 0;
     std::vector<IoEvent> calls;
-    std::set<std::string> files_touched;
+    std::unordered_set<FileId, FileIdHash> files_touched;
   };
 
   void on_io(IoEvent&& ev);
@@ -117,7 +118,7 @@ class Stitcher : public EventSink {
   uint64_t latest_ns_ = 0;
 
   // Per data-call file: is it a checkpoint file? Keyed by dev:ino; renames update it.
-  std::unordered_map<std::string, bool> file_is_checkpoint_;
+  std::unordered_map<FileId, bool, FileIdHash> file_is_checkpoint_;
   std::unordered_map<uint32_t, std::deque<CpuWindow>> cpu_windows_;
   std::map<uint64_t, Connection> connections_;
 
