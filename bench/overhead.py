@@ -4,6 +4,9 @@
 1. Added cost per traced call: io_loop does CALLS 4 KiB writes then CALLS
    reads on tmpfs, bare and under `ckptscope run`; the difference of the
    medians of its own per-call timings (target: <= 200 ns added per call).
+   A third variant, `--probe-floor`, attaches the same programs but returns
+   at once: what merely enabling syscall tracepoints costs (the kernel's
+   slow syscall path), separated from what our programs add.
 2. BPF cost per event from the kernel's own stats (run_time_ns / run_cnt),
    for the enter+exit programs of write and read.
 3. The whole checkpoint workload, bare against traced (target: < 2%): runs
@@ -36,16 +39,20 @@ def per_call(args, bins, scratch):
     os.makedirs(ckpt_dir, exist_ok=True)
     target = os.path.join(ckpt_dir, "io.pt")
     loop = [bins["io_loop"], target, str(args.calls), "4096"]
-    bare, traced, stats = [], [], []
+    results = {"bare": [], "floor": [], "traced": []}
+    stats = []
     trace = os.path.join(scratch, "t.db")
+    kinds = ["bare", "floor", "traced"]
     for i in range(args.rounds):
-        order = ["bare", "traced"] if i % 2 == 0 else ["traced", "bare"]
+        order = kinds[i % 3:] + kinds[:i % 3]  # rotated each round
         for kind in order:
             if kind == "bare":
-                bare.append(json.loads(run(loop).stdout))
+                cmd = loop
             else:
-                p = run([bins["ckptscope"], "run", "--quiet", "--trace", trace, "--"] + loop)
-                traced.append(json.loads(p.stdout))
+                # floor: the syscall tracepoints enabled, programs returning at once
+                extra = ["--probe-floor"] if kind == "floor" else []
+                cmd = [bins["ckptscope"], "run", "--quiet", "--trace", trace] + extra + ["--"] + loop
+            results[kind].append(json.loads(run(cmd).stdout))
     # Kernel BPF stats cost time themselves: measured in runs of their own.
     for _ in range(max(1, args.rounds // 3)):
         stats_file = os.path.join(scratch, "stats.json")
@@ -61,10 +68,12 @@ def per_call(args, bins, scratch):
                                    "ns_per_run": round(st["run_time_ns"] / max(1, st["run_cnt"]), 1)}
                             for name, st in stats[-1].items() if st["run_cnt"] > 0}}
     for op in ("write", "read"):
-        b = statistics.median(r[f"{op}_ns_per_call"] for r in bare)
-        t = statistics.median(r[f"{op}_ns_per_call"] for r in traced)
+        b, f, t = (statistics.median(r[f"{op}_ns_per_call"] for r in results[k]) for k in kinds)
         out[op] = {"bare_ns_per_call": round(b, 1), "traced_ns_per_call": round(t, 1),
-                   "added_ns_per_call": round(t - b, 1), "traced_over_bare": round(t / b, 3)}
+                   "added_ns_per_call": round(t - b, 1),
+                   "floor_added_ns_per_call": round(f - b, 1),
+                   "ours_added_ns_per_call": round(t - f, 1),
+                   "traced_over_bare": round(t / b, 3)}
     return out
 
 

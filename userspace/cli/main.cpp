@@ -31,6 +31,10 @@ int main(int argc, char** argv) {
   run->add_option("--bpf-stats", run_flags.bpf_stats_path,
                   "enable kernel BPF run-time stats and write each program's run count and time "
                   "to this JSON file at the end");
+  run->add_flag("--probe-floor", run_flags.probe_floor,
+                "benchmarks: attach the syscall probes but return from them at once, to measure "
+                "what enabling syscall tracepoints costs by itself")
+      ->group("");  // hidden: for bench/overhead.py
   run->add_option("command", command, "the command, after --")->required();
 
   TraceFlags attach_flags;

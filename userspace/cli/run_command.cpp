@@ -51,7 +51,9 @@ int run_command(const TraceFlags& flags, const std::vector<std::string>& command
     return 127;
   }
   if (collector) {
-    auto started = collector->start(make_probe_options(*config), KernelFeatures::probe());
+    ProbeOptions options = make_probe_options(*config);
+    options.floor_only = flags.probe_floor;
+    auto started = collector->start(options, KernelFeatures::probe());
     if (!started)
       warn(fmt::format("warning: nothing will be traced, the job runs anyway: {}",
                        started.error().message));

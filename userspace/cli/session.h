@@ -20,6 +20,7 @@ struct TraceFlags {
   bool json = false;
   bool no_trace = false;
   std::string bpf_stats_path;  // write per-program BPF run time here (benchmarks)
+  bool probe_floor = false;    // benchmarks: attach, but trace nothing
 };
 
 Expected<Config> load_effective_config(const TraceFlags& flags);

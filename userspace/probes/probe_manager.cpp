@@ -108,6 +108,9 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options) {
   jobio_->rodata->filter_mode = options.filter == ProbeOptions::Filter::Cgroup ? CKPT_FILTER_CGROUP
                                 : options.filter == ProbeOptions::Filter::All  ? CKPT_FILTER_ALL
                                                                                : CKPT_FILTER_TGIDS;
+  // Wake the reader once an eighth of the ring is waiting (see ckpt_wakeup_flags).
+  jobio_->rodata->wakeup_bytes = options.ringbuf_bytes / 8;
+  jobio_->rodata->floor_only = options.floor_only;
   if (int err = bpf_map__set_max_entries(jobio_->maps.jobio_events, options.ringbuf_bytes))
     return make_error(fmt::format("sizing the ring buffer to {} bytes failed: {}",
                                   options.ringbuf_bytes, std::strerror(-err)));

@@ -32,6 +32,7 @@ struct ProbeOptions {
   bool tcp = true;  // the transport probes
   std::vector<StorageEndpoint> endpoints;
   uint64_t tcp_sample_interval_ns = 10'000'000;
+  bool floor_only = false;  // benchmarks: syscall programs return at once
 };
 
 // Raw record callback: the bytes of one ring-buffer record.
