@@ -166,6 +166,30 @@ TEST(RunTest, EnospcOnASmallTmpfsIsFlagged) {
   EXPECT_THAT(r.err, HasSubstr("enospc")) << "the summary shows it";
 }
 
+TEST(RunTest, EioFromAFailingFileSystemIsFlagged) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  const std::string mnt = dir / "mnt";
+  std::filesystem::create_directories(mnt);
+  std::string serve = join({EIO_FS_BIN, "-f", mnt}) + " >" + quote(dir / "fuse.log") + " 2>&1 &";
+  ASSERT_EQ(std::system(serve.c_str()), 0);
+  for (int i = 0; i < 100 && !std::filesystem::exists(mnt + "/checkpoint-1"); ++i) usleep(50'000);
+  ASSERT_TRUE(std::filesystem::exists(mnt + "/checkpoint-1")) << slurp(dir / "fuse.log");
+  // A load that reads 64 KiB, then hits EIO.
+  auto r = run(profiled(dir, {"dd", "if=" + mnt + "/checkpoint-1/shard-0.pt", "of=/dev/null", "bs=16k"}),
+               dir);
+  umount2(mnt.c_str(), MNT_DETACH);
+  EXPECT_EQ(r.code, 1) << "dd's own exit code: " << r.err;
+  Trace t = read_trace_or_fail(dir / "trace.db");
+  ASSERT_EQ(t.checkpoints.size(), 1u) << r.err;
+  const auto& c = t.checkpoints[0];
+  EXPECT_EQ(c.direction, Direction::Load);
+  EXPECT_EQ(c.bytes, 64u << 10);
+  ASSERT_EQ(c.failures.size(), 1u);
+  EXPECT_EQ(c.failures[0].kind, "eio");
+  EXPECT_THAT(c.failures[0].evidence, HasSubstr("read(" + mnt + "/checkpoint-1/shard-0.pt) = -EIO"));
+}
+
 TEST(RunTest, TcpBytesToALoopbackSinkWithinOnePercent) {
   REQUIRE_ROOT();
   ScratchDir dir;
