@@ -101,6 +101,16 @@ double value_at(const std::deque<Point>& points, uint64_t t, uint64_t Point::*me
 
 }  // namespace
 
+uint64_t Stitcher::acked_data(const Connection& conn, const TcpEvent& ev) {
+  // bytes_acked counts sequence space, so the SYN and the FIN add a byte
+  // each; bytes_sent counts data but also retransmissions. Data acked is at
+  // most either: the smaller is exact without retransmits, and within 2 bytes
+  // with them. Kernels before v4.19 have no bytes_sent (it reads 0).
+  const uint64_t acked = ev.bytes_acked - std::min(ev.bytes_acked, conn.base_acked);
+  if (ev.bytes_sent == 0) return acked;
+  return std::min(acked, ev.bytes_sent - std::min(ev.bytes_sent, conn.base_sent));
+}
+
 std::string failure_kind_for_errno(int err) {
   switch (err) {
     case ENOSPC:
@@ -251,6 +261,7 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
     conn.record.remote = ev.remote;
     conn.record.first_ns = ev.time_ns;
     conn.base_acked = ev.bytes_acked;
+    conn.base_sent = ev.bytes_sent;
     conn.base_received = ev.bytes_received;
     conn.base_retrans = ev.total_retrans;
     auto m = maxima_->transport(ev.local);
@@ -258,14 +269,12 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
     conn.record.link_max_source = m.source;
   }
   ConnectionRecord& r = conn.record;
-  // A connecting socket has no local port yet: the latest record is the most complete.
-  if (ev.time_ns >= r.last_ns) {
-    r.local = ev.local;
-    r.remote = ev.remote;
-  }
+  // A socket has no local port while connecting nor once closed: keep one that has.
+  if (r.local.ends_with(":0") && !ev.local.ends_with(":0")) r.local = ev.local;
   r.last_ns = std::max(r.last_ns, ev.time_ns);
   // Counters only grow; take the largest seen (records can arrive out of order).
-  r.bytes_sent = std::max(r.bytes_sent, ev.bytes_acked - std::min(ev.bytes_acked, conn.base_acked));
+  const uint64_t data_acked = acked_data(conn, ev);
+  r.bytes_sent = std::max(r.bytes_sent, data_acked);
   r.bytes_received = std::max(r.bytes_received,
                               ev.bytes_received - std::min(ev.bytes_received, conn.base_received));
   r.retransmits = std::max<uint64_t>(
@@ -282,7 +291,7 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
                         std::nullopt});
     }
   }
-  TcpPoint p{ev.time_ns, ev.bytes_acked, ev.bytes_received, ev.total_retrans, ev.zero_window_ns};
+  TcpPoint p{ev.time_ns, data_acked, ev.bytes_received, ev.total_retrans, ev.zero_window_ns};
   if (!conn.points.empty() && conn.points.back().time_ns > p.time_ns) {
     auto pos = std::upper_bound(conn.points.begin(), conn.points.end(), p.time_ns,
                                 [](uint64_t t, const TcpPoint& q) { return t < q.time_ns; });

@@ -74,6 +74,7 @@ class Stitcher : public EventSink {
   struct Connection {
     ConnectionRecord record;
     uint64_t base_acked = 0;
+    uint64_t base_sent = 0;
     uint64_t base_received = 0;
     uint64_t base_retrans = 0;
     std::deque<TcpPoint> points;
@@ -95,6 +96,7 @@ class Stitcher : public EventSink {
   void on_proc(const ProcEvent& ev);
   void on_tcp(const TcpEvent& ev);
 
+  static uint64_t acked_data(const Connection& conn, const TcpEvent& ev);
   bool is_checkpoint_call(const IoEvent& ev);
   void add_cpu_window(uint32_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t cpu_ns);
   void note_job_failure(const IoEvent& ev);

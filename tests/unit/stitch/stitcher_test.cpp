@@ -375,6 +375,34 @@ TEST_F(StitcherTest, TransportBytesFromConnectionCounters) {
   EXPECT_EQ(s.take_tcp_samples().size(), 11u);
 }
 
+TEST_F(StitcherTest, TransportCountsDataNotTheSynAndFin) {
+  Stitcher s = make({true, true});
+  // A connection seen from its SYN: bytes_acked ends at data + 2 (SYN, FIN),
+  // bytes_sent at the data.
+  TcpEvent e;
+  e.cookie = 5;
+  e.local = "127.0.0.1:0";  // no port while connecting
+  e.remote = "127.0.0.1:2049";
+  e.kind = TcpEvent::Kind::State;
+  e.time_ns = 1;
+  s.on_event(e);
+  e.local = "127.0.0.1:40000";
+  e.kind = TcpEvent::Kind::Sample;
+  e.time_ns = 2 * kMs;
+  e.bytes_acked = 1 + 1000;
+  e.bytes_sent = 1000;
+  s.on_event(e);
+  e.local = "127.0.0.1:0";  // closed: the port is gone again
+  e.kind = TcpEvent::Kind::State;
+  e.time_ns = 3 * kMs;
+  e.bytes_acked = 1 + 1000 + 1;
+  s.on_event(e);
+  auto conns = s.connections();
+  ASSERT_EQ(conns.size(), 1u);
+  EXPECT_EQ(conns[0].bytes_sent, 1000u);
+  EXPECT_EQ(conns[0].local, "127.0.0.1:40000");
+}
+
 TEST_F(StitcherTest, TransportSaturatedWinsAndStormsAreFlagged) {
   maxima_->transport_Bps = 1e6;  // 1 MB/s link
   Stitcher s = make({true, true});
