@@ -81,6 +81,7 @@ struct thread_state {
 	__u64 ino;
 	__u32 call; /* enum call_state */
 	__u32 op;
+	__s64 syscall_nr; /* of the call in progress: its exit must match */
 	__s32 fd;
 	__u32 file_type;
 	/* The last file resolved from an fd: a thread writing a shard in
@@ -259,13 +260,31 @@ static __always_inline bool resolve_fd(struct task_struct *task, struct thread_s
 
 /* ---- calls on a file descriptor ---------------------------------------- */
 
-static __always_inline int fd_call_enter(struct task_struct *task, __u32 op, long fd,
-					 __u64 requested)
+static __always_inline void emit_io_start(struct thread_state *st)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct thread_state *st = traced_thread_state(task, now);
+	struct ckpt_io_record *rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
 
-	if (!st || !resolve_fd(task, st, (int)fd))
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_IO_START, st->op, bpf_get_current_pid_tgid(), st->start_ns,
+		    0);
+	rec->hdr.cpu_window_start_ns = st->start_ns;
+	rec->hdr.cpu_ns = 0;
+	rec->ret = 0;
+	rec->requested = st->requested;
+	rec->dev = st->dev;
+	rec->ino = st->ino;
+	rec->fd = st->fd;
+	rec->file_type = st->file_type;
+	bpf_ringbuf_submit(rec, ckpt_wakeup_flags(&jobio_events, wakeup_bytes));
+}
+
+static __always_inline int fd_call_enter(struct task_struct *task, struct thread_state *st,
+					 __u64 now, __u32 op, long fd, __u64 requested)
+{
+	if (!resolve_fd(task, st, (int)fd))
 		return 0;
 	/* Regular files; directories only for fsync (durable renames). */
 	if (st->file_type != CKPT_FT_REGULAR &&
@@ -277,6 +296,8 @@ static __always_inline int fd_call_enter(struct task_struct *task, __u32 op, lon
 	st->fd = (int)fd;
 	st->requested = requested;
 	cpu_pause(st, now);
+	if (op == CKPT_OP_FSYNC || op == CKPT_OP_CLOSE || op == CKPT_OP_FTRUNCATE)
+		emit_io_start(st);
 	return 0;
 }
 
@@ -303,24 +324,23 @@ static __always_inline int fd_call_exit(struct thread_state *st, long ret)
 	rec->fd = st->fd;
 	rec->file_type = st->file_type;
 	bpf_ringbuf_submit(rec, ckpt_wakeup_flags(&jobio_events, wakeup_bytes));
+	/* The fd may be reused for another file: resolve afresh next time. */
+	if (st->op == CKPT_OP_CLOSE)
+		st->cached_file = 0;
 	return 0;
 }
 
 /* ---- calls that name a path -------------------------------------------- */
 
-static __always_inline int path_call_enter(struct task_struct *task, __u32 op, long dirfd,
+static __always_inline int path_call_enter(struct thread_state *st, __u64 now, __u32 op, long dirfd,
 					   const char *path, long dirfd2, const char *path2,
 					   __u32 flags)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 now = bpf_ktime_get_ns();
-	struct thread_state *st = traced_thread_state(task, now);
 	struct path_call *call;
 	__u32 zero = 0;
 	long len;
 
-	if (!st)
-		return 0;
 	call = bpf_map_lookup_elem(&path_call_scratch, &zero);
 	if (!call)
 		return 0;
@@ -358,8 +378,12 @@ static __always_inline int path_call_exit(struct task_struct *task, struct threa
 
 	st->call = CALL_NONE;
 	call = bpf_map_lookup_elem(&path_calls, &tid);
-	if (!call)
+	if (!call) {
+		struct ckpt_record_header unused = {};
+
+		cpu_resume(st, now, &unused);
 		return 0;
+	}
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
 	if (!rec) {
 		struct ckpt_record_header unused = {};
@@ -412,68 +436,78 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
 	__u32 kind = kind_of(id);
+	struct thread_state *st;
 	struct task_struct *task;
+	__u64 now;
 
 	if (floor_only || kind == CKPT_SC_NONE)
 		return 0;
 	task = bpf_get_current_task_btf();
+	now = bpf_ktime_get_ns();
+	st = traced_thread_state(task, now);
+	if (!st)
+		return 0;
+	/* A call whose exit we never saw (probes attached between its entry
+	 * and exit) must not leave its state to this one. */
+	st->call = CALL_NONE;
+	st->syscall_nr = id;
 	long a0 = ckpt_syscall_arg(regs, 0);
 	long a1 = ckpt_syscall_arg(regs, 1);
 	long a2 = ckpt_syscall_arg(regs, 2);
 
 	switch (kind) {
 	case CKPT_SC_READ:
-		return fd_call_enter(task, CKPT_OP_READ, a0, a2);
+		return fd_call_enter(task, st, now, CKPT_OP_READ, a0, a2);
 	case CKPT_SC_READV:
-		return fd_call_enter(task, CKPT_OP_READ, a0, 0);
+		return fd_call_enter(task, st, now, CKPT_OP_READ, a0, 0);
 	case CKPT_SC_WRITE:
-		return fd_call_enter(task, CKPT_OP_WRITE, a0, a2);
+		return fd_call_enter(task, st, now, CKPT_OP_WRITE, a0, a2);
 	case CKPT_SC_WRITEV:
-		return fd_call_enter(task, CKPT_OP_WRITE, a0, 0);
+		return fd_call_enter(task, st, now, CKPT_OP_WRITE, a0, 0);
 	case CKPT_SC_FSYNC:
-		return fd_call_enter(task, CKPT_OP_FSYNC, a0, 0);
+		return fd_call_enter(task, st, now, CKPT_OP_FSYNC, a0, 0);
 	case CKPT_SC_CLOSE:
-		return fd_call_enter(task, CKPT_OP_CLOSE, a0, 0);
+		return fd_call_enter(task, st, now, CKPT_OP_CLOSE, a0, 0);
 	case CKPT_SC_FTRUNCATE:
-		return fd_call_enter(task, CKPT_OP_FTRUNCATE, a0, a1);
+		return fd_call_enter(task, st, now, CKPT_OP_FTRUNCATE, a0, a1);
 	case CKPT_SC_OPENAT:
-		return path_call_enter(task, CKPT_OP_OPEN, a0, (const char *)a1, 0, NULL, a2);
+		return path_call_enter(st, now, CKPT_OP_OPEN, a0, (const char *)a1, 0, NULL, a2);
 	case CKPT_SC_OPENAT2:
-		return path_call_enter(task, CKPT_OP_OPEN, a0, (const char *)a1, 0, NULL, 0);
+		return path_call_enter(st, now, CKPT_OP_OPEN, a0, (const char *)a1, 0, NULL, 0);
 	case CKPT_SC_OPEN:
-		return path_call_enter(task, CKPT_OP_OPEN, AT_FDCWD_ARG, (const char *)a0, 0, NULL,
-				       a1);
+		return path_call_enter(st, now, CKPT_OP_OPEN, AT_FDCWD_ARG, (const char *)a0, 0,
+				       NULL, a1);
 	case CKPT_SC_CREAT:
-		return path_call_enter(task, CKPT_OP_OPEN, AT_FDCWD_ARG, (const char *)a0, 0, NULL,
-				       CREAT_FLAGS);
+		return path_call_enter(st, now, CKPT_OP_OPEN, AT_FDCWD_ARG, (const char *)a0, 0,
+				       NULL, CREAT_FLAGS);
 	case CKPT_SC_RENAME:
-		return path_call_enter(task, CKPT_OP_RENAME, AT_FDCWD_ARG, (const char *)a0,
+		return path_call_enter(st, now, CKPT_OP_RENAME, AT_FDCWD_ARG, (const char *)a0,
 				       AT_FDCWD_ARG, (const char *)a1, 0);
 	case CKPT_SC_RENAMEAT:
-		return path_call_enter(task, CKPT_OP_RENAME, a0, (const char *)a1, a2,
+		return path_call_enter(st, now, CKPT_OP_RENAME, a0, (const char *)a1, a2,
 				       (const char *)ckpt_syscall_arg(regs, 3),
 				       ckpt_syscall_arg(regs, 4));
 	case CKPT_SC_MKDIR:
-		return path_call_enter(task, CKPT_OP_MKDIR, AT_FDCWD_ARG, (const char *)a0, 0, NULL,
-				       0);
+		return path_call_enter(st, now, CKPT_OP_MKDIR, AT_FDCWD_ARG, (const char *)a0, 0,
+				       NULL, 0);
 	case CKPT_SC_MKDIRAT:
-		return path_call_enter(task, CKPT_OP_MKDIR, a0, (const char *)a1, 0, NULL, 0);
+		return path_call_enter(st, now, CKPT_OP_MKDIR, a0, (const char *)a1, 0, NULL, 0);
 	case CKPT_SC_UNLINK:
-		return path_call_enter(task, CKPT_OP_UNLINK, AT_FDCWD_ARG, (const char *)a0, 0,
+		return path_call_enter(st, now, CKPT_OP_UNLINK, AT_FDCWD_ARG, (const char *)a0, 0,
 				       NULL, 0);
 	case CKPT_SC_UNLINKAT:
-		return path_call_enter(task, CKPT_OP_UNLINK, a0, (const char *)a1, 0, NULL, a2);
+		return path_call_enter(st, now, CKPT_OP_UNLINK, a0, (const char *)a1, 0, NULL, a2);
 	case CKPT_SC_FSTATAT:
-		return path_call_enter(task, CKPT_OP_STAT, a0, (const char *)a1, 0, NULL,
+		return path_call_enter(st, now, CKPT_OP_STAT, a0, (const char *)a1, 0, NULL,
 				       ckpt_syscall_arg(regs, 3));
 	case CKPT_SC_STATX:
-		return path_call_enter(task, CKPT_OP_STAT, a0, (const char *)a1, 0, NULL, a2);
+		return path_call_enter(st, now, CKPT_OP_STAT, a0, (const char *)a1, 0, NULL, a2);
 	case CKPT_SC_STAT:
-		return path_call_enter(task, CKPT_OP_STAT, AT_FDCWD_ARG, (const char *)a0, 0, NULL,
-				       0);
+		return path_call_enter(st, now, CKPT_OP_STAT, AT_FDCWD_ARG, (const char *)a0, 0,
+				       NULL, 0);
 	case CKPT_SC_LSTAT:
-		return path_call_enter(task, CKPT_OP_STAT, AT_FDCWD_ARG, (const char *)a0, 0, NULL,
-				       NOFOLLOW_FLAG);
+		return path_call_enter(st, now, CKPT_OP_STAT, AT_FDCWD_ARG, (const char *)a0, 0,
+				       NULL, NOFOLLOW_FLAG);
 	default:
 		return 0;
 	}
@@ -485,11 +519,13 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	struct task_struct *task;
 	struct thread_state *st;
 
-	if (floor_only || kind_of(ckpt_syscall_nr(regs)) == CKPT_SC_NONE)
+	long nr = ckpt_syscall_nr(regs);
+
+	if (floor_only || kind_of(nr) == CKPT_SC_NONE)
 		return 0;
 	task = bpf_get_current_task_btf();
 	st = bpf_task_storage_get(&thread_states, task, 0, 0);
-	if (!st || st->call == CALL_NONE)
+	if (!st || st->call == CALL_NONE || st->syscall_nr != nr)
 		return 0;
 	if (st->call == CALL_FD)
 		return fd_call_exit(st, ret);
@@ -576,7 +612,9 @@ int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *ch
 
 	if (child_tgid == parent_tgid || !current_is_traced(parent_tgid))
 		return 0;
-	if (bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY)) {
+	/* Tracing everything needs no set (and would fill it). */
+	if (filter_mode != CKPT_FILTER_ALL &&
+	    bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY)) {
 		count_drop(CKPT_DROP_TGID_FULL);
 		return 0;
 	}

@@ -21,6 +21,10 @@ enum ckpt_record_kind {
 	CKPT_REC_PATH = 2, /* struct ckpt_path_record */
 	CKPT_REC_CPU = 3,  /* struct ckpt_cpu_record */
 	CKPT_REC_PROC = 4, /* struct ckpt_proc_record */
+	/* A flush call (fsync, fdatasync, close, ftruncate) started; struct
+	 * ckpt_io_record with end_ns 0. These can run for seconds (an NFS
+	 * close flushes): user space must know they are in flight. */
+	CKPT_REC_IO_START = 5,
 };
 
 /* Calls on an open file descriptor. */

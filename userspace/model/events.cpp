@@ -63,6 +63,7 @@ uint64_t event_time_ns(const Event& e) {
     uint64_t operator()(const CpuEvent& x) const { return x.end_ns; }
     uint64_t operator()(const ProcEvent& x) const { return x.time_ns; }
     uint64_t operator()(const TcpEvent& x) const { return x.time_ns; }
+    uint64_t operator()(const CallStartEvent& x) const { return x.start_ns; }
   };
   return std::visit(Visitor{}, e);
 }

@@ -52,8 +52,9 @@ struct IoEvent {
   uint64_t requested = 0;  // count argument when the call has one
   FileId file;             // the file's identity when known
   bool is_directory = false;
-  std::string path;   // absolute when it could be resolved
-  std::string path2;  // rename: the new name
+  std::string path;    // absolute when it could be resolved
+  std::string path2;   // rename: the new name
+  uint32_t flags = 0;  // open(2) flags, or the AT_/RENAME_ flags of a path call
   // The thread's on-CPU time outside traced calls, in [cpu_window_start_ns, start_ns).
   uint64_t cpu_window_start_ns = 0;
   uint64_t cpu_ns = 0;
@@ -61,6 +62,17 @@ struct IoEvent {
   [[nodiscard]] uint64_t bytes_moved() const {
     return (op == IoOp::Read || op == IoOp::Write) && ret > 0 ? static_cast<uint64_t>(ret) : 0;
   }
+};
+
+// A flush call (fsync, close, ftruncate) has started and not yet returned:
+// on NFS a close can flush for seconds, and a hung one is a stall.
+struct CallStartEvent {
+  uint64_t start_ns = 0;
+  uint32_t tgid = 0;
+  uint32_t tid = 0;
+  IoOp op = IoOp::Fsync;
+  FileId file;
+  std::string path;
 };
 
 // On-CPU time outside traced calls, reported when a traced thread leaves the CPU.
@@ -105,7 +117,7 @@ struct TcpEvent {
 };
 std::string_view to_string(TcpEvent::Kind kind);
 
-using Event = std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent>;
+using Event = std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent, CallStartEvent>;
 
 uint64_t event_time_ns(const Event& e);  // the time the stitcher orders by (the end of a call)
 

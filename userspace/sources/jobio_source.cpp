@@ -89,6 +89,7 @@ void JobIoSource::on_path(const ckpt_path_record& r) {
   fill_header(ev, r.hdr);
   ev.op = *op;
   ev.ret = r.ret;
+  ev.flags = r.flags;
   std::string path = bounded_string(r.path, r.path_len);
   if (ev.op == IoOp::Stat && path.empty() && (r.flags & kAtEmptyPath)) {
     ev.path = resolver_.path_of(r.hdr.tgid, r.dirfd, FileId{});  // fstat(fd)
@@ -131,6 +132,21 @@ void JobIoSource::on_record(const void* data, size_t size) {
     case CKPT_REC_PATH:
       if (size < sizeof(ckpt_path_record)) break;
       return on_path(*static_cast<const ckpt_path_record*>(data));
+    case CKPT_REC_IO_START: {
+      if (size < sizeof(ckpt_io_record)) break;
+      const auto& r = *static_cast<const ckpt_io_record*>(data);
+      auto op = io_op(r.hdr.op);
+      if (!op) break;
+      CallStartEvent ev;
+      ev.start_ns = h.start_ns;
+      ev.tgid = h.tgid;
+      ev.tid = h.tid;
+      ev.op = *op;
+      ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
+      ev.path = resolver_.path_of(h.tgid, r.fd, ev.file);
+      emit(std::move(ev));
+      return;
+    }
     case CKPT_REC_CPU:
       emit(CpuEvent{h.cpu_window_start_ns, h.end_ns, h.tgid, h.tid, h.cpu_ns});
       return;

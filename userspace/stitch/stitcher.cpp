@@ -27,6 +27,29 @@ FileId call_key(const IoEvent& ev) {
 
 bool is_data_op(IoOp op) { return !is_metadata_op(op); }
 
+// open(2) access and creation bits (uapi asm-generic/fcntl.h).
+constexpr uint32_t kOpenAccessMode = 03;
+constexpr uint32_t kOpenCreate = 0100;
+constexpr uint32_t kOpenTruncate = 01000;
+
+// Calls that move data or change the tree: they keep a checkpoint going.
+// A stat, a failed lookup or a read-only open (a job polling for a file)
+// join a checkpoint but do not extend it.
+bool extends_checkpoint(const IoEvent& ev) {
+  if (is_data_op(ev.op)) return true;
+  if (ev.ret < 0) return false;
+  switch (ev.op) {
+    case IoOp::Mkdir:
+    case IoOp::Rename:
+    case IoOp::Unlink:
+      return true;
+    case IoOp::Open:
+      return (ev.flags & kOpenAccessMode) != 0 || (ev.flags & (kOpenCreate | kOpenTruncate)) != 0;
+    default:
+      return false;
+  }
+}
+
 int pipeline_rank(std::string_view stage) {
   for (size_t i = 0; i < std::size(kAllStages); ++i)
     if (kAllStages[i] == stage) return static_cast<int>(i);
@@ -111,6 +134,13 @@ uint64_t Stitcher::acked_data(const Connection& conn, const TcpEvent& ev) {
   return std::min(acked, ev.bytes_sent - std::min(ev.bytes_sent, conn.base_sent));
 }
 
+bool is_retry_errno(int err) {
+  // ERESTARTSYS..ERESTART_RESTARTBLOCK (include/linux/errno.h) are seen at
+  // sys_exit before the kernel restarts the call; EINTR and EAGAIN ask the
+  // caller to retry. None of them is a storage failure.
+  return (err >= 512 && err <= 516) || err == EINTR || err == EAGAIN;
+}
+
 std::string failure_kind_for_errno(int err) {
   switch (err) {
     case ENOSPC:
@@ -163,6 +193,16 @@ void Stitcher::on_event(Event&& event) {
   if (auto* cpu = std::get_if<CpuEvent>(&event)) return on_cpu(*cpu);
   if (auto* proc = std::get_if<ProcEvent>(&event)) return on_proc(*proc);
   if (auto* tcp = std::get_if<TcpEvent>(&event)) return on_tcp(*tcp);
+  if (auto* start = std::get_if<CallStartEvent>(&event)) return on_call_start(std::move(*start));
+}
+
+void Stitcher::on_call_start(CallStartEvent&& ev) {
+  IoEvent probe;
+  probe.op = ev.op;
+  probe.file = ev.file;
+  probe.path = ev.path;
+  if (!is_checkpoint_call(probe)) return;
+  in_flight_[ev.tid] = InFlightCall{std::move(ev), false};
 }
 
 void Stitcher::add_cpu_window(uint32_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t cpu_ns) {
@@ -179,6 +219,7 @@ void Stitcher::on_proc(const ProcEvent& ev) {
     // A thread that is gone adds no more windows; keep its old ones only
     // while a checkpoint may still need them.
     if (!open_) cpu_windows_.erase(ev.tid);
+    in_flight_.erase(ev.tid);  // its call will never return
   }
 }
 
@@ -208,7 +249,7 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
 }
 
 void Stitcher::note_job_failure(const IoEvent& ev) {
-  if (ev.ret >= 0) return;
+  if (ev.ret >= 0 || is_retry_errno(static_cast<int>(-ev.ret))) return;
   std::string kind = failure_kind_for_errno(static_cast<int>(-ev.ret));
   if (kind.empty()) return;
   out_failures_.push_back(FailureRecord{kind, ev.end_ns, describe_call(ev), std::nullopt});
@@ -216,11 +257,13 @@ void Stitcher::note_job_failure(const IoEvent& ev) {
 
 void Stitcher::on_io(IoEvent&& ev) {
   add_cpu_window(ev.tid, ev.cpu_window_start_ns, ev.start_ns, ev.cpu_ns);
+  in_flight_.erase(ev.tid);  // whatever this thread had in flight has returned
   if (!is_checkpoint_call(ev)) {
     note_job_failure(ev);
     return;
   }
-  if (open_ && ev.start_ns > open_->end_ns + config_.checkpoint.quiet_gap_ns) close_open();
+  if (open_ && ev.start_ns > open_->last_activity_ns + config_.checkpoint.quiet_gap_ns)
+    close_open();
   // A save followed at once by a load (or the reverse): data moving the
   // other way on a file this burst never touched starts a new checkpoint.
   if (open_ && (ev.op == IoOp::Read || ev.op == IoOp::Write) &&
@@ -233,10 +276,17 @@ void Stitcher::on_io(IoEvent&& ev) {
     open_ = OpenCheckpoint();
     open_->start_ns = ev.start_ns;
     open_->end_ns = ev.end_ns;
+    open_->last_activity_ns = ev.start_ns;
   }
   OpenCheckpoint& c = *open_;
   c.start_ns = std::min(c.start_ns, ev.start_ns);
-  c.end_ns = std::max(c.end_ns, ev.end_ns);
+  // Only calls that move data or change the tree keep a checkpoint going and
+  // stretch its window: a job polling for a file (stat, a read-only open)
+  // joins it but neither holds it open nor lengthens it.
+  if (extends_checkpoint(ev)) {
+    c.end_ns = std::max(c.end_ns, ev.end_ns);
+    c.last_activity_ns = std::max(c.last_activity_ns, ev.end_ns);
+  }
   if (ev.op == IoOp::Write) {
     ++c.write_calls;
     c.bytes_written += ev.bytes_moved();
@@ -282,14 +332,12 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
   r.zero_window_ns = std::max(r.zero_window_ns, ev.zero_window_ns);
   if (ev.kind == TcpEvent::Kind::ResetSent || ev.kind == TcpEvent::Kind::ResetReceived) {
     ++r.resets;
-    conn.reset_times.push_back(ev.time_ns);
-    if (!open_) {
-      out_failures_.push_back(
-          FailureRecord{"tcp_reset", ev.time_ns,
-                        fmt::format("connection {} -> {} reset ({})", ev.local, ev.remote,
-                                    ev.kind == TcpEvent::Kind::ResetSent ? "sent" : "received"),
-                        std::nullopt});
-    }
+    // A checkpoint that closes around it claims it; otherwise the job does.
+    pending_resets_.push_back(
+        FailureRecord{"tcp_reset", ev.time_ns,
+                      fmt::format("connection {} -> {} reset ({})", r.local, ev.remote,
+                                  ev.kind == TcpEvent::Kind::ResetSent ? "sent" : "received"),
+                      std::nullopt});
   }
   TcpPoint p{ev.time_ns, data_acked, ev.bytes_received, ev.total_retrans, ev.zero_window_ns};
   if (!conn.points.empty() && conn.points.back().time_ns > p.time_ns) {
@@ -303,13 +351,63 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
 
 void Stitcher::advance(uint64_t now_ns) {
   latest_ns_ = std::max(latest_ns_, now_ns);
-  if (open_ && now_ns > open_->end_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs)
+  flag_live_stalls(now_ns);
+  if (open_ &&
+      now_ns > open_->last_activity_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs &&
+      !call_in_flight_within(*open_))
     close_open();
+  release_unclaimed_resets(now_ns);
   if (!open_) prune(now_ns > 2 * kReorderSlackNs ? now_ns - 2 * kReorderSlackNs : 0);
 }
 
 void Stitcher::finish() {
   if (open_) close_open();
+  release_unclaimed_resets(UINT64_MAX);
+}
+
+bool Stitcher::call_in_flight_within(const OpenCheckpoint& c) const {
+  // A flush (an NFS close) that began inside the checkpoint is part of it,
+  // however long it runs.
+  for (const auto& [tid, call] : in_flight_)
+    if (call.start.start_ns <= c.last_activity_ns + config_.checkpoint.quiet_gap_ns) return true;
+  return false;
+}
+
+void Stitcher::flag_live_stalls(uint64_t now_ns) {
+  if (!config_.checkpoint.stall_ns) return;
+  for (auto& [tid, call] : in_flight_) {
+    if (call.stall_flagged || now_ns < call.start.start_ns + config_.checkpoint.stall_ns) continue;
+    call.stall_flagged = true;
+    FailureRecord f{
+        "stall", now_ns,
+        fmt::format("no progress: {}({}) has not returned after {:.1f} s, pid {} tid {}",
+                    to_string(call.start.op), call.start.path,
+                    static_cast<double>(now_ns - call.start.start_ns) / 1e9, call.start.tgid, tid),
+        std::nullopt};
+    stalls_flagged_.insert({tid, call.start.start_ns});
+    if (open_) {
+      open_->live_failures.push_back(std::move(f));
+    } else {
+      out_failures_.push_back(std::move(f));
+    }
+  }
+}
+
+void Stitcher::release_unclaimed_resets(uint64_t now_ns) {
+  // A reset no checkpoint claimed is the job's: never dropped.
+  const uint64_t horizon = config_.checkpoint.quiet_gap_ns + kReorderSlackNs;
+  for (auto it = pending_resets_.begin(); it != pending_resets_.end();) {
+    if (open_ && it->time_ns + horizon >= open_->start_ns) {
+      ++it;
+      continue;
+    }
+    if (now_ns != UINT64_MAX && it->time_ns + horizon > now_ns) {
+      ++it;
+      continue;
+    }
+    out_failures_.push_back(std::move(*it));
+    it = pending_resets_.erase(it);
+  }
 }
 
 void Stitcher::prune(uint64_t horizon_ns) {
@@ -321,8 +419,6 @@ void Stitcher::prune(uint64_t horizon_ns) {
   for (auto& [cookie, conn] : connections_) {
     // Keep the last point before the horizon: it anchors interpolation.
     while (conn.points.size() > 1 && conn.points[1].time_ns < horizon_ns) conn.points.pop_front();
-    while (!conn.reset_times.empty() && conn.reset_times.front() < horizon_ns)
-      conn.reset_times.erase(conn.reset_times.begin());
   }
 }
 
@@ -430,13 +526,14 @@ std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Di
                                     zw / 1e6, conn.record.local, conn.record.remote),
                         id});
     }
-    for (uint64_t t : conn.reset_times) {
-      if (t >= c.start_ns && t <= c.end_ns + config_.checkpoint.quiet_gap_ns)
-        failures.push_back(
-            FailureRecord{"tcp_reset", t,
-                          fmt::format("connection {} -> {} reset during the checkpoint",
-                                      conn.record.local, conn.record.remote),
-                          id});
+  }
+  for (auto it = pending_resets_.begin(); it != pending_resets_.end();) {
+    if (it->time_ns >= c.start_ns && it->time_ns <= c.end_ns + interval) {
+      it->checkpoint_id = id;
+      failures.push_back(std::move(*it));
+      it = pending_resets_.erase(it);
+    } else {
+      ++it;
     }
   }
   s.busy_ns = union_length(iv, c.start_ns, c.end_ns + interval);
@@ -452,9 +549,9 @@ void Stitcher::close_open() {
   OpenCheckpoint c = std::move(*open_);
   open_.reset();
 
-  std::vector<FailureRecord> failures;
+  std::vector<FailureRecord> failures = std::move(c.live_failures);
   for (const auto& ev : c.calls) {
-    if (ev.ret < 0) {
+    if (ev.ret < 0 && !is_retry_errno(static_cast<int>(-ev.ret))) {
       int err = static_cast<int>(-ev.ret);
       std::string kind = failure_kind_for_errno(err);
       // On a checkpoint file any failed data call is a failure; a failed
@@ -464,12 +561,14 @@ void Stitcher::close_open() {
       if (!kind.empty())
         failures.push_back(FailureRecord{kind, ev.end_ns, describe_call(ev), std::nullopt});
     }
-    if (config_.checkpoint.stall_ns && ev.end_ns - ev.start_ns >= config_.checkpoint.stall_ns)
+    if (config_.checkpoint.stall_ns && ev.end_ns - ev.start_ns >= config_.checkpoint.stall_ns &&
+        !stalls_flagged_.erase({ev.tid, ev.start_ns}))
       failures.push_back(
           FailureRecord{"stall", ev.end_ns, "no progress: " + describe_call(ev), std::nullopt});
   }
   const uint64_t bytes = c.bytes_written + c.bytes_read;
   if (bytes == 0 && failures.empty()) return;  // metadata probes only: not a checkpoint
+  if (file_is_checkpoint_.size() > 500'000) file_is_checkpoint_.clear();  // bounded for long runs
 
   CheckpointRecord rec;
   rec.id = next_id_++;

@@ -78,11 +78,12 @@ class Stitcher : public EventSink {
     uint64_t base_received = 0;
     uint64_t base_retrans = 0;
     std::deque<TcpPoint> points;
-    std::vector<uint64_t> reset_times;
   };
   struct OpenCheckpoint {
     uint64_t start_ns = 0;
     uint64_t end_ns = 0;
+    uint64_t last_activity_ns = 0;             // end of the last call that extends it
+    std::vector<FailureRecord> live_failures;  // stalls seen while calls were in flight
     uint64_t bytes_written = 0;
     uint64_t bytes_read = 0;
     uint64_t write_calls = 0;
@@ -91,7 +92,16 @@ class Stitcher : public EventSink {
     std::unordered_set<FileId, FileIdHash> files_touched;
   };
 
+  struct InFlightCall {
+    CallStartEvent start;
+    bool stall_flagged = false;
+  };
+
   void on_io(IoEvent&& ev);
+  void on_call_start(CallStartEvent&& ev);
+  [[nodiscard]] bool call_in_flight_within(const OpenCheckpoint& c) const;
+  void flag_live_stalls(uint64_t now_ns);
+  void release_unclaimed_resets(uint64_t now_ns);
   void on_cpu(const CpuEvent& ev);
   void on_proc(const ProcEvent& ev);
   void on_tcp(const TcpEvent& ev);
@@ -124,6 +134,11 @@ class Stitcher : public EventSink {
   std::unordered_map<uint32_t, std::deque<CpuWindow>> cpu_windows_;
   std::map<uint64_t, Connection> connections_;
 
+  // Flush calls on checkpoint files that have started and not returned, by tid.
+  std::unordered_map<uint32_t, InFlightCall> in_flight_;
+  std::set<std::pair<uint32_t, uint64_t>> stalls_flagged_;  // (tid, start) reported live
+  std::vector<FailureRecord> pending_resets_;               // not yet claimed by a checkpoint
+
   std::vector<CheckpointRecord> out_checkpoints_;
   std::vector<FailureRecord> out_failures_;
   std::vector<IoCallRecord> out_io_calls_;
@@ -139,5 +154,7 @@ std::string choose_bottleneck(const std::vector<StageRecord>& stages);
 // Failure kind for an errno from a call: "enospc", "edquot", "estale",
 // "eio", or "" when the errno is not a failure by itself (ENOENT on a probe).
 std::string failure_kind_for_errno(int err);
+// Restart codes, EINTR and EAGAIN: the call is retried, nothing failed.
+bool is_retry_errno(int err);
 
 }  // namespace ckpt

@@ -422,6 +422,85 @@ TEST_F(StitcherTest, TransportSaturatedWinsAndStormsAreFlagged) {
   EXPECT_THAT(kinds, ::testing::UnorderedElementsAre("tcp_retransmit_storm", "tcp_reset"));
 }
 
+TEST_F(StitcherTest, AFlushStillRunningKeepsTheCheckpointOpen) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.data(1, IoOp::Write, kShard0, kId0, 1 * kMs, 100 * kMs, 1 << 30);
+  // close() starts at 100 ms and flushes for 3 s (NFS close-to-open).
+  s.on_event(CallStartEvent{100 * kMs, 100, 1, IoOp::Close, kId0, kShard0});
+  s.advance(2500 * kMs);
+  EXPECT_TRUE(s.take_checkpoints().empty()) << "closed under a running flush";
+  b.data(1, IoOp::Close, kShard0, kId0, 100 * kMs, 3100 * kMs, 0);
+  s.advance(5000 * kMs);
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].end_ns, 3100 * kMs);
+  EXPECT_EQ(stage(cps[0], kStageHostIo).busy_ns, 3099 * kMs);
+}
+
+TEST_F(StitcherTest, AHungCallIsAStallWhileItHangsAndOnlyOnce) {
+  config_.checkpoint.stall_ns = 1000 * kMs;
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.data(1, IoOp::Write, kShard0, kId0, 1 * kMs, 2 * kMs, 4096);
+  s.on_event(CallStartEvent{2 * kMs, 100, 1, IoOp::Fsync, kId0, kShard0});
+  s.advance(1500 * kMs);
+  EXPECT_TRUE(s.take_checkpoints().empty());
+  b.data(1, IoOp::Fsync, kShard0, kId0, 2 * kMs, 2000 * kMs, 0);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  ASSERT_EQ(cps[0].failures.size(), 1u);
+  EXPECT_EQ(cps[0].failures[0].kind, "stall");
+  EXPECT_THAT(cps[0].failures[0].evidence, HasSubstr("has not returned"));
+  EXPECT_EQ(cps[0].failures[0].checkpoint_id, 1u);
+}
+
+TEST_F(StitcherTest, PollingForAFileDoesNotHoldACheckpointOpen) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  const uint64_t kS = 1000 * kMs;
+  b.data(1, IoOp::Write, kShard0, kId0, 1 * kMs, 10 * kMs, 100);
+  for (uint64_t t = 500 * kMs; t < 60 * kS; t += 500 * kMs) {
+    b.meta(1, IoOp::Stat, "/nfs/run/checkpoint-1/STOP", t, t + 1, "", -ENOENT);
+    s.advance(t + 2);
+  }
+  b.data(1, IoOp::Write, kShard1, kId1, 60 * kS, 60 * kS + 10 * kMs, 200);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 2u);
+  EXPECT_EQ(cps[0].bytes, 100u);
+  EXPECT_EQ(cps[0].end_ns, 10 * kMs + 0) << "the polls before the gap closed it do not stretch it";
+  EXPECT_EQ(cps[1].bytes, 200u);
+}
+
+TEST_F(StitcherTest, AResetNoCheckpointClaimsIsTheJobs) {
+  Stitcher s = make({true, true});
+  StreamBuilder b(s);
+  b.tcp(10 * kMs, 0, 0, 0, TcpEvent::Kind::ResetReceived);
+  s.advance(20 * kMs);
+  EXPECT_TRUE(s.take_failures().empty()) << "a checkpoint may still claim it";
+  s.advance(5000 * kMs);
+  auto job = s.take_failures();
+  ASSERT_EQ(job.size(), 1u);
+  EXPECT_EQ(job[0].kind, "tcp_reset");
+  EXPECT_FALSE(job[0].checkpoint_id);
+}
+
+TEST_F(StitcherTest, RestartedCallsAreNotFailures) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.data(1, IoOp::Write, kShard0, kId0, 1 * kMs, 2 * kMs, -512);  // -ERESTARTSYS
+  b.data(1, IoOp::Write, kShard0, kId0, 2 * kMs, 3 * kMs, -EINTR);
+  b.data(1, IoOp::Write, kShard0, kId0, 3 * kMs, 4 * kMs, 4096);
+  b.data(1, IoOp::Write, "/var/log/x.log", FileId{1, 9}, 3 * kMs, 4 * kMs, -EAGAIN);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_TRUE(cps[0].failures.empty());
+  EXPECT_TRUE(s.take_failures().empty());
+}
+
 TEST(BottleneckTest, Rules) {
   auto st = [](const char* name, uint64_t busy, std::optional<double> max, uint64_t bytes) {
     StageRecord s;
