@@ -3,6 +3,7 @@
 // processes) must equal what the profiler attributes.
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 
 #include <set>
 
@@ -176,8 +177,9 @@ TEST(RunTest, EioFromAFailingFileSystemIsFlagged) {
   for (int i = 0; i < 100 && !std::filesystem::exists(mnt + "/checkpoint-1"); ++i) usleep(50'000);
   ASSERT_TRUE(std::filesystem::exists(mnt + "/checkpoint-1")) << slurp(dir / "fuse.log");
   // A load that reads 64 KiB, then hits EIO.
-  auto r = run(profiled(dir, {"dd", "if=" + mnt + "/checkpoint-1/shard-0.pt", "of=/dev/null", "bs=16k"}),
-               dir);
+  auto r =
+      run(profiled(dir, {"dd", "if=" + mnt + "/checkpoint-1/shard-0.pt", "of=/dev/null", "bs=16k"}),
+          dir);
   umount2(mnt.c_str(), MNT_DETACH);
   EXPECT_EQ(r.code, 1) << "dd's own exit code: " << r.err;
   Trace t = read_trace_or_fail(dir / "trace.db");
@@ -187,7 +189,8 @@ TEST(RunTest, EioFromAFailingFileSystemIsFlagged) {
   EXPECT_EQ(c.bytes, 64u << 10);
   ASSERT_EQ(c.failures.size(), 1u);
   EXPECT_EQ(c.failures[0].kind, "eio");
-  EXPECT_THAT(c.failures[0].evidence, HasSubstr("read(" + mnt + "/checkpoint-1/shard-0.pt) = -EIO"));
+  EXPECT_THAT(c.failures[0].evidence,
+              HasSubstr("read(" + mnt + "/checkpoint-1/shard-0.pt) = -EIO"));
 }
 
 TEST(RunTest, TcpBytesToALoopbackSinkWithinOnePercent) {
@@ -284,6 +287,38 @@ TEST(RunTest, JobRunsWhenBpfIsRefused) {
   Trace t = read_trace_or_fail(dir / "trace.db");
   EXPECT_FALSE(t.job.traced);
   EXPECT_THAT(t.job.trace_warning, HasSubstr("CAP_BPF"));
+}
+
+TEST(RunTest, UntracedJobIsWaitedForNotPolled) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  auto r = run({kCkptscope, "run", "--quiet", "--trace", dir / "trace.db", "--", "sleep", "1"}, dir,
+               "setpriv --reuid=65534 --regid=65534 --clear-groups ");
+  getrusage(RUSAGE_CHILDREN, &after);
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto cpu_s = [](const rusage& u) {
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  EXPECT_LT(cpu_s(after) - cpu_s(before), 0.5) << "busy-polling a job it cannot trace";
+}
+
+TEST(RunTest, ClosedOrBrokenStderrDoesNotChangeTheExitCode) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  std::string closed =
+      join({kCkptscope, "run", "--trace", dir / "a.db", "--", "sh", "-c", "exit 3"}) + " 2>&-";
+  int status = std::system(closed.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
+  std::string broken =
+      "set -o pipefail 2>/dev/null; " +
+      join({kCkptscope, "run", "--trace", dir / "b.db", "--", "sh", "-c", "exit 4"}) +
+      " 2>&1 | true; exit ${PIPESTATUS[0]}";
+  status = std::system(("bash -c " + quote(broken)).c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 4) << status;
 }
 
 TEST(RunTest, CommandNotFoundIs127) {

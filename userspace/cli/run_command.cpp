@@ -77,30 +77,34 @@ int run_command(const TraceFlags& flags, const std::vector<std::string>& command
     warn(fmt::format("{}: {}", command.front(), released.error().message));
 
   std::optional<ExitStatus> status;
-  while (!(status = child->try_wait())) {
-    if (collector) {
-      collector->pump(100);
-    } else {
-      status = child->wait();
-    }
+  if (collector && collector->traced()) {
+    while (!(status = child->try_wait())) collector->pump(100);
+  } else {
+    status = child->wait();  // nothing to collect: just wait
   }
+  forwarder.disarm();  // the pid is reaped and may be reused
   job.end_mono_ns = monotonic_ns();
   job.exit_code = status->code;
   if (status->signal) {
     job.exit_signal = *status->signal;
     job.exit_code = status->shell_code();
   }
-  if (stats_fd >= 0) {
-    write_program_stats(flags.bpf_stats_path, collector->program_stats());
-    close(stats_fd);
-  }
-  if (collector) {
-    auto trace = collector->finish(job);
-    if (!trace) {
-      warn("warning: " + trace.error().message);
-    } else {
-      print_result(flags, *trace);
+  // From here on nothing may change the status we return.
+  try {
+    if (stats_fd >= 0) {
+      write_program_stats(flags.bpf_stats_path, collector->program_stats());
+      close(stats_fd);
     }
+    if (collector) {
+      auto trace = collector->finish(job);
+      if (!trace) {
+        warn("warning: " + trace.error().message);
+      } else {
+        print_result(flags, *trace);
+      }
+    }
+  } catch (const std::exception& e) {
+    warn(std::string("warning: finishing the trace failed: ") + e.what());
   }
   return status->shell_code();
 }

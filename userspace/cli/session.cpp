@@ -14,7 +14,19 @@
 
 namespace ckpt::cli {
 
-void warn(const std::string& message) { fmt::print(stderr, "ckptscope: {}\n", message); }
+namespace {
+
+// Output must never fail the profiler: a closed or broken stderr/stdout
+// (`2>&-`, `| head`) loses the text, never the job's exit status. fmt::print
+// throws on a failed write, so plain stdio with errors ignored.
+void write_out(FILE* f, const std::string& text) {
+  if (std::fwrite(text.data(), 1, text.size(), f) != text.size()) std::clearerr(f);
+  std::fflush(f);
+}
+
+}  // namespace
+
+void warn(const std::string& message) { write_out(stderr, "ckptscope: " + message + "\n"); }
 
 Expected<Config> load_effective_config(const TraceFlags& flags) {
   Config config = Config::defaults();
@@ -67,13 +79,10 @@ std::string default_trace_path() {
 }
 
 void print_result(const TraceFlags& flags, const Trace& trace) {
-  if (flags.json) {
-    fmt::print(stdout, "{}\n", summary_json(trace).dump(2));
-    std::fflush(stdout);
-  }
+  if (flags.json) write_out(stdout, summary_json(trace).dump(2) + "\n");
   if (!flags.quiet) {
-    fmt::print(stderr, "{}", summary_table(trace));
-    fmt::print(stderr, "ckptscope: trace written to {}\n", flags.trace_path);
+    write_out(stderr, summary_table(trace));
+    write_out(stderr, fmt::format("ckptscope: trace written to {}\n", flags.trace_path));
   }
 }
 

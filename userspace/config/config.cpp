@@ -17,6 +17,7 @@ namespace {
 using nlohmann::json;
 
 constexpr uint64_t kNsPerMs = 1'000'000;
+constexpr uint64_t kMaxInteger = 86'400'000;  // a day in ms: every field's ceiling
 
 // Checkpoint files by default: PyTorch (torch.save, DCP), safetensors,
 // Megatron/DeepSpeed and HF shards, under the directory names those
@@ -49,11 +50,12 @@ class Section {
     return path_.empty() ? key : path_ + "." + key;
   }
 
-  Expected<uint64_t> positive_integer(const std::string& key) const {
+  // Bounded so that converting to nanoseconds cannot overflow.
+  Expected<uint64_t> positive_integer(const std::string& key, uint64_t max = kMaxInteger) const {
     const json& v = j_.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0)
-      return make_error(
-          fmt::format("{}: must be a positive integer (got {})", field(key), v.dump()));
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<uint64_t>() > max)
+      return make_error(fmt::format("{}: must be a positive integer up to {} (got {})", field(key),
+                                    max, v.dump()));
     return v.get<uint64_t>();
   }
   Expected<std::vector<std::string>> string_list(const std::string& key, bool allow_empty) const {

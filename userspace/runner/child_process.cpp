@@ -172,6 +172,8 @@ SignalForwarder::~SignalForwarder() {
   for (int sig : kForwarded) signal(sig, SIG_DFL);
 }
 
+void SignalForwarder::disarm() { g_forward_pid.store(0); }
+
 int SignalForwarder::last_signal() { return g_last_signal.load(); }
 
 }  // namespace ckpt

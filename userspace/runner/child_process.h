@@ -58,6 +58,8 @@ class SignalForwarder {
   ~SignalForwarder();
   SignalForwarder(const SignalForwarder&) = delete;
   SignalForwarder& operator=(const SignalForwarder&) = delete;
+  // Stops forwarding (the child is reaped; its pid may be reused).
+  void disarm();
   // The last signal received (0 if none): attach uses it to stop.
   static int last_signal();
 };

@@ -20,6 +20,9 @@ std::string bounded_string(const char* s, uint16_t len_with_nul) {
   return std::string(s, strnlen(s, n));
 }
 
+// bpf_probe_read_user_str filled the whole buffer: the name may be cut.
+bool truncated(uint16_t len_with_nul) { return len_with_nul >= CKPT_PATH_MAX; }
+
 std::optional<IoOp> io_op(uint32_t op) {
   switch (op) {
     case CKPT_OP_READ:
@@ -100,9 +103,21 @@ void JobIoSource::on_path(const ckpt_path_record& r) {
     ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
     ev.is_directory = r.file_type == CKPT_FT_DIRECTORY;
     if (r.ret >= 0) {
-      // The name was not readable at entry: ask the fd.
-      if (path.empty()) ev.path = resolver_.path_of(r.hdr.tgid, static_cast<int>(r.ret), ev.file);
+      // A relative name (resolved against a dirfd that may be gone by now)
+      // or a cut one: the new fd itself names the file, when it still holds it.
+      bool named = !path.empty() && path.front() == '/' && !truncated(r.path_len);
+      if (!named) {
+        std::string by_fd =
+            resolver_.verified_fd_path(r.hdr.tgid, static_cast<int>(r.ret), ev.file);
+        if (!by_fd.empty()) {
+          ev.path = by_fd;
+          named = true;
+        }
+      }
+      if (truncated(r.path_len) && !named) ++truncated_;
       resolver_.remember(ev.file, ev.path);
+    } else if (truncated(r.path_len)) {
+      ++truncated_;
     }
   } else if (ev.op == IoOp::Rename) {
     ev.path2 = resolver_.resolve(r.hdr.tgid, r.dirfd2, bounded_string(r.path2, r.path2_len));
@@ -115,6 +130,7 @@ void JobIoSource::on_path(const ckpt_path_record& r) {
   } else if (ev.op == IoOp::Mkdir) {
     ev.is_directory = true;
   }
+  if (ev.op != IoOp::Open && (truncated(r.path_len) || truncated(r.path2_len))) ++truncated_;
   emit(std::move(ev));
 }
 

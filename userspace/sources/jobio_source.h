@@ -17,7 +17,8 @@ class JobIoSource : public RecordSource {
   [[nodiscard]] std::string_view name() const override { return "jobio"; }
   void on_record(const void* data, size_t size) override;
   [[nodiscard]] std::vector<DropRecord> drops() const override {
-    return {DropRecord{"jobio", "malformed_record", malformed_}};
+    return {DropRecord{"jobio", "malformed_record", malformed_},
+            DropRecord{"jobio", "path_truncated", truncated_}};
   }
 
  private:
@@ -26,6 +27,7 @@ class JobIoSource : public RecordSource {
 
   PathResolver& resolver_;
   uint64_t malformed_ = 0;
+  uint64_t truncated_ = 0;  // names cut at CKPT_PATH_MAX that no fd could restore
 };
 
 // The kernel's internal dev_t (MAJOR << 20 | MINOR) as user space's st_dev.

@@ -1,6 +1,7 @@
 #include "sources/path_resolver.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <vector>
@@ -57,19 +58,32 @@ std::string PathResolver::resolve(uint32_t tgid, int dirfd, const std::string& p
   return normalize_path(base + "/" + path);
 }
 
+std::string PathResolver::verified_fd_path(uint32_t tgid, int fd, const FileId& file) const {
+  const std::string link = fmt::format("{}/{}/fd/{}", proc_, tgid, fd);
+  std::string p = read_link(link);
+  if (p.empty() || p.front() != '/') return {};
+  // stat() follows the magic link to the file itself: it must be the one
+  // the kernel reported, or the fd was closed and reused since.
+  struct stat st {};
+  if (file.known() &&
+      (stat(link.c_str(), &st) != 0 || st.st_dev != file.dev || st.st_ino != file.ino))
+    return {};
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (p.ends_with(kDeleted)) p.resize(p.size() - kDeleted.size());
+  return p;
+}
+
 std::string PathResolver::path_of(uint32_t tgid, int fd, const FileId& file) {
   if (auto it = files_.find(file); it != files_.end()) return it->second;
   // Opened before we attached, or its open record was lost.
-  std::string p = read_link(fmt::format("{}/{}/fd/{}", proc_, tgid, fd));
-  if (p.empty() || p.front() != '/') return {};
-  constexpr std::string_view kDeleted = " (deleted)";
-  if (p.ends_with(kDeleted)) p.resize(p.size() - kDeleted.size());
-  remember(file, p);
+  std::string p = verified_fd_path(tgid, fd, file);
+  if (!p.empty() && file.known()) remember(file, p);
   return p;
 }
 
 void PathResolver::remember(const FileId& file, const std::string& path) {
-  if (!file.known() || path.empty()) return;
+  // Only absolute names: a relative one would pin a wrong name on the file.
+  if (!file.known() || path.empty() || path.front() != '/') return;
   // Bounded for long runs: a node exporter sees millions of files.
   if (files_.size() > 500'000) files_.clear();
   files_[file] = path;

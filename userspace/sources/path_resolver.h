@@ -17,8 +17,11 @@ class PathResolver {
 
   // A path given to openat/mkdirat/... relative to dirfd (AT_FDCWD = cwd).
   std::string resolve(uint32_t tgid, int dirfd, const std::string& path);
-  // The path of an open file: the name it was opened under, else /proc/PID/fd/FD.
+  // The path of an open file: the name it was opened under, else /proc/PID/fd/FD
+  // when that fd still holds this very file (an fd may have been reused).
   std::string path_of(uint32_t tgid, int fd, const FileId& file);
+  // /proc/PID/fd/FD's target, only if the fd still refers to `file`.
+  std::string verified_fd_path(uint32_t tgid, int fd, const FileId& file) const;
   void remember(const FileId& file, const std::string& path);
   void renamed(const FileId& file, const std::string& new_path) { remember(file, new_path); }
   void forked(uint32_t parent, uint32_t child);

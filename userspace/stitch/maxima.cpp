@@ -107,7 +107,9 @@ std::optional<StageMax> SystemMaxima::block_device_max(uint64_t dev) {
   fs::path block = fs::path(sysfs_) / "dev/block" / fmt::format("{}:{}", major(dev), minor(dev));
   std::error_code ec;
   if (!fs::exists(block, ec)) return std::nullopt;
-  return pcie_link_above((block / "device").string());
+  // Walk up from the block device itself: a partition has no device/ link,
+  // but its parents in /sys/devices lead to the controller's PCIe link.
+  return pcie_link_above(block.string());
 }
 
 StageMax SystemMaxima::host_io(Direction direction, const std::vector<FileId>& files) {

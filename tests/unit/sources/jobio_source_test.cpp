@@ -125,9 +125,46 @@ TEST(JobIoSourceTest, MalformedRecordsAreCountedNotDecoded) {
   r.hdr = header(42, 0);
   src.on_record(&r, sizeof(r));
   EXPECT_TRUE(sink.events.empty());
-  ASSERT_EQ(src.drops().size(), 1u);
+  ASSERT_EQ(src.drops().size(), 2u);
   EXPECT_EQ(src.drops()[0].count, 4u);
   EXPECT_EQ(src.drops()[0].cause, "malformed_record");
+  EXPECT_EQ(src.drops()[1].cause, "path_truncated");
+  EXPECT_EQ(src.drops()[1].count, 0u);
+}
+
+// openat(dirfd, "x.pt") read after the dirfd is closed, or a name cut at
+// 255 bytes: the new fd names the file, once it is checked to be that file.
+TEST(JobIoSourceTest, OpenNamesComeFromTheFdWhenTheGivenNameCannot) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  char tmpl[] = "/tmp/ckpt-open-XXXXXX";
+  int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  struct stat st {};
+  ASSERT_EQ(fstat(fd, &st), 0);
+  ckpt_path_record r{};
+  r.hdr = header(CKPT_REC_PATH, CKPT_OP_OPEN);
+  r.ret = fd;
+  r.dev = (static_cast<uint64_t>(major(st.st_dev)) << 20) | minor(st.st_dev);
+  r.ino = st.st_ino;
+  r.dirfd = 987;  // long closed
+  r.file_type = CKPT_FT_REGULAR;
+  std::strcpy(r.path, "x.pt");
+  r.path_len = 5;
+  src.on_record(&r, sizeof(r));
+  // A cut name whose fd is gone: counted, not silently wrong.
+  r.ret = 1000;
+  std::memset(r.path, 'a', sizeof(r.path) - 1);
+  r.path[sizeof(r.path) - 1] = '\0';
+  r.path_len = CKPT_PATH_MAX;
+  r.ino = 1;
+  src.on_record(&r, sizeof(r));
+  close(fd);
+  unlink(tmpl);
+  ASSERT_EQ(sink.events.size(), 2u);
+  EXPECT_EQ(std::get<IoEvent>(sink.events[0]).path, tmpl);
+  EXPECT_EQ(src.drops()[1].count, 1u);
 }
 
 TEST(TcpSourceTest, DecodesAddressesAndCounters) {
