@@ -43,18 +43,11 @@ struct {
 	__type(value, __u8);
 } storage_endpoints SEC(".maps");
 
-struct sock_state {
-	__u64 last_sample_ns;
-	__u64 last_retransmit_ns;
-	__u64 zero_window_since_ns;
-	__u64 zero_window_ns;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u64); /* struct sock address */
-	__type(value, struct sock_state);
+	__type(value, struct ckpt_tcp_sock_state);
 } sock_states SEC(".maps");
 
 struct {
@@ -107,31 +100,76 @@ static __always_inline bool sock_to_storage(const struct sock *sk, struct ckpt_t
 }
 
 static __always_inline void fill_counters(const struct sock *sk, struct ckpt_tcp_record *rec,
-					  const struct sock_state *st)
+					  const struct ckpt_tcp_sock_state *st)
 {
 	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
 
 	rec->sock_cookie = bpf_get_socket_cookie((void *)sk);
-	rec->bytes_acked = BPF_CORE_READ(tp, bytes_acked);
-	rec->bytes_received = BPF_CORE_READ(tp, bytes_received);
-	rec->bytes_sent = ckpt_tcp_bytes_sent(tp);
-	rec->total_retrans = BPF_CORE_READ(tp, total_retrans);
+	if (st && st->latest.time_ns) {
+		/* As of the segment being processed (see update_latest). */
+		rec->bytes_acked = st->latest.bytes_acked;
+		rec->bytes_received = st->latest.bytes_received;
+		rec->bytes_sent = st->latest.bytes_sent;
+		rec->total_retrans = st->latest.total_retrans;
+		rec->zero_window_ns = st->latest.zero_window_ns;
+	} else {
+		rec->bytes_acked = BPF_CORE_READ(tp, bytes_acked);
+		rec->bytes_received = BPF_CORE_READ(tp, bytes_received);
+		rec->bytes_sent = ckpt_tcp_bytes_sent(tp);
+		rec->total_retrans = BPF_CORE_READ(tp, total_retrans);
+		rec->zero_window_ns = st ? st->zero_window_ns : 0;
+	}
 	rec->snd_nxt = BPF_CORE_READ(tp, snd_nxt);
 	rec->snd_una = BPF_CORE_READ(tp, snd_una);
 	rec->snd_cwnd = ckpt_tcp_snd_cwnd(tp);
 	rec->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3; /* stored << 3 */
 	rec->snd_wnd = BPF_CORE_READ(tp, snd_wnd);
-	rec->zero_window_ns = st ? st->zero_window_ns : 0;
 }
 
-static __always_inline struct sock_state *sock_state_get(const struct sock *sk)
+/*
+ * The connection's counters as they will be once this segment is processed:
+ * tcp_probe fires at the start of tcp_rcv_established, before the ACK it
+ * carries moves snd_una and before its data moves rcv_nxt.
+ */
+static __always_inline void update_latest(const struct sock *sk, const struct sk_buff *skb,
+					  struct ckpt_tcp_sock_state *st, __u64 now)
+{
+	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+	const struct tcp_skb_cb *cb =
+	    (const struct tcp_skb_cb *)((const char *)skb +
+					bpf_core_field_offset(struct sk_buff, cb));
+	__u32 snd_una = BPF_CORE_READ(tp, snd_una);
+	__u32 snd_nxt = BPF_CORE_READ(tp, snd_nxt);
+	__u32 rcv_nxt = BPF_CORE_READ(tp, rcv_nxt);
+	__u32 ack_seq = BPF_CORE_READ(cb, ack_seq);
+	__u32 seq = BPF_CORE_READ(cb, seq);
+	__u32 end_seq = BPF_CORE_READ(cb, end_seq);
+	__u64 acked = BPF_CORE_READ(tp, bytes_acked);
+	__u64 received = BPF_CORE_READ(tp, bytes_received);
+	__s32 newly_acked = (__s32)(ack_seq - snd_una);
+
+	if (newly_acked > 0 && (__u32)newly_acked <= snd_nxt - snd_una)
+		acked += (__u32)newly_acked;
+	if (seq == rcv_nxt && (__s32)(end_seq - seq) > 0)
+		received += end_seq - seq;
+	st->latest.time_ns = now;
+	st->latest.bytes_acked = acked;
+	st->latest.bytes_received = received;
+	st->latest.bytes_sent = ckpt_tcp_bytes_sent(tp);
+	st->latest.total_retrans = BPF_CORE_READ(tp, total_retrans);
+	st->latest.zero_window_ns =
+	    st->zero_window_ns + (st->zero_window_since_ns ? now - st->zero_window_since_ns : 0);
+}
+
+static __always_inline struct ckpt_tcp_sock_state *sock_state_get(const struct sock *sk)
 {
 	__u64 key = (__u64)sk;
-	struct sock_state *st = bpf_map_lookup_elem(&sock_states, &key);
-	struct sock_state fresh = {};
+	struct ckpt_tcp_sock_state *st = bpf_map_lookup_elem(&sock_states, &key);
+	struct ckpt_tcp_sock_state fresh = {};
 
 	if (st)
 		return st;
+	fresh.latest.sock_cookie = bpf_get_socket_cookie((void *)sk);
 	if (bpf_map_update_elem(&sock_states, &key, &fresh, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&sock_states, &key)) {
 		count_drop(CKPT_TCP_DROP_SOCK_FULL);
@@ -141,7 +179,7 @@ static __always_inline struct sock_state *sock_state_get(const struct sock *sk)
 }
 
 static __always_inline void emit(const struct sock *sk, __u32 event, int old_state, int new_state,
-				 const struct sock_state *st, __u64 now)
+				 const struct ckpt_tcp_sock_state *st, __u64 now)
 {
 	struct ckpt_tcp_record *rec = bpf_ringbuf_reserve(&tcp_events, sizeof(*rec), 0);
 
@@ -170,10 +208,10 @@ static __always_inline bool is_storage(const struct sock *sk)
 }
 
 SEC("tp_btf/tcp_probe")
-int BPF_PROG(on_tcp_probe, struct sock *sk)
+int BPF_PROG(on_tcp_probe, struct sock *sk, const struct sk_buff *skb)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct sock_state *st;
+	struct ckpt_tcp_sock_state *st;
 	__u32 snd_wnd;
 
 	if (!is_storage(sk))
@@ -189,6 +227,7 @@ int BPF_PROG(on_tcp_probe, struct sock *sk)
 		st->zero_window_ns += now - st->zero_window_since_ns;
 		st->zero_window_since_ns = 0;
 	}
+	update_latest(sk, skb, st, now);
 	if (now - st->last_sample_ns < sample_interval_ns)
 		return 0;
 	st->last_sample_ns = now;
@@ -201,7 +240,7 @@ int BPF_PROG(on_inet_sock_set_state, struct sock *sk, int old_state, int new_sta
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 key = (__u64)sk;
-	struct sock_state *st;
+	struct ckpt_tcp_sock_state *st;
 
 	if (!is_storage(sk))
 		return 0;
@@ -216,7 +255,7 @@ SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(on_tcp_retransmit_skb, struct sock *sk)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct sock_state *st;
+	struct ckpt_tcp_sock_state *st;
 
 	if (!is_storage(sk))
 		return 0;

@@ -54,6 +54,32 @@ struct ckpt_tcp_record {
 	__u64 zero_window_ns; /* cumulative time with a zero send window */
 };
 
+/*
+ * A storage socket's newest counters, updated in the kernel at every
+ * incoming segment (samples on the ring are thinned): user space reads them
+ * from the `sock_states` map, so bytes moved after the last sample are not
+ * left for the next segment, maybe in the next checkpoint, to reveal.
+ */
+struct ckpt_tcp_latest {
+	__u64 time_ns;
+	__u64 sock_cookie;
+	__u64 bytes_acked;    /* including the ACK of the segment being processed */
+	__u64 bytes_received; /* including the in-order data of that segment */
+	__u64 bytes_sent;
+	__u64 zero_window_ns; /* including a zero window still open */
+	__u32 total_retrans;
+	__u32 pad;
+};
+
+/* Value of the `sock_states` map, keyed by the struct sock address. */
+struct ckpt_tcp_sock_state {
+	__u64 last_sample_ns;
+	__u64 last_retransmit_ns;
+	__u64 zero_window_since_ns;
+	__u64 zero_window_ns;
+	struct ckpt_tcp_latest latest;
+};
+
 enum ckpt_tcp_drop {
 	CKPT_TCP_DROP_RINGBUF_FULL = 0,
 	CKPT_TCP_DROP_SOCK_FULL = 1, /* no room to track a connection's state */

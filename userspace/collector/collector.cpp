@@ -50,6 +50,8 @@ Expected<void> Collector::start(const ProbeOptions& options, const KernelFeature
     return probes.error();
   }
   probes_ = std::move(*probes);
+  ProbeManager* pm = probes_.get();
+  tcp->set_latest_reader([pm] { return pm->tcp_latest(); });
   notes_ = probes_->notes();
   available.job_io = true;
   available.transport = probes_->tcp_enabled();

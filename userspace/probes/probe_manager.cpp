@@ -247,6 +247,26 @@ std::vector<DropRecord> ProbeManager::drops() const {
   return out;
 }
 
+std::vector<TcpLatest> ProbeManager::tcp_latest() const {
+  std::vector<TcpLatest> out;
+  if (!tcp_) return out;
+  const int fd = bpf_map__fd(tcp_->maps.sock_states);
+  uint64_t key = 0;
+  uint64_t next = 0;
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    ckpt_tcp_sock_state st{};
+    if (bpf_map_lookup_elem(fd, &next, &st) == 0 && st.latest.time_ns != 0) {
+      const auto& l = st.latest;
+      out.push_back(TcpLatest{l.time_ns, l.sock_cookie, l.bytes_acked, l.bytes_received,
+                              l.bytes_sent, l.zero_window_ns, l.total_retrans});
+    }
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
 std::vector<ProgramStats> ProbeManager::program_stats() const {
   std::vector<ProgramStats> out;
   add_program_stats(jobio_->obj, out);

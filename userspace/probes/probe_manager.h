@@ -38,6 +38,17 @@ struct ProbeOptions {
 // Raw record callback: the bytes of one ring-buffer record.
 using RecordHandler = std::function<void(const void* data, size_t size)>;
 
+// A storage socket's newest counters (bpf/tcp.h ckpt_tcp_latest).
+struct TcpLatest {
+  uint64_t time_ns = 0;
+  uint64_t cookie = 0;
+  uint64_t bytes_acked = 0;
+  uint64_t bytes_received = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t zero_window_ns = 0;
+  uint32_t total_retrans = 0;
+};
+
 struct ProgramStats {
   std::string name;
   uint64_t run_cnt = 0;
@@ -61,6 +72,8 @@ class ProbeManager {
   // Waits up to timeout_ms for records and hands them to the handlers.
   // Returns the number of records consumed, or an error.
   Expected<int> poll(int timeout_ms);
+  // The newest counters of every tracked storage socket.
+  [[nodiscard]] std::vector<TcpLatest> tcp_latest() const;
   // Per-CPU drop counters summed, by source and cause.
   [[nodiscard]] std::vector<DropRecord> drops() const;
   // Requires kernel.bpf_stats_enabled (see enable_bpf_stats).

@@ -65,7 +65,29 @@ void TcpSource::on_record(const void* data, size_t size) {
   ev.srtt_us = r.srtt_us;
   ev.snd_wnd = r.snd_wnd;
   ev.zero_window_ns = r.zero_window_ns;
+  auto& last = last_[ev.cookie];
+  if (ev.time_ns >= last.time_ns) last = ev;
+  if (ev.kind == TcpEvent::Kind::State && ev.new_state == 7 /* TCP_CLOSE */) last_.erase(ev.cookie);
   emit(std::move(ev));
+}
+
+void TcpSource::poll(uint64_t /*now_ns*/) {
+  if (!latest_) return;
+  for (const auto& l : latest_()) {
+    auto it = last_.find(l.cookie);
+    // Only sockets whose endpoints a record already named, and only news.
+    if (it == last_.end() || l.time_ns <= it->second.time_ns) continue;
+    TcpEvent ev = it->second;
+    ev.kind = TcpEvent::Kind::Sample;
+    ev.time_ns = l.time_ns;
+    ev.bytes_acked = l.bytes_acked;
+    ev.bytes_received = l.bytes_received;
+    ev.bytes_sent = l.bytes_sent;
+    ev.total_retrans = l.total_retrans;
+    ev.zero_window_ns = l.zero_window_ns;
+    it->second = ev;
+    emit(std::move(ev));
+  }
 }
 
 }  // namespace ckpt

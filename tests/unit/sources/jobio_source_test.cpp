@@ -201,5 +201,40 @@ TEST(TcpSourceTest, DecodesAddressesAndCounters) {
   EXPECT_EQ(b.remote, "[::1]:2049");
 }
 
+TEST(TcpSourceTest, NewestKernelCountersBecomeASampleWhenNewer) {
+  CaptureSink sink;
+  TcpSource src(sink);
+  std::vector<TcpLatest> latest;
+  src.set_latest_reader([&latest] { return latest; });
+  // Unknown socket: no endpoints to name it with, nothing emitted.
+  latest = {TcpLatest{50, 7, 900, 0, 900, 0, 0}};
+  src.poll(60);
+  EXPECT_TRUE(sink.events.empty());
+  ckpt_tcp_record r{};
+  r.event = CKPT_TCP_SAMPLE;
+  r.family = 2;
+  r.rport = 2049;
+  r.time_ns = 100;
+  r.sock_cookie = 7;
+  r.bytes_acked = 1000;
+  r.snd_cwnd = 10;
+  src.on_record(&r, sizeof(r));
+  latest = {TcpLatest{90, 7, 1100, 0, 1100, 0, 0}};  // older than the record: ignored
+  src.poll(200);
+  EXPECT_EQ(sink.events.size(), 1u);
+  latest = {TcpLatest{150, 7, 5000, 3, 5000, 42, 1}};
+  src.poll(200);
+  src.poll(300);  // the same counters again: not repeated
+  ASSERT_EQ(sink.events.size(), 2u);
+  const auto& e = std::get<TcpEvent>(sink.events[1]);
+  EXPECT_EQ(e.time_ns, 150u);
+  EXPECT_EQ(e.bytes_acked, 5000u);
+  EXPECT_EQ(e.bytes_received, 3u);
+  EXPECT_EQ(e.zero_window_ns, 42u);
+  EXPECT_EQ(e.total_retrans, 1u);
+  EXPECT_EQ(e.snd_cwnd, 10u) << "what the kernel did not refresh comes from the last record";
+  EXPECT_EQ(e.remote, "0.0.0.0:2049");
+}
+
 }  // namespace
 }  // namespace ckpt
