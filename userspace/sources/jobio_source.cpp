@@ -121,11 +121,17 @@ void JobIoSource::on_path(const ckpt_path_record& r) {
     }
   } else if (ev.op == IoOp::Rename) {
     ev.path2 = resolver_.resolve(r.hdr.tgid, r.dirfd2, bounded_string(r.path2, r.path2_len));
-    struct stat st {};
-    // The file now lives under its new name: later calls on it resolve there.
-    if (r.ret == 0 && stat(ev.path2.c_str(), &st) == 0) {
-      ev.file = FileId{st.st_dev, st.st_ino};
-      resolver_.renamed(ev.file, ev.path2);
+    // The file now lives under its new name: later calls on it resolve
+    // there. Its identity is the one its open reported (the kernel's view);
+    // only a file opened before we attached is looked up by name, in our
+    // mount namespace, which may differ from the job's.
+    if (r.ret == 0) {
+      if (auto id = resolver_.renamed(ev.path, ev.path2)) {
+        ev.file = *id;
+      } else if (struct stat st{}; stat(ev.path2.c_str(), &st) == 0) {
+        ev.file = FileId{st.st_dev, st.st_ino};
+        resolver_.remember(ev.file, ev.path2);
+      }
     }
   } else if (ev.op == IoOp::Mkdir) {
     ev.is_directory = true;

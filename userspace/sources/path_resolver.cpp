@@ -85,8 +85,25 @@ void PathResolver::remember(const FileId& file, const std::string& path) {
   // Only absolute names: a relative one would pin a wrong name on the file.
   if (!file.known() || path.empty() || path.front() != '/') return;
   // Bounded for long runs: a node exporter sees millions of files.
-  if (files_.size() > 500'000) files_.clear();
-  files_[file] = path;
+  if (files_.size() > 500'000) {
+    files_.clear();
+    ids_.clear();
+  }
+  auto [it, inserted] = files_.try_emplace(file, path);
+  if (!inserted) {
+    ids_.erase(it->second);
+    it->second = path;
+  }
+  ids_[path] = file;
+}
+
+std::optional<FileId> PathResolver::renamed(const std::string& old_path,
+                                            const std::string& new_path) {
+  auto it = ids_.find(old_path);
+  if (it == ids_.end()) return std::nullopt;
+  FileId id = it->second;
+  remember(id, new_path);
+  return id;
 }
 
 void PathResolver::forked(uint32_t parent, uint32_t child) {

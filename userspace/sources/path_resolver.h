@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -23,7 +24,8 @@ class PathResolver {
   // /proc/PID/fd/FD's target, only if the fd still refers to `file`.
   std::string verified_fd_path(uint32_t tgid, int fd, const FileId& file) const;
   void remember(const FileId& file, const std::string& path);
-  void renamed(const FileId& file, const std::string& new_path) { remember(file, new_path); }
+  // A rename of a file we saw opened: its identity, now under the new name.
+  std::optional<FileId> renamed(const std::string& old_path, const std::string& new_path);
   void forked(uint32_t parent, uint32_t child);
   void exited(uint32_t tgid) { cwd_.erase(tgid); }
   [[nodiscard]] size_t known_files() const { return files_.size(); }
@@ -34,6 +36,7 @@ class PathResolver {
   std::string proc_;
   std::unordered_map<uint32_t, std::string> cwd_;
   std::unordered_map<FileId, std::string, FileIdHash> files_;
+  std::unordered_map<std::string, FileId> ids_;  // the reverse of files_
 };
 
 // Lexically normalises an absolute path: "//", "/./" and "/x/../" removed.

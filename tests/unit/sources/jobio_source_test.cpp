@@ -201,6 +201,33 @@ TEST(TcpSourceTest, DecodesAddressesAndCounters) {
   EXPECT_EQ(b.remote, "[::1]:2049");
 }
 
+TEST(JobIoSourceTest, RenameKeepsTheIdentityTheOpenReported) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  ckpt_path_record open{};
+  open.hdr = header(CKPT_REC_PATH, CKPT_OP_OPEN);
+  open.ret = 100000;  // no such fd here: the given absolute name is used
+  open.dev = (7ull << 20) | 1;
+  open.ino = 55;
+  open.file_type = CKPT_FT_REGULAR;
+  std::strcpy(open.path, "/ckpt/checkpoint-1/a.pt.tmp");
+  open.path_len = static_cast<uint16_t>(std::strlen(open.path) + 1);
+  src.on_record(&open, sizeof(open));
+  ckpt_path_record ren{};
+  ren.hdr = header(CKPT_REC_PATH, CKPT_OP_RENAME);
+  std::strcpy(ren.path, "/ckpt/checkpoint-1/a.pt.tmp");
+  ren.path_len = static_cast<uint16_t>(std::strlen(ren.path) + 1);
+  std::strcpy(ren.path2, "/ckpt/checkpoint-1/a.pt");
+  ren.path2_len = static_cast<uint16_t>(std::strlen(ren.path2) + 1);
+  src.on_record(&ren, sizeof(ren));
+  ASSERT_EQ(sink.events.size(), 2u);
+  const auto& e = std::get<IoEvent>(sink.events[1]);
+  EXPECT_EQ(e.file, (FileId{makedev(7, 1), 55}));
+  EXPECT_EQ(e.path2, "/ckpt/checkpoint-1/a.pt");
+  EXPECT_EQ(resolver.path_of(1, 1, e.file), "/ckpt/checkpoint-1/a.pt");
+}
+
 TEST(TcpSourceTest, NewestKernelCountersBecomeASampleWhenNewer) {
   CaptureSink sink;
   TcpSource src(sink);
