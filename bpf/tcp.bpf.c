@@ -100,12 +100,12 @@ static __always_inline bool sock_to_storage(const struct sock *sk, struct ckpt_t
 }
 
 static __always_inline void fill_counters(const struct sock *sk, struct ckpt_tcp_record *rec,
-					  const struct ckpt_tcp_sock_state *st)
+					  struct ckpt_tcp_sock_state *st, bool from_probe)
 {
 	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
 
 	rec->sock_cookie = bpf_get_socket_cookie((void *)sk);
-	if (st && st->latest.time_ns) {
+	if (from_probe && st) {
 		/* As of the segment being processed (see update_latest). */
 		rec->bytes_acked = st->latest.bytes_acked;
 		rec->bytes_received = st->latest.bytes_received;
@@ -113,11 +113,23 @@ static __always_inline void fill_counters(const struct sock *sk, struct ckpt_tcp
 		rec->total_retrans = st->latest.total_retrans;
 		rec->zero_window_ns = st->latest.zero_window_ns;
 	} else {
+		/* State changes, retransmits and resets come after the segments
+		 * that led to them: the socket's own counters are current. */
 		rec->bytes_acked = BPF_CORE_READ(tp, bytes_acked);
 		rec->bytes_received = BPF_CORE_READ(tp, bytes_received);
 		rec->bytes_sent = ckpt_tcp_bytes_sent(tp);
 		rec->total_retrans = BPF_CORE_READ(tp, total_retrans);
 		rec->zero_window_ns = st ? st->zero_window_ns : 0;
+		if (st && rec->bytes_acked >= st->latest.bytes_acked &&
+		    rec->bytes_received >= st->latest.bytes_received) {
+			st->latest.bytes_acked = rec->bytes_acked;
+			st->latest.bytes_received = rec->bytes_received;
+			st->latest.bytes_sent = rec->bytes_sent;
+			st->latest.total_retrans = rec->total_retrans;
+			st->latest.in_flight =
+			    BPF_CORE_READ(tp, snd_nxt) - BPF_CORE_READ(tp, snd_una);
+			st->latest.time_ns = bpf_ktime_get_ns();
+		}
 	}
 	rec->snd_nxt = BPF_CORE_READ(tp, snd_nxt);
 	rec->snd_una = BPF_CORE_READ(tp, snd_una);
@@ -148,8 +160,10 @@ static __always_inline void update_latest(const struct sock *sk, const struct sk
 	__u64 received = BPF_CORE_READ(tp, bytes_received);
 	__s32 newly_acked = (__s32)(ack_seq - snd_una);
 
-	if (newly_acked > 0 && (__u32)newly_acked <= snd_nxt - snd_una)
+	if (newly_acked > 0 && (__u32)newly_acked <= snd_nxt - snd_una) {
 		acked += (__u32)newly_acked;
+		snd_una = ack_seq;
+	}
 	if (seq == rcv_nxt && (__s32)(end_seq - seq) > 0)
 		received += end_seq - seq;
 	st->latest.time_ns = now;
@@ -157,6 +171,7 @@ static __always_inline void update_latest(const struct sock *sk, const struct sk
 	st->latest.bytes_received = received;
 	st->latest.bytes_sent = ckpt_tcp_bytes_sent(tp);
 	st->latest.total_retrans = BPF_CORE_READ(tp, total_retrans);
+	st->latest.in_flight = snd_nxt - snd_una;
 	st->latest.zero_window_ns =
 	    st->zero_window_ns + (st->zero_window_since_ns ? now - st->zero_window_since_ns : 0);
 }
@@ -179,7 +194,7 @@ static __always_inline struct ckpt_tcp_sock_state *sock_state_get(const struct s
 }
 
 static __always_inline void emit(const struct sock *sk, __u32 event, int old_state, int new_state,
-				 const struct ckpt_tcp_sock_state *st, __u64 now)
+				 struct ckpt_tcp_sock_state *st, __u64 now)
 {
 	struct ckpt_tcp_record *rec = bpf_ringbuf_reserve(&tcp_events, sizeof(*rec), 0);
 
@@ -196,7 +211,7 @@ static __always_inline void emit(const struct sock *sk, __u32 event, int old_sta
 	rec->old_state = old_state;
 	rec->new_state = new_state;
 	rec->time_ns = now;
-	fill_counters(sk, rec, st);
+	fill_counters(sk, rec, st, event == CKPT_TCP_SAMPLE);
 	bpf_ringbuf_submit(rec, ckpt_wakeup_flags(&tcp_events, wakeup_bytes));
 }
 

@@ -68,7 +68,7 @@ struct ckpt_tcp_latest {
 	__u64 bytes_sent;
 	__u64 zero_window_ns; /* including a zero window still open */
 	__u32 total_retrans;
-	__u32 pad;
+	__u32 in_flight; /* bytes sent and not yet acknowledged */
 };
 
 /* Value of the `sock_states` map, keyed by the struct sock address. */

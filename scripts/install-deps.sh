@@ -17,9 +17,10 @@ packages=(
   libsqlite3-dev sqlite3 libfmt-dev nlohmann-json3-dev libcli11-dev
   # tests, benchmarks, lint
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy
-  # test helpers: iproute2 (namespaces, tc), util-linux (setpriv, mount), procps, python3,
+  # test helpers: iproute2 (namespaces), nftables (a lossy link), util-linux (setpriv, mount),
+  # procps, python3,
   # FUSE (a file system that fails with EIO), e2fsprogs
-  iproute2 util-linux procps python3 libfuse3-dev fuse3 e2fsprogs
+  iproute2 nftables util-linux procps python3 libfuse3-dev fuse3 e2fsprogs
 )
 
 missing=()

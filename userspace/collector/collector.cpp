@@ -10,6 +10,9 @@ namespace ckpt {
 namespace {
 
 constexpr uint64_t kCommitEveryNs = 1'000'000'000;
+// How long a finished job's storage connections are followed for bytes
+// still in flight.
+constexpr uint64_t kAckWaitNs = 2'000'000'000;
 
 }  // namespace
 
@@ -133,7 +136,25 @@ void Collector::flush_outputs() {
   count(writer_.commit());
 }
 
+void Collector::await_storage_acks() {
+  // A job can exit with checkpoint bytes still in its sockets' send queues:
+  // the kernel goes on delivering them. Follow storage connections that
+  // still have unacknowledged data for a bounded while, so the transport
+  // stage counts what the job sent. (NFS needs none of this: close()
+  // flushes before it returns.)
+  const uint64_t deadline = monotonic_ns() + kAckWaitNs;
+  while (monotonic_ns() < deadline) {
+    const uint64_t now = monotonic_ns();
+    bool waiting = false;
+    for (const auto& l : probes_->tcp_latest())
+      waiting = waiting || (l.in_flight > 0 && now - std::min(now, l.time_ns) < kAckWaitNs);
+    if (!waiting) return;
+    pump(20);
+  }
+}
+
 Expected<Trace> Collector::finish(const JobRecord& job) {
+  if (probes_ && probes_->tcp_enabled()) await_storage_acks();
   if (probes_) {
     // Whatever the kernel already queued belongs to the job.
     for (int i = 0; i < 1000; ++i) {

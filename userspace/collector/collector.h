@@ -52,6 +52,7 @@ class Collector : public EventSink {
   Collector(const Config& config, TraceWriter writer, JobRecord job);
   void on_event(Event&& event) override;
   void flush_outputs();
+  void await_storage_acks();
   std::vector<DropRecord> current_drops() const;
 
   Config config_;

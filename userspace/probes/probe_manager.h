@@ -47,6 +47,7 @@ struct TcpLatest {
   uint64_t bytes_sent = 0;
   uint64_t zero_window_ns = 0;
   uint32_t total_retrans = 0;
+  uint32_t in_flight = 0;  // bytes sent, not yet acknowledged
 };
 
 struct ProgramStats {
