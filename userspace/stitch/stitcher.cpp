@@ -202,7 +202,8 @@ void Stitcher::on_call_start(CallStartEvent&& ev) {
   probe.file = ev.file;
   probe.path = ev.path;
   if (!is_checkpoint_call(probe)) return;
-  in_flight_[ev.tid] = InFlightCall{std::move(ev), false};
+  const uint32_t tid = ev.tid;  // the assignment's right side is evaluated first
+  in_flight_[tid] = InFlightCall{std::move(ev), false};
 }
 
 void Stitcher::add_cpu_window(uint32_t tid, uint64_t start_ns, uint64_t end_ns, uint64_t cpu_ns) {
