@@ -260,6 +260,18 @@ static __always_inline bool resolve_fd(struct task_struct *task, struct thread_s
 
 /* ---- calls on a file descriptor ---------------------------------------- */
 
+/* The call in progress, as an I/O record's body. */
+static __always_inline void fill_io(struct ckpt_io_record *rec, const struct thread_state *st,
+				    long ret)
+{
+	rec->ret = ret;
+	rec->requested = st->requested;
+	rec->dev = st->dev;
+	rec->ino = st->ino;
+	rec->fd = st->fd;
+	rec->file_type = st->file_type;
+}
+
 static __always_inline void emit_io_start(struct thread_state *st)
 {
 	struct ckpt_io_record *rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
@@ -272,12 +284,7 @@ static __always_inline void emit_io_start(struct thread_state *st)
 		    0);
 	rec->hdr.cpu_window_start_ns = st->start_ns;
 	rec->hdr.cpu_ns = 0;
-	rec->ret = 0;
-	rec->requested = st->requested;
-	rec->dev = st->dev;
-	rec->ino = st->ino;
-	rec->fd = st->fd;
-	rec->file_type = st->file_type;
+	fill_io(rec, st, 0);
 	bpf_ringbuf_submit(rec, ckpt_wakeup_flags(&jobio_events, wakeup_bytes));
 }
 
@@ -317,12 +324,7 @@ static __always_inline int fd_call_exit(struct thread_state *st, long ret)
 	}
 	fill_header(&rec->hdr, CKPT_REC_IO, st->op, bpf_get_current_pid_tgid(), st->start_ns, now);
 	cpu_resume(st, now, &rec->hdr);
-	rec->ret = ret;
-	rec->requested = st->requested;
-	rec->dev = st->dev;
-	rec->ino = st->ino;
-	rec->fd = st->fd;
-	rec->file_type = st->file_type;
+	fill_io(rec, st, ret);
 	bpf_ringbuf_submit(rec, ckpt_wakeup_flags(&jobio_events, wakeup_bytes));
 	/* The fd may be reused for another file: resolve afresh next time. */
 	if (st->op == CKPT_OP_CLOSE)
