@@ -21,6 +21,10 @@ packages=(
   # procps, python3,
   # FUSE (a file system that fails with EIO), e2fsprogs
   iproute2 nftables util-linux procps python3 libfuse3-dev fuse3 e2fsprogs
+  # the real-kernel NFS tests under QEMU (tests/vm/; run.sh adds bookworm-backports
+  # to apt's sources itself for the 6.12 guest kernel, and fetches guest packages
+  # with apt-get download without installing them here)
+  qemu-system-x86 cpio
 )
 
 missing=()
