@@ -60,8 +60,8 @@ Expected<void> Collector::start(const ProbeOptions& options, const KernelFeature
   available.transport = probes_->tcp_enabled();
   stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
                                          available);
-  jobio_source_ = static_cast<RecordSource*>(&sources_.add(std::move(jobio)));
-  tcp_source_ = static_cast<RecordSource*>(&sources_.add(std::move(tcp)));
+  sources_.add(std::move(jobio));
+  sources_.add(std::move(tcp));
   trace_.job.traced = true;
   for (const auto& n : notes_)
     trace_.job.trace_warning += (trace_.job.trace_warning.empty() ? "" : "; ") + n;
@@ -74,11 +74,6 @@ Expected<void> Collector::trace_tgid(uint32_t tgid) {
   live_tgids_.insert(tgid);
   if (!probes_) return {};
   return probes_->trace_tgid(tgid);
-}
-
-void Collector::update_job(const JobRecord& job) {
-  trace_.job = job;
-  (void)writer_.write_job(trace_.job);
 }
 
 void Collector::on_event(Event&& event) {

@@ -33,7 +33,6 @@ class Collector : public EventSink {
   Expected<void> start(const ProbeOptions& options, const KernelFeatures& features);
   [[nodiscard]] bool traced() const { return probes_ != nullptr; }
   Expected<void> trace_tgid(uint32_t tgid);
-  void update_job(const JobRecord& job);
 
   // Polls for up to timeout_ms, stitches, and writes what is complete.
   void pump(int timeout_ms);
@@ -61,8 +60,6 @@ class Collector : public EventSink {
   PathResolver resolver_;
   std::unique_ptr<Stitcher> stitcher_;
   SourceRegistry sources_;
-  RecordSource* jobio_source_ = nullptr;
-  RecordSource* tcp_source_ = nullptr;
   std::unique_ptr<ProbeManager> probes_;
   std::vector<std::string> notes_;
   uint64_t last_commit_ns_ = 0;

@@ -138,8 +138,6 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options) {
   if (int err = jobio_bpf__attach(jobio_))
     return make_error(fmt::format("attaching the jobio BPF programs failed: {}{}",
                                   why_load_failed(err), take_libbpf_log()));
-  bpf_program* prog = nullptr;
-  bpf_object__for_each_program(prog, jobio_->obj)++ programs_attached_;
   return {};
 }
 
@@ -179,8 +177,6 @@ Expected<void> ProbeManager::start_tcp(const ProbeOptions& options) {
   if (int err = tcp_bpf__attach(tcp_))
     return make_error(fmt::format("attaching the tcp BPF programs failed: {}{}",
                                   why_load_failed(err), take_libbpf_log()));
-  bpf_program* prog = nullptr;
-  bpf_object__for_each_program(prog, tcp_->obj)++ programs_attached_;
   return {};
 }
 

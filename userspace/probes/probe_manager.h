@@ -80,7 +80,6 @@ class ProbeManager {
   // Requires kernel.bpf_stats_enabled (see enable_bpf_stats).
   [[nodiscard]] std::vector<ProgramStats> program_stats() const;
   [[nodiscard]] bool tcp_enabled() const { return tcp_ != nullptr; }
-  [[nodiscard]] size_t programs_attached() const { return programs_attached_; }
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
  private:
@@ -92,7 +91,6 @@ class ProbeManager {
   tcp_bpf* tcp_ = nullptr;
   ring_buffer* rings_ = nullptr;
   int cgroup_fd_ = -1;
-  size_t programs_attached_ = 0;
   std::vector<std::string> notes_;
   std::unique_ptr<RecordHandler> on_jobio_;
   std::unique_ptr<RecordHandler> on_tcp_;

@@ -28,7 +28,6 @@ class PathResolver {
   std::optional<FileId> renamed(const std::string& old_path, const std::string& new_path);
   void forked(uint32_t parent, uint32_t child);
   void exited(uint32_t tgid) { cwd_.erase(tgid); }
-  [[nodiscard]] size_t known_files() const { return files_.size(); }
 
  private:
   std::string cwd_of(uint32_t tgid);

@@ -26,17 +26,12 @@ class Source {
   virtual void poll(uint64_t /*now_ns*/) {}
   // Events this source lost on the user-space side (malformed records...).
   [[nodiscard]] virtual std::vector<DropRecord> drops() const { return {}; }
-  [[nodiscard]] uint64_t events_emitted() const { return emitted_; }
 
  protected:
-  void emit(Event&& e) {
-    ++emitted_;
-    sink_.on_event(std::move(e));
-  }
+  void emit(Event&& e) { sink_.on_event(std::move(e)); }
 
  private:
   EventSink& sink_;
-  uint64_t emitted_ = 0;
 };
 
 // A source fed raw records from a BPF ring buffer.

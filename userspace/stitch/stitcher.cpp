@@ -187,8 +187,6 @@ Stitcher::Stitcher(const Config& config, std::shared_ptr<MaximaProvider> maxima,
       available_(available) {}
 
 void Stitcher::on_event(Event&& event) {
-  ++events_seen_;
-  latest_ns_ = std::max(latest_ns_, event_time_ns(event));
   if (auto* io = std::get_if<IoEvent>(&event)) return on_io(std::move(*io));
   if (auto* cpu = std::get_if<CpuEvent>(&event)) return on_cpu(*cpu);
   if (auto* proc = std::get_if<ProcEvent>(&event)) return on_proc(*proc);
@@ -351,7 +349,6 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
 }
 
 void Stitcher::advance(uint64_t now_ns) {
-  latest_ns_ = std::max(latest_ns_, now_ns);
   flag_live_stalls(now_ns);
   if (open_ &&
       now_ns > open_->last_activity_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs &&

@@ -55,9 +55,6 @@ class Stitcher : public EventSink {
   std::vector<TcpSampleRecord> take_tcp_samples();
   [[nodiscard]] std::vector<ConnectionRecord> connections() const;
 
-  [[nodiscard]] uint64_t events_seen() const { return events_seen_; }
-  [[nodiscard]] bool checkpoint_open() const { return open_.has_value(); }
-
  private:
   struct CpuWindow {
     uint64_t start_ns;
@@ -126,8 +123,6 @@ class Stitcher : public EventSink {
 
   std::optional<OpenCheckpoint> open_;
   uint64_t next_id_ = 1;
-  uint64_t events_seen_ = 0;
-  uint64_t latest_ns_ = 0;
 
   // Per data-call file: is it a checkpoint file? Keyed by dev:ino; renames update it.
   std::unordered_map<FileId, bool, FileIdHash> file_is_checkpoint_;
