@@ -102,25 +102,13 @@ enum class NfsBytes : size_t {
 // The counter at `which`, 0 if the line was shorter (never on a kernel with NFS iostats).
 uint64_t nfs_bytes(const std::vector<uint64_t>& bytes, NfsBytes which);
 
-struct NfsMountStats {
-  std::string device;                       // "server:/export", octal escapes (\040) decoded
-  std::string mount_point;                  // octal escapes decoded
-  std::string fstype;                       // "nfs" (v2/v3) or "nfs4"
-  std::string statvers;                     // "1.1"; empty if the kernel printed none
-  std::map<std::string, std::string> opts;  // "vers" -> "4.0"; flags such as "hard" -> ""
-  uint64_t age_s = 0;                       // seconds since the mount
-  std::vector<uint64_t> events;             // enum nfs_stat_eventcounters order
-  std::vector<uint64_t> bytes;              // NfsBytes order
-  std::string iostats_version;              // "1.0" (no per-op errors) or "1.1"
-  std::vector<NfsXprtStats> xprts;
-  std::vector<NfsOpStats> ops;
+// The `bytes:` counters by name, for a snapshot and a delta alike.
+// NORMAL (buffered read/write) + DIRECT is what applications asked for;
+// SERVER is what went over the wire. SERVER well above NORMAL+DIRECT means
+// mmap or re-reads; below it, page-cache hits.
+struct NfsByteCounters {
+  std::vector<uint64_t> bytes;  // NfsBytes order
 
-  // The per-op line for `name`, nullptr when the mount's RPC program has no such op.
-  [[nodiscard]] const NfsOpStats* op(std::string_view name) const;
-
-  // NORMAL (buffered read/write) + DIRECT is what applications asked for;
-  // SERVER is what went over the wire. SERVER well above NORMAL+DIRECT means
-  // mmap or re-reads; below it, page-cache hits.
   [[nodiscard]] uint64_t normal_read_bytes() const { return at(NfsBytes::kNormalRead); }
   [[nodiscard]] uint64_t normal_write_bytes() const { return at(NfsBytes::kNormalWrite); }
   [[nodiscard]] uint64_t direct_read_bytes() const { return at(NfsBytes::kDirectRead); }
@@ -132,6 +120,22 @@ struct NfsMountStats {
 
  private:
   [[nodiscard]] uint64_t at(NfsBytes which) const { return nfs_bytes(bytes, which); }
+};
+
+struct NfsMountStats : NfsByteCounters {
+  std::string device;                       // "server:/export", octal escapes (\040) decoded
+  std::string mount_point;                  // octal escapes decoded
+  std::string fstype;                       // "nfs" (v2/v3) or "nfs4"
+  std::string statvers;                     // "1.1"; empty if the kernel printed none
+  std::map<std::string, std::string> opts;  // "vers" -> "4.0"; flags such as "hard" -> ""
+  uint64_t age_s = 0;                       // seconds since the mount
+  std::vector<uint64_t> events;             // enum nfs_stat_eventcounters order
+  std::string iostats_version;              // "1.0" (no per-op errors) or "1.1"
+  std::vector<NfsXprtStats> xprts;
+  std::vector<NfsOpStats> ops;
+
+  // The per-op line for `name`, nullptr when the mount's RPC program has no such op.
+  [[nodiscard]] const NfsOpStats* op(std::string_view name) const;
 };
 
 // The NFS mounts (fstype nfs or nfs4) in mountstats text, in file order; other
@@ -157,7 +161,7 @@ NfsOpStats delta(const NfsOpStats& before, const NfsOpStats& after);
 NfsXprtStats delta(const NfsXprtStats& before, const NfsXprtStats& after);
 
 // What one NFS mount did between two snapshots.
-struct NfsMountDelta {
+struct NfsMountDelta : NfsByteCounters {
   std::string device;
   std::string mount_point;
   std::string fstype;
@@ -166,22 +170,10 @@ struct NfsMountDelta {
   // again in between (its age went back): the figures are then its totals.
   bool since_mount = false;
   std::vector<uint64_t> events;
-  std::vector<uint64_t> bytes;      // NfsBytes order
   std::vector<NfsXprtStats> xprts;  // paired by position with the earlier snapshot's
   std::vector<NfsOpStats> ops;      // paired by op name; an op new in `after` counts from 0
 
   [[nodiscard]] const NfsOpStats* op(std::string_view name) const;
-  [[nodiscard]] uint64_t normal_read_bytes() const { return at(NfsBytes::kNormalRead); }
-  [[nodiscard]] uint64_t normal_write_bytes() const { return at(NfsBytes::kNormalWrite); }
-  [[nodiscard]] uint64_t direct_read_bytes() const { return at(NfsBytes::kDirectRead); }
-  [[nodiscard]] uint64_t direct_write_bytes() const { return at(NfsBytes::kDirectWrite); }
-  [[nodiscard]] uint64_t server_read_bytes() const { return at(NfsBytes::kServerRead); }
-  [[nodiscard]] uint64_t server_write_bytes() const { return at(NfsBytes::kServerWrite); }
-  [[nodiscard]] uint64_t pages_read() const { return at(NfsBytes::kPagesRead); }
-  [[nodiscard]] uint64_t pages_written() const { return at(NfsBytes::kPagesWritten); }
-
- private:
-  [[nodiscard]] uint64_t at(NfsBytes which) const { return nfs_bytes(bytes, which); }
 };
 
 // One mount between two snapshots of it (the caller has matched them).
