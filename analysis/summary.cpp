@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/nfs_crosscheck.h"
 #include "analysis/utf8.h"
 
 namespace ckpt {
@@ -62,6 +63,57 @@ json failure_json(const FailureRecord& f) {
   return {{"kind", text(f.kind)}, {"time_ns", f.time_ns}, {"evidence", text(f.evidence)}};
 }
 
+json rpc_op_json(const RpcOpStats& op) {
+  return {
+      {"op", text(op.op)},
+      {"count", op.count},
+      {"errors", op.errors},
+      {"major_timeouts", op.major_timeouts},
+      {"transmissions", op.transmissions},
+      {"bytes_sent", op.bytes_sent},
+      {"bytes_received", op.bytes_received},
+      {"queue_ns", op.queue_ns},
+      {"rtt_ns", op.rtt_ns},
+      {"execute_ns", op.execute_ns},
+  };
+}
+
+json rpc_ops_json(const std::vector<RpcOpStats>& ops) {
+  json out = json::array();
+  for (const RpcOpStats& op : ops) out.push_back(rpc_op_json(op));
+  return out;
+}
+
+json durations_json(const DurationStats& d) {
+  return {
+      {"count", d.count},   {"mean_ns", d.mean_ns}, {"p50_ns", d.p50_ns},
+      {"p90_ns", d.p90_ns}, {"p99_ns", d.p99_ns},   {"max_ns", d.max_ns},
+  };
+}
+
+json checkpoint_nfs_json(const NfsCheckpointRecord& n) {
+  json servers = json::array();
+  for (const std::string& server : n.servers) servers.push_back(text(server));
+  // Keyed by queue name, summed if a name repeats.
+  json wait_by_queue = json::object();
+  for (const auto& [queue, ns] : n.wait_by_queue_ns) {
+    const std::string key = valid_utf8(queue);
+    wait_by_queue[key] = wait_by_queue.value(key, uint64_t{0}) + ns;
+  }
+  return {
+      {"servers", std::move(servers)},
+      {"io_rpcs", n.io_rpcs},
+      {"io_bytes", n.io_bytes},
+      {"rpc_ops", rpc_ops_json(n.rpc_ops)},
+      {"queue_wait", durations_json(n.queue_wait)},
+      {"rtt", durations_json(n.rtt)},
+      {"wait_by_queue_ns", std::move(wait_by_queue)},
+      {"tcp_in_flight_max", or_null(n.tcp_in_flight_max)},
+      {"tcp_in_flight_mean", or_null(n.tcp_in_flight_mean)},
+      {"tcp_retransmits", or_null(n.tcp_retransmits)},
+  };
+}
+
 json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
   json stages = json::array();
   for (const StageRecord& s : c.stages) stages.push_back(stage_json(s));
@@ -87,6 +139,74 @@ json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
       {"stages", std::move(stages)},
       {"absent_stages", std::move(absent)},
       {"failures", std::move(failures)},
+      {"nfs", c.nfs ? checkpoint_nfs_json(*c.nfs) : json(nullptr)},
+  };
+}
+
+json nfs_mount_op_json(const NfsMountOpRecord& op) {
+  return {
+      {"op", text(op.op)},
+      {"ops", op.ops},
+      {"transmissions", op.transmissions},
+      {"major_timeouts", op.major_timeouts},
+      {"bytes_sent", op.bytes_sent},
+      {"bytes_received", op.bytes_received},
+      {"queue_ms", op.queue_ms},
+      {"rtt_ms", op.rtt_ms},
+      {"execute_ms", op.execute_ms},
+      {"errors", or_null(op.errors)},
+  };
+}
+
+json crosscheck_json(const std::optional<std::vector<NfsOpCrosscheck>>& rows) {
+  if (!rows) return nullptr;
+  json out = json::array();
+  for (const NfsOpCrosscheck& r : *rows) {
+    out.push_back({
+        {"op", text(r.op)},
+        {"mountstats_ops", r.mountstats_ops},
+        {"ebpf_ops", r.ebpf_ops},
+        {"ops_diff_fraction", r.ops_diff_fraction},
+        {"mountstats_bytes", r.mountstats_bytes},
+        {"ebpf_bytes", r.ebpf_bytes},
+        {"bytes_diff_fraction", r.bytes_diff_fraction},
+        {"agree", r.agree},
+    });
+  }
+  return out;
+}
+
+json nfs_mount_json(const NfsMountRecord& m) {
+  json ops = json::array();
+  for (const NfsMountOpRecord& op : m.ops) ops.push_back(nfs_mount_op_json(op));
+  return {
+      {"device", text(m.device)},
+      {"mount_point", text(m.mount_point)},
+      {"fstype", text(m.fstype)},
+      {"version", text(m.version)},
+      {"server", text(m.server)},
+      {"interval_s", m.interval_s},
+      {"since_mount", m.since_mount},
+      {"bytes",
+       {
+           {"normal_read", m.normal_read_bytes},
+           {"normal_write", m.normal_write_bytes},
+           {"direct_read", m.direct_read_bytes},
+           {"direct_write", m.direct_write_bytes},
+           {"server_read", m.server_read_bytes},
+           {"server_write", m.server_write_bytes},
+       }},
+      {"xprt",
+       {
+           {"sends", m.xprt_sends},
+           {"receives", m.xprt_receives},
+           {"avg_backlog_queue", m.avg_backlog_queue},
+           {"avg_sending_queue", m.avg_sending_queue},
+           {"avg_pending_queue", m.avg_pending_queue},
+       }},
+      {"ops", std::move(ops)},
+      {"ebpf_ops", m.ebpf_ops ? rpc_ops_json(*m.ebpf_ops) : json(nullptr)},
+      {"crosscheck", crosscheck_json(nfs_crosscheck(m))},
   };
 }
 
@@ -135,10 +255,12 @@ nlohmann::json summary_json(const Trace& trace) {
   }
   json connections = json::array();
   for (const ConnectionRecord& c : trace.connections) connections.push_back(connection_json(c));
+  json nfs_mounts = json::array();
+  for (const NfsMountRecord& m : trace.nfs_mounts) nfs_mounts.push_back(nfs_mount_json(m));
   return {
       {"job", job_json(trace.job)},       {"checkpoints", std::move(checkpoints)},
       {"failures", std::move(failures)},  {"connections", std::move(connections)},
-      {"drops", drops_json(trace.drops)},
+      {"drops", drops_json(trace.drops)}, {"nfs_mounts", std::move(nfs_mounts)},
   };
 }
 

@@ -24,22 +24,59 @@ namespace ckpt {
 //                                 "max_Bps": number|null, "max_source",
 //                                 "fraction_of_max": number|null}],
 //                     "absent_stages": [names of kAllStages not measured],
-//                     "failures": [{"kind", "time_ns", "evidence"}]}],
+//                     "failures": [{"kind", "time_ns", "evidence"}],
+//                     "nfs": null | {"servers": ["addr:port", ..], "io_rpcs", "io_bytes",
+//                             "rpc_ops": [RPC_OP, ..],
+//                             "queue_wait": DURATIONS, "rtt": DURATIONS,
+//                             "wait_by_queue_ns": {"backlog": ns, "sending": ns, ..},
+//                             "tcp_in_flight_max": uint|null,
+//                             "tcp_in_flight_mean": number|null,
+//                             "tcp_retransmits": uint|null}}],
 //    "failures": [{"kind", "time_ns", "evidence", "checkpoint_id": uint|null}],
 //    "connections": [{"cookie", "remote", "local", "first_ns", "last_ns",
 //                     "bytes_sent", "bytes_received", "retransmits",
 //                     "zero_window_ns", "resets", "link_max_Bps": number|null,
 //                     "link_max_source"}],
-//    "drops": {"<source>.<cause>": count, ..., "total": count}}
+//    "drops": {"<source>.<cause>": count, ..., "total": count},
+//    "nfs_mounts": [{"device", "mount_point", "fstype", "version", "server",
+//                    "interval_s", "since_mount": bool,
+//                    "bytes": {"normal_read", "normal_write", "direct_read",
+//                              "direct_write", "server_read", "server_write"},
+//                    "xprt": {"sends", "receives", "avg_backlog_queue",
+//                             "avg_sending_queue", "avg_pending_queue"},
+//                    "ops": [{"op", "ops", "transmissions", "major_timeouts",
+//                             "bytes_sent", "bytes_received", "queue_ms",
+//                             "rtt_ms", "execute_ms", "errors": uint|null}],
+//                    "ebpf_ops": null | [RPC_OP, ..],
+//                    "crosscheck": null | [{"op", "mountstats_ops", "ebpf_ops",
+//                                           "ops_diff_fraction", "mountstats_bytes",
+//                                           "ebpf_bytes", "bytes_diff_fraction",
+//                                           "agree": bool}]}]}
+//
+// where RPC_OP is {"op", "count", "errors", "major_timeouts", "transmissions",
+// "bytes_sent", "bytes_received", "queue_ns", "rtt_ns", "execute_ns"} (sums
+// over the op's RPCs) and DURATIONS is {"count", "mean_ns", "p50_ns",
+// "p90_ns", "p99_ns", "max_ns"} (per RPC, nearest-rank percentiles).
+//
+// A checkpoint's "nfs" is null when the NFS probes did not see its files'
+// RPCs. "wait_by_queue_ns" sums a repeated queue name. A mount's "ebpf_ops"
+// and "crosscheck" are null when the eBPF probes did not run for it; the
+// cross-check has one entry per op that mountstats counted (ops > 0) or eBPF
+// reported, mountstats' order first, with "*_bytes" = bytes_sent +
+// bytes_received, "*_diff_fraction" = |a - b| / max(a, b) (0 when both are
+// 0) and "agree" when both fractions are <= 0.01 (analysis/nfs_crosscheck.h).
 //
 // Top-level "failures" are the job-level ones (outside any checkpoint).
 // Strings are made valid UTF-8 (invalid bytes become U+FFFD) so the result
 // always dumps.
 nlohmann::json summary_json(const Trace& trace);
 
-// The terminal rendering: the job, then per checkpoint a header line and one
-// row per stage in pipeline order (kAllStages), then failures, connections
-// and drops. Fits 100 columns except for long evidence and addresses.
+// The terminal rendering: the job, then per checkpoint a header line, one
+// row per stage in pipeline order (kAllStages) and, with NFS figures, one
+// "nfs" line (RPCs by op, queue wait and RTT p50/p99, TCP in flight and
+// retransmits when known); then the NFS mounts (mountstats, with the eBPF
+// cross-check), failures, connections and drops. Fits 100 columns except
+// for long evidence, addresses, NFS op lists and mount names.
 std::string summary_table(const Trace& trace);
 
 }  // namespace ckpt

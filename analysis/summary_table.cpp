@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "analysis/format.h"
+#include "analysis/nfs_crosscheck.h"
 #include "analysis/summary.h"
 
 namespace ckpt {
@@ -78,6 +80,64 @@ void stage_row(std::string& out, const StageRecord& s, bool bottleneck) {
       fraction ? format_percent(*fraction) : "-", fit_tail(source, kWidth - kStageFixedWidth));
 }
 
+// "p50 1.20 ms, p99 4.50 ms", or "-" when no RPC was timed.
+std::string p50_p99(const DurationStats& d) {
+  if (d.count == 0) return "-";
+  return fmt::format("p50 {}, p99 {}", format_duration(d.p50_ns), format_duration(d.p99_ns));
+}
+
+// `head` then `parts` joined by single spaces, as one line when it fits
+// kWidth; otherwise broken between parts onto lines indented by `indent`
+// spaces. Parts carry their own punctuation ("WRITE 128,") and are never
+// split, so a part wider than the room still overflows.
+void wrapped_line(std::string& out, const std::string& head, const std::vector<std::string>& parts,
+                  size_t indent) {
+  std::string line = head + ' ';  // every part is followed by one space
+  size_t on_line = 0;
+  for (const std::string& part : parts) {
+    if (on_line > 0 && line.size() + part.size() > kWidth) {
+      line.pop_back();
+      out += line + "\n";
+      line = std::string(indent, ' ');
+      on_line = 0;
+    }
+    line += part + ' ';
+    ++on_line;
+  }
+  line.pop_back();
+  out += line + "\n";
+}
+
+// "a, b, c": each item but the last gets a comma; the last gets `end`.
+void append_list(std::vector<std::string>& parts, const std::vector<std::string>& items,
+                 std::string_view end) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    parts.push_back(items[i] + std::string(i + 1 < items.size() ? "," : end));
+  }
+}
+
+// The checkpoint's NFS figures: the RPCs by op, the I/O RPCs' queue wait and
+// round trip, and the transport when its probes ran. One line when it fits
+// 100 columns, wrapped between items when not.
+void nfs_line(std::string& out, const NfsCheckpointRecord& n) {
+  std::vector<std::string> rpcs;
+  for (const RpcOpStats& op : n.rpc_ops) rpcs.push_back(fmt::format("{} {}", op.op, op.count));
+  if (rpcs.empty()) rpcs.emplace_back("none");
+  std::vector<std::string> parts;
+  append_list(parts, rpcs, ";");
+  parts.push_back(fmt::format("queue wait {};", p50_p99(n.queue_wait)));
+  std::string tcp;
+  if (n.tcp_in_flight_max)
+    tcp = fmt::format("in flight max {}", format_bytes(*n.tcp_in_flight_max));
+  if (n.tcp_retransmits) {
+    tcp += fmt::format("{}{} retransmit{}", tcp.empty() ? "" : ", ", *n.tcp_retransmits,
+                       *n.tcp_retransmits == 1 ? "" : "s");
+  }
+  parts.push_back(fmt::format("rtt {}{}", p50_p99(n.rtt), tcp.empty() ? "" : ";"));
+  if (!tcp.empty()) parts.push_back("TCP " + tcp);
+  wrapped_line(out, "  nfs: RPCs:", parts, 7);
+}
+
 void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobRecord& job) {
   const std::string took =
       c.end_ns >= c.start_ns ? format_duration(c.end_ns - c.start_ns) : std::string("?");
@@ -105,6 +165,65 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
   // Stages outside the fixed vocabulary (a newer stitcher) still get shown.
   for (const StageRecord& s : c.stages) {
     if (!known(s.name)) stage_row(out, s, s.name == c.bottleneck);
+  }
+  if (c.nfs) nfs_line(out, *c.nfs);
+}
+
+// The eBPF cross-check of one mount, when the probes ran for it: a verdict,
+// then one row per op that disagrees.
+void crosscheck_lines(std::string& out, const std::vector<NfsOpCrosscheck>& rows) {
+  const std::string within = format_percent(kNfsAgreeFraction);
+  const auto agreeing = static_cast<size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const NfsOpCrosscheck& r) { return r.agree; }));
+  const size_t disagreeing = rows.size() - agreeing;
+  auto ops = [](size_t n) { return fmt::format("{} op{}", n, n == 1 ? "" : "s"); };
+  if (disagreeing == 0) {
+    out += fmt::format("    mountstats vs eBPF: agree within {} on {}\n", within, ops(rows.size()));
+    return;
+  }
+  out += fmt::format("    mountstats vs eBPF: DISAGREE by more than {} on {}{}\n", within,
+                     ops(disagreeing),
+                     agreeing > 0 ? fmt::format(" (agree on {})", ops(agreeing)) : "");
+  for (const NfsOpCrosscheck& r : rows) {
+    if (r.agree) continue;
+    out += fmt::format("      {}: ops {} vs {} ({}), bytes {} vs {} ({})\n", r.op, r.mountstats_ops,
+                       r.ebpf_ops, format_percent(r.ops_diff_fraction),
+                       format_bytes(r.mountstats_bytes), format_bytes(r.ebpf_bytes),
+                       format_percent(r.bytes_diff_fraction));
+  }
+}
+
+void nfs_mount_lines(std::string& out, const std::vector<NfsMountRecord>& mounts) {
+  if (mounts.empty()) return;
+  out += "\nNFS mounts (mountstats)\n";
+  for (const NfsMountRecord& m : mounts) {
+    std::string kind = m.fstype;
+    if (!m.version.empty()) kind += fmt::format(" {}", m.version);
+    if (!m.server.empty()) kind += fmt::format(", server {}", m.server);
+    const std::string span = format_duration(m.interval_s * uint64_t{1'000'000'000});
+    out += fmt::format(
+        "  {} on {}  ({})  {}\n", m.device, m.mount_point, kind,
+        m.since_mount ? fmt::format("since mount, {}", span) : fmt::format("over {}", span));
+    uint64_t total = 0;
+    std::vector<std::string> ops;  // ops with activity, bytes = sent + received
+    for (const NfsMountOpRecord& op : m.ops) {
+      if (op.ops == 0) continue;
+      total += op.ops;
+      ops.push_back(fmt::format("{} {} ({})", op.op, op.ops,
+                                format_bytes(op.bytes_sent + op.bytes_received)));
+    }
+    if (ops.empty()) {
+      out += "    ops: none\n";
+    } else {
+      std::vector<std::string> parts;
+      append_list(parts, ops, "");
+      wrapped_line(out, fmt::format("    {} op{}:", total, total == 1 ? "" : "s"), parts, 6);
+    }
+    out += fmt::format("    applications wrote {} and read {}; WRITE payload {}, READ payload {}\n",
+                       format_bytes(m.normal_write_bytes + m.direct_write_bytes),
+                       format_bytes(m.normal_read_bytes + m.direct_read_bytes),
+                       format_bytes(m.server_write_bytes), format_bytes(m.server_read_bytes));
+    if (auto rows = nfs_crosscheck(m)) crosscheck_lines(out, *rows);
   }
 }
 
@@ -188,6 +307,7 @@ std::string summary_table(const Trace& trace) {
   job_lines(out, trace.job);
   if (trace.checkpoints.empty()) out += "\ncheckpoints: none detected\n";
   for (const CheckpointRecord& c : trace.checkpoints) checkpoint_lines(out, c, trace.job);
+  nfs_mount_lines(out, trace.nfs_mounts);
   failure_lines(out, trace);
   connection_lines(out, trace.connections);
   drop_lines(out, trace.drops);

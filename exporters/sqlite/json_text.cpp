@@ -131,15 +131,23 @@ class Cursor {
   }
 
   std::optional<uint32_t> u32() {
+    auto value = u64();
+    if (!value || *value > UINT32_MAX) return std::nullopt;
+    return static_cast<uint32_t>(*value);
+  }
+
+  // An unsigned decimal that fits 64 bits (no sign, fraction or exponent).
+  std::optional<uint64_t> u64() {
     skip_ws();
     uint64_t value = 0;
     size_t start = pos_;
     while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
-      value = value * 10 + static_cast<uint64_t>(text_[pos_++] - '0');
-      if (value > UINT32_MAX) return std::nullopt;
+      const auto digit = static_cast<uint64_t>(text_[pos_++] - '0');
+      if (value > (UINT64_MAX - digit) / 10) return std::nullopt;
+      value = value * 10 + digit;
     }
     if (pos_ == start) return std::nullopt;
-    return static_cast<uint32_t>(value);
+    return value;
   }
 
  private:
@@ -232,6 +240,38 @@ std::string encode_u32s(const std::vector<uint32_t>& values) {
 
 std::optional<std::vector<uint32_t>> decode_u32s(std::string_view text) {
   return decode_array<uint32_t>(text, [](Cursor& c) { return c.u32(); });
+}
+
+std::string encode_u64_object(const std::vector<std::pair<std::string, uint64_t>>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    append_escaped(out, values[i].first);
+    out.push_back(':');
+    out += std::to_string(values[i].second);
+  }
+  out.push_back('}');
+  return out;
+}
+
+std::optional<std::vector<std::pair<std::string, uint64_t>>> decode_u64_object(
+    std::string_view text) {
+  Cursor c(text);
+  if (!c.eat('{')) return std::nullopt;
+  std::vector<std::pair<std::string, uint64_t>> out;
+  if (c.eat('}')) {
+    if (!c.at_end()) return std::nullopt;
+    return out;
+  }
+  do {
+    auto key = c.string();
+    if (!key || !c.eat(':')) return std::nullopt;
+    auto value = c.u64();
+    if (!value) return std::nullopt;
+    out.emplace_back(std::move(*key), *value);
+  } while (c.eat(','));
+  if (!c.eat('}') || !c.at_end()) return std::nullopt;
+  return out;
 }
 
 }  // namespace ckpt::json_text

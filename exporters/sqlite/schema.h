@@ -10,15 +10,30 @@ namespace ckpt {
 
 // PRAGMA user_version of the files this build writes, and the newest it reads.
 // Bump it for any change an older reader would misread (see docs/trace-schema.md).
-inline constexpr int kTraceSchemaVersion = 1;
+// Version 2 added the NFS tables (checkpoint_nfs, rpc_ops, nfs_mounts,
+// nfs_mount_ops, nfs_mount_ebpf_ops); version 1 files still read.
+inline constexpr int kTraceSchemaVersion = 2;
 
-// Every table read_trace needs; a file missing one is reported by name.
-inline constexpr std::string_view kTraceTables[] = {
-    "meta",  "job",      "checkpoints", "stages",      "failures",
-    "files", "io_calls", "connections", "tcp_samples", "drops"};
+// The oldest schema version read_trace still reads.
+inline constexpr int kOldestTraceSchemaVersion = 1;
+
+// Every table read_trace needs, with the schema version that introduced it: a
+// file of version N must have every table with since <= N, and a file
+// missing one is reported by name.
+struct TraceTable {
+  std::string_view name;
+  int since;
+};
+inline constexpr TraceTable kTraceTables[] = {
+    {"meta", 1},        {"job", 1},           {"checkpoints", 1},       {"stages", 1},
+    {"failures", 1},    {"files", 1},         {"io_calls", 1},          {"connections", 1},
+    {"tcp_samples", 1}, {"drops", 1},         {"checkpoint_nfs", 2},    {"rpc_ops", 2},
+    {"nfs_mounts", 2},  {"nfs_mount_ops", 2}, {"nfs_mount_ebpf_ops", 2}};
 
 inline constexpr std::string_view kTraceSchemaSql = R"sql(
--- ckptscope trace, schema version 1 (PRAGMA user_version = 1, set by the writer).
+-- ckptscope trace, schema version 2 (PRAGMA user_version = 2, set by the writer).
+-- Version 2 added checkpoint_nfs, rpc_ops, nfs_mounts, nfs_mount_ops and
+-- nfs_mount_ebpf_ops; version 1 files lack them and mean "no NFS figures".
 -- Conventions:
 --  * Times are CLOCK_MONOTONIC nanoseconds except *_wall_ns (CLOCK_REALTIME).
 --    job.start_wall_ns was read at job.start_mono_ns: wall = start_wall_ns +
@@ -30,6 +45,9 @@ inline constexpr std::string_view kTraceSchemaSql = R"sql(
 --  * NULL means "not known" for the columns marked NULL; nothing else is NULL.
 --  * seq keeps the order records were written in; read tables ORDER BY seq.
 --  * Bandwidths are bytes per second (REAL).
+--  * JSON columns hold standard JSON when their strings are valid UTF-8; other
+--    bytes are kept raw. Numbers in them are unsigned decimals (no two's
+--    complement), exact up to 2^64 - 1.
 
 -- Facts about the file itself, as text key/value pairs:
 -- 'schema_version' (same as user_version), 'ckptscope_version' (the writer),
@@ -174,6 +192,116 @@ CREATE TABLE drops (
   source TEXT NOT NULL,     -- jobio, tcp, collector
   cause  TEXT NOT NULL,     -- ringbuf_full, inflight_full, ...
   count  INTEGER NOT NULL
+);
+
+-- The NFS side of a checkpoint (since version 2): one row per checkpoint whose
+-- files' RPCs the NFS probes saw. No row: no NFS figures for that checkpoint.
+-- Durations are per RPC over the checkpoint's own I/O RPCs (READ, WRITE,
+-- COMMIT on its files), percentiles nearest-rank.
+CREATE TABLE checkpoint_nfs (
+  checkpoint_id      INTEGER PRIMARY KEY REFERENCES checkpoints(id),
+  servers            TEXT NOT NULL,     -- JSON array of 'addr:port', the RPCs' transports
+  io_rpcs            INTEGER NOT NULL,  -- READ/WRITE/COMMIT RPCs on the checkpoint's files
+  io_bytes           INTEGER NOT NULL,  -- their payload bytes (the nfs_client stage's bytes)
+  queue_wait_count   INTEGER NOT NULL,  -- RPCs in the queue-wait distribution
+  queue_wait_mean_ns INTEGER NOT NULL,  -- queue wait: start -> first transmission
+  queue_wait_p50_ns  INTEGER NOT NULL,
+  queue_wait_p90_ns  INTEGER NOT NULL,
+  queue_wait_p99_ns  INTEGER NOT NULL,
+  queue_wait_max_ns  INTEGER NOT NULL,
+  rtt_count          INTEGER NOT NULL,  -- RPCs in the round-trip distribution
+  rtt_mean_ns        INTEGER NOT NULL,  -- round trip: transmission -> reply
+  rtt_p50_ns         INTEGER NOT NULL,
+  rtt_p90_ns         INTEGER NOT NULL,
+  rtt_p99_ns         INTEGER NOT NULL,
+  rtt_max_ns         INTEGER NOT NULL,
+  wait_by_queue      TEXT NOT NULL,     -- JSON object, transport queue -> ns those RPCs slept
+                                        -- there: backlog (no free slot), sending (transport
+                                        -- busy), pending (awaiting the reply), other
+  tcp_in_flight_max  INTEGER,           -- max bytes sent and not yet acked on the transport to
+                                        -- those servers; NULL: transport probes were off
+  tcp_in_flight_mean REAL,              -- mean of the same; NULL: transport probes were off
+  tcp_retransmits    INTEGER            -- retransmits on that transport; NULL: probes were off
+);
+
+-- Every RPC of the checkpoint's RPC clients during the checkpoint, by
+-- procedure (since version 2). Rows belong to a checkpoint_nfs row.
+CREATE TABLE rpc_ops (
+  seq            INTEGER PRIMARY KEY,
+  checkpoint_id  INTEGER NOT NULL REFERENCES checkpoint_nfs(checkpoint_id),
+  op             TEXT NOT NULL,     -- WRITE, READ, COMMIT, GETATTR, ...
+  count          INTEGER NOT NULL,  -- RPCs finished
+  errors         INTEGER NOT NULL,  -- finished with an error status
+  major_timeouts INTEGER NOT NULL,  -- major timeouts ('server not responding'), finished or not
+  transmissions  INTEGER NOT NULL,  -- retransmissions included
+  bytes_sent     INTEGER NOT NULL,  -- request bytes on the wire, headers included
+  bytes_received INTEGER NOT NULL,  -- reply bytes, headers included
+  queue_ns       INTEGER NOT NULL,  -- sum of start -> first transmission
+  rtt_ns         INTEGER NOT NULL,  -- sum of transmission -> reply
+  execute_ns     INTEGER NOT NULL   -- sum of start -> done
+);
+
+-- NFS mounts over the trace, from /proc/self/mountstats at its start and end
+-- (since version 2): the kernel's own counters. seq identifies the mount for
+-- nfs_mount_ops and nfs_mount_ebpf_ops.
+CREATE TABLE nfs_mounts (
+  seq                INTEGER PRIMARY KEY,
+  device             TEXT NOT NULL,     -- 'server:/export'
+  mount_point        TEXT NOT NULL,
+  fstype             TEXT NOT NULL,     -- 'nfs' or 'nfs4'
+  version            TEXT NOT NULL,     -- the vers= option, e.g. '4.2'
+  server             TEXT NOT NULL,     -- the addr= option
+  interval_s         INTEGER NOT NULL,  -- seconds between the snapshots
+  since_mount        INTEGER NOT NULL,  -- 1: mounted during the trace, figures are its totals
+  normal_read_bytes  INTEGER NOT NULL,  -- read(2) through the page cache
+  normal_write_bytes INTEGER NOT NULL,  -- write(2) through the page cache
+  direct_read_bytes  INTEGER NOT NULL,  -- O_DIRECT reads
+  direct_write_bytes INTEGER NOT NULL,  -- O_DIRECT writes
+  server_read_bytes  INTEGER NOT NULL,  -- READ payload on the wire
+  server_write_bytes INTEGER NOT NULL,  -- WRITE payload on the wire
+  xprt_sends         INTEGER NOT NULL,  -- transports summed: requests sent
+  xprt_receives      INTEGER NOT NULL,  -- replies received
+  avg_backlog_queue  REAL,              -- average queue lengths a send saw; NULL only for NaN
+  avg_sending_queue  REAL,              -- (SQLite stores NaN as NULL), which reads back as NaN
+  avg_pending_queue  REAL,
+  has_ebpf_ops       INTEGER NOT NULL   -- 1: the eBPF probes ran for this mount, its rows in
+                                        -- nfs_mount_ebpf_ops (maybe none) are what they saw;
+                                        -- 0: they did not run, nothing to cross-check
+);
+
+-- Per-op counters of a mount from mountstats (since version 2): ops with
+-- activity in the interval.
+CREATE TABLE nfs_mount_ops (
+  seq            INTEGER PRIMARY KEY,
+  mount_seq      INTEGER NOT NULL REFERENCES nfs_mounts(seq),
+  op             TEXT NOT NULL,     -- WRITE, READ, COMMIT, GETATTR, ...
+  ops            INTEGER NOT NULL,  -- operations completed
+  transmissions  INTEGER NOT NULL,
+  major_timeouts INTEGER NOT NULL,
+  bytes_sent     INTEGER NOT NULL,  -- headers included
+  bytes_received INTEGER NOT NULL,
+  queue_ms       INTEGER NOT NULL,  -- summed, milliseconds (the kernel's resolution)
+  rtt_ms         INTEGER NOT NULL,
+  execute_ms     INTEGER NOT NULL,
+  errors         INTEGER            -- NULL: the kernel's iostats predate 1.1, no error count
+);
+
+-- What the eBPF probes saw for a mount's RPC client over the trace, per op
+-- (since version 2): the cross-check of nfs_mount_ops. Only for mounts with
+-- has_ebpf_ops = 1. Columns as in rpc_ops.
+CREATE TABLE nfs_mount_ebpf_ops (
+  seq            INTEGER PRIMARY KEY,
+  mount_seq      INTEGER NOT NULL REFERENCES nfs_mounts(seq),
+  op             TEXT NOT NULL,
+  count          INTEGER NOT NULL,
+  errors         INTEGER NOT NULL,
+  major_timeouts INTEGER NOT NULL,
+  transmissions  INTEGER NOT NULL,
+  bytes_sent     INTEGER NOT NULL,
+  bytes_received INTEGER NOT NULL,
+  queue_ns       INTEGER NOT NULL,
+  rtt_ns         INTEGER NOT NULL,
+  execute_ns     INTEGER NOT NULL
 );
 )sql";
 

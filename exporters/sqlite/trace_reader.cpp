@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -19,6 +20,40 @@ namespace ckpt {
 namespace {
 
 using sqlite::Stmt;
+
+// RpcOpStats from column `first` on, in the order rpc_ops and
+// nfs_mount_ebpf_ops share (op, count, ..., execute_ns).
+RpcOpStats rpc_op_at(const Stmt& s, int first) {
+  RpcOpStats op;
+  op.op = s.col_text(first);
+  op.count = s.col_u64(first + 1);
+  op.errors = s.col_u64(first + 2);
+  op.major_timeouts = s.col_u64(first + 3);
+  op.transmissions = s.col_u64(first + 4);
+  op.bytes_sent = s.col_u64(first + 5);
+  op.bytes_received = s.col_u64(first + 6);
+  op.queue_ns = s.col_u64(first + 7);
+  op.rtt_ns = s.col_u64(first + 8);
+  op.execute_ns = s.col_u64(first + 9);
+  return op;
+}
+
+// DurationStats from column `first` on: count, mean, p50, p90, p99, max.
+DurationStats durations_at(const Stmt& s, int first) {
+  DurationStats d;
+  d.count = s.col_u64(first);
+  d.mean_ns = s.col_u64(first + 1);
+  d.p50_ns = s.col_u64(first + 2);
+  d.p90_ns = s.col_u64(first + 3);
+  d.p99_ns = s.col_u64(first + 4);
+  d.max_ns = s.col_u64(first + 5);
+  return d;
+}
+
+// A non-optional double: NULL is how SQLite stored a NaN.
+double double_or_nan(const Stmt& s, int col) {
+  return s.col_opt_double(col).value_or(std::numeric_limits<double>::quiet_NaN());
+}
 
 class Reader {
  public:
@@ -43,6 +78,10 @@ class Reader {
           "'{}' has trace schema version {}, this ckptscope reads up to {}: upgrade ckptscope",
           path_, version, kTraceSchemaVersion));
     }
+    if (version < kOldestTraceSchemaVersion) {
+      return not_trace(fmt::format("unknown schema version {}", version));
+    }
+    version_ = static_cast<int>(version);
     return {};
   }
 
@@ -55,9 +94,9 @@ class Reader {
                              return {};
                            });
     if (!listed) return listed;
-    for (std::string_view table : kTraceTables) {
-      if (present.find(table) == present.end()) {
-        return damaged(fmt::format("table '{}' is missing", table));
+    for (const TraceTable& table : kTraceTables) {
+      if (table.since <= version_ && present.find(table.name) == present.end()) {
+        return damaged(fmt::format("table '{}' is missing", table.name));
       }
     }
     return {};
@@ -71,6 +110,9 @@ class Reader {
     if (auto r = read_connections(t.connections); !r) return r.error();
     if (auto r = read_tcp_samples(t.tcp_samples); !r) return r.error();
     if (auto r = read_drops(t.drops); !r) return r.error();
+    if (version_ >= 2) {
+      if (auto r = read_nfs_mounts(t.nfs_mounts); !r) return r.error();
+    }
     return t;
   }
 
@@ -206,7 +248,7 @@ class Reader {
                  });
     if (!read) return read;
 
-    return each_row("files",
+    read = each_row("files",
                     "SELECT checkpoint_id, path, dev, ino, bytes_written, bytes_read, write_calls, "
                     "read_calls, other_calls, errors, busy_ns, first_ns, last_ns FROM files "
                     "ORDER BY seq",
@@ -229,6 +271,149 @@ class Reader {
                       (*c)->file_io.push_back(std::move(f));
                       return {};
                     });
+    if (!read || version_ < 2) return read;
+    return read_checkpoint_nfs(owner);
+  }
+
+  // checkpoint_nfs and rpc_ops (version 2 on). `owner` finds a checkpoint by
+  // id, or says which table named one that does not exist.
+  template <typename Owner>
+  Expected<void> read_checkpoint_nfs(Owner& owner) {
+    auto read = each_row(
+        "checkpoint_nfs",
+        "SELECT checkpoint_id, servers, io_rpcs, io_bytes, queue_wait_count, queue_wait_mean_ns, "
+        "queue_wait_p50_ns, queue_wait_p90_ns, queue_wait_p99_ns, queue_wait_max_ns, rtt_count, "
+        "rtt_mean_ns, rtt_p50_ns, rtt_p90_ns, rtt_p99_ns, rtt_max_ns, wait_by_queue, "
+        "tcp_in_flight_max, tcp_in_flight_mean, tcp_retransmits FROM checkpoint_nfs "
+        "ORDER BY checkpoint_id",
+        [&](const Stmt& s) -> Expected<void> {
+          const uint64_t id = s.col_u64(0);
+          auto c = owner("checkpoint_nfs rows", id);
+          if (!c) return c.error();
+          auto servers = json_text::decode_strings(s.col_text(1));
+          if (!servers) {
+            return damaged(fmt::format(
+                "checkpoint_nfs.servers of checkpoint {} is not a JSON array of strings", id));
+          }
+          auto wait_by_queue = json_text::decode_u64_object(s.col_text(16));
+          if (!wait_by_queue) {
+            return damaged(fmt::format(
+                "checkpoint_nfs.wait_by_queue of checkpoint {} is not a JSON object of counts",
+                id));
+          }
+          NfsCheckpointRecord n;
+          n.servers = std::move(*servers);
+          n.io_rpcs = s.col_u64(2);
+          n.io_bytes = s.col_u64(3);
+          n.queue_wait = durations_at(s, 4);
+          n.rtt = durations_at(s, 10);
+          n.wait_by_queue_ns = std::move(*wait_by_queue);
+          n.tcp_in_flight_max = s.col_opt_u64(17);
+          n.tcp_in_flight_mean = s.col_opt_double(18);
+          n.tcp_retransmits = s.col_opt_u64(19);
+          (*c)->nfs = std::move(n);
+          return {};
+        });
+    if (!read) return read;
+    return each_row(
+        "rpc_ops",
+        "SELECT checkpoint_id, op, count, errors, major_timeouts, transmissions, bytes_sent, "
+        "bytes_received, queue_ns, rtt_ns, execute_ns FROM rpc_ops ORDER BY seq",
+        [&](const Stmt& s) -> Expected<void> {
+          const uint64_t id = s.col_u64(0);
+          auto c = owner("rpc_ops", id);
+          if (!c) return c.error();
+          if (!(*c)->nfs) {
+            return damaged(
+                fmt::format("rpc_ops refer to checkpoint {}, which has no checkpoint_nfs row", id));
+          }
+          (*c)->nfs->rpc_ops.push_back(rpc_op_at(s, 1));
+          return {};
+        });
+  }
+
+  // nfs_mounts, nfs_mount_ops and nfs_mount_ebpf_ops (version 2 on).
+  Expected<void> read_nfs_mounts(std::vector<NfsMountRecord>& mounts) {
+    std::unordered_map<int64_t, size_t> index;  // nfs_mounts.seq -> position in mounts
+    auto read = each_row(
+        "nfs_mounts",
+        "SELECT seq, device, mount_point, fstype, version, server, interval_s, since_mount, "
+        "normal_read_bytes, normal_write_bytes, direct_read_bytes, direct_write_bytes, "
+        "server_read_bytes, server_write_bytes, xprt_sends, xprt_receives, avg_backlog_queue, "
+        "avg_sending_queue, avg_pending_queue, has_ebpf_ops FROM nfs_mounts ORDER BY seq",
+        [&](const Stmt& s) -> Expected<void> {
+          NfsMountRecord m;
+          m.device = s.col_text(1);
+          m.mount_point = s.col_text(2);
+          m.fstype = s.col_text(3);
+          m.version = s.col_text(4);
+          m.server = s.col_text(5);
+          m.interval_s = s.col_u64(6);
+          m.since_mount = s.col_i64(7) != 0;
+          m.normal_read_bytes = s.col_u64(8);
+          m.normal_write_bytes = s.col_u64(9);
+          m.direct_read_bytes = s.col_u64(10);
+          m.direct_write_bytes = s.col_u64(11);
+          m.server_read_bytes = s.col_u64(12);
+          m.server_write_bytes = s.col_u64(13);
+          m.xprt_sends = s.col_u64(14);
+          m.xprt_receives = s.col_u64(15);
+          m.avg_backlog_queue = double_or_nan(s, 16);
+          m.avg_sending_queue = double_or_nan(s, 17);
+          m.avg_pending_queue = double_or_nan(s, 18);
+          if (s.col_i64(19) != 0) m.ebpf_ops.emplace();
+          index.emplace(s.col_i64(0), mounts.size());
+          mounts.push_back(std::move(m));
+          return {};
+        });
+    if (!read) return read;
+
+    auto mount = [&](std::string_view table, int64_t seq) -> Expected<NfsMountRecord*> {
+      auto it = index.find(seq);
+      if (it == index.end()) {
+        return damaged(fmt::format("{} refer to NFS mount {}, which does not exist", table, seq));
+      }
+      return &mounts[it->second];
+    };
+
+    read = each_row("nfs_mount_ops",
+                    "SELECT mount_seq, op, ops, transmissions, major_timeouts, bytes_sent, "
+                    "bytes_received, queue_ms, rtt_ms, execute_ms, errors FROM nfs_mount_ops "
+                    "ORDER BY seq",
+                    [&](const Stmt& s) -> Expected<void> {
+                      auto m = mount("nfs_mount_ops", s.col_i64(0));
+                      if (!m) return m.error();
+                      NfsMountOpRecord op;
+                      op.op = s.col_text(1);
+                      op.ops = s.col_u64(2);
+                      op.transmissions = s.col_u64(3);
+                      op.major_timeouts = s.col_u64(4);
+                      op.bytes_sent = s.col_u64(5);
+                      op.bytes_received = s.col_u64(6);
+                      op.queue_ms = s.col_u64(7);
+                      op.rtt_ms = s.col_u64(8);
+                      op.execute_ms = s.col_u64(9);
+                      op.errors = s.col_opt_u64(10);
+                      (*m)->ops.push_back(std::move(op));
+                      return {};
+                    });
+    if (!read) return read;
+
+    return each_row(
+        "nfs_mount_ebpf_ops",
+        "SELECT mount_seq, op, count, errors, major_timeouts, transmissions, bytes_sent, "
+        "bytes_received, queue_ns, rtt_ns, execute_ns FROM nfs_mount_ebpf_ops ORDER BY seq",
+        [&](const Stmt& s) -> Expected<void> {
+          const int64_t seq = s.col_i64(0);
+          auto m = mount("nfs_mount_ebpf_ops", seq);
+          if (!m) return m.error();
+          if (!(*m)->ebpf_ops) {
+            return damaged(fmt::format(
+                "nfs_mount_ebpf_ops refer to NFS mount {}, whose has_ebpf_ops is 0", seq));
+          }
+          (*m)->ebpf_ops->push_back(rpc_op_at(s, 1));
+          return {};
+        });
   }
 
   Expected<void> read_io_calls(std::vector<IoCallRecord>& calls) {
@@ -311,6 +496,7 @@ class Reader {
 
   std::string path_;
   sqlite::DbPtr db_;
+  int version_ = kTraceSchemaVersion;  // the file's, once check_version has passed
 };
 
 }  // namespace

@@ -31,6 +31,7 @@ Expected<void> write_all(TraceWriter& w, const Trace& trace) {
   }
   if (auto r = w.append_tcp_samples(trace.tcp_samples); !r) return r;
   if (auto r = w.set_drops(trace.drops); !r) return r;
+  if (auto r = w.set_nfs_mounts(trace.nfs_mounts); !r) return r;
   return w.close();
 }
 

@@ -45,7 +45,7 @@ class TraceWriter {
 
   // The single job row: inserted the first time, replaced after.
   Expected<void> write_job(const JobRecord& job);
-  // The checkpoint with its stages, failures and file I/O.
+  // The checkpoint with its stages, failures, file I/O and NFS figures.
   Expected<void> append_checkpoint(const CheckpointRecord& checkpoint);
   // A job-level failure (Trace::failures); checkpoint failures come with
   // append_checkpoint.
@@ -57,6 +57,9 @@ class TraceWriter {
   Expected<void> append_tcp_samples(const std::vector<TcpSampleRecord>& samples);
   // Replaces all drop counters.
   Expected<void> set_drops(const std::vector<DropRecord>& drops);
+  // Replaces all NFS mounts (with their mountstats ops and eBPF ops); the
+  // mounts are known only once the trace ends, from the closing snapshot.
+  Expected<void> set_nfs_mounts(const std::vector<NfsMountRecord>& mounts);
 
   // Makes everything appended so far durable, then starts the next batch.
   Expected<void> commit();

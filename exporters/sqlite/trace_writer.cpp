@@ -57,6 +57,35 @@ void bind_connection(Stmt& s, const ConnectionRecord& c) {
   s.bind_text(12, c.link_max_source);
 }
 
+// RpcOpStats from parameter `first` on, in the column order rpc_ops and
+// nfs_mount_ebpf_ops share (op, count, ..., execute_ns).
+void bind_rpc_op(Stmt& s, int first, const RpcOpStats& op) {
+  s.bind_text(first, op.op);
+  s.bind_u64(first + 1, op.count);
+  s.bind_u64(first + 2, op.errors);
+  s.bind_u64(first + 3, op.major_timeouts);
+  s.bind_u64(first + 4, op.transmissions);
+  s.bind_u64(first + 5, op.bytes_sent);
+  s.bind_u64(first + 6, op.bytes_received);
+  s.bind_u64(first + 7, op.queue_ns);
+  s.bind_u64(first + 8, op.rtt_ns);
+  s.bind_u64(first + 9, op.execute_ns);
+}
+
+// DurationStats from parameter `first` on: count, mean, p50, p90, p99, max.
+void bind_durations(Stmt& s, int first, const DurationStats& d) {
+  s.bind_u64(first, d.count);
+  s.bind_u64(first + 1, d.mean_ns);
+  s.bind_u64(first + 2, d.p50_ns);
+  s.bind_u64(first + 3, d.p90_ns);
+  s.bind_u64(first + 4, d.p99_ns);
+  s.bind_u64(first + 5, d.max_ns);
+}
+
+// A double that SQLite stores as NULL when it is NaN; the reader maps that
+// NULL back to NaN for fields that are not optional.
+void bind_double_or_nan(Stmt& s, int i, double v) { s.bind_opt_double(i, v); }
+
 }  // namespace
 
 struct TraceWriter::Impl {
@@ -66,7 +95,8 @@ struct TraceWriter::Impl {
   Mode mode = Mode::Incremental;
 
   Stmt job, checkpoint, stage, failure, file, io_call, connection_insert, connection_update,
-      tcp_sample, drops_clear, drop;
+      tcp_sample, drops_clear, drop, checkpoint_nfs, rpc_op, nfs_mount, nfs_mount_op,
+      nfs_mount_ebpf_op;
 
   Expected<void> prepare_all() {
     struct Entry {
@@ -109,6 +139,32 @@ struct TraceWriter::Impl {
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"},
         {&drops_clear, "DELETE FROM drops"},
         {&drop, "INSERT INTO drops (source, cause, count) VALUES (?1, ?2, ?3)"},
+        {&checkpoint_nfs,
+         "INSERT INTO checkpoint_nfs (checkpoint_id, servers, io_rpcs, io_bytes, "
+         "queue_wait_count, queue_wait_mean_ns, queue_wait_p50_ns, queue_wait_p90_ns, "
+         "queue_wait_p99_ns, queue_wait_max_ns, rtt_count, rtt_mean_ns, rtt_p50_ns, rtt_p90_ns, "
+         "rtt_p99_ns, rtt_max_ns, wait_by_queue, tcp_in_flight_max, tcp_in_flight_mean, "
+         "tcp_retransmits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+         "?15, ?16, ?17, ?18, ?19, ?20)"},
+        {&rpc_op,
+         "INSERT INTO rpc_ops (checkpoint_id, op, count, errors, major_timeouts, transmissions, "
+         "bytes_sent, bytes_received, queue_ns, rtt_ns, execute_ns) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"},
+        {&nfs_mount,
+         "INSERT INTO nfs_mounts (device, mount_point, fstype, version, server, interval_s, "
+         "since_mount, normal_read_bytes, normal_write_bytes, direct_read_bytes, "
+         "direct_write_bytes, server_read_bytes, server_write_bytes, xprt_sends, xprt_receives, "
+         "avg_backlog_queue, avg_sending_queue, avg_pending_queue, has_ebpf_ops) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+         "?18, ?19)"},
+        {&nfs_mount_op,
+         "INSERT INTO nfs_mount_ops (mount_seq, op, ops, transmissions, major_timeouts, "
+         "bytes_sent, bytes_received, queue_ms, rtt_ms, execute_ms, errors) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"},
+        {&nfs_mount_ebpf_op,
+         "INSERT INTO nfs_mount_ebpf_ops (mount_seq, op, count, errors, major_timeouts, "
+         "transmissions, bytes_sent, bytes_received, queue_ns, rtt_ns, execute_ns) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"},
     };
     for (const auto& e : entries) {
       auto stmt = Stmt::prepare(db.get(), e.sql);
@@ -217,6 +273,30 @@ struct TraceWriter::Impl {
       file.bind_u64(13, f.last_ns);
       if (auto r = file.run(); !r) return r;
     }
+    if (c.nfs) return insert_checkpoint_nfs(c.id, *c.nfs);
+    return {};
+  }
+
+  Expected<void> insert_checkpoint_nfs(uint64_t checkpoint_id, const NfsCheckpointRecord& n) {
+    const std::string servers = json_text::encode_strings(n.servers);
+    const std::string wait_by_queue = json_text::encode_u64_object(n.wait_by_queue_ns);
+    Stmt& s = checkpoint_nfs;
+    s.bind_u64(1, checkpoint_id);
+    s.bind_text(2, servers);
+    s.bind_u64(3, n.io_rpcs);
+    s.bind_u64(4, n.io_bytes);
+    bind_durations(s, 5, n.queue_wait);
+    bind_durations(s, 11, n.rtt);
+    s.bind_text(17, wait_by_queue);
+    s.bind_opt_u64(18, n.tcp_in_flight_max);
+    s.bind_opt_double(19, n.tcp_in_flight_mean);
+    s.bind_opt_u64(20, n.tcp_retransmits);
+    if (auto r = s.run(); !r) return r;
+    for (const RpcOpStats& op : n.rpc_ops) {
+      rpc_op.bind_u64(1, checkpoint_id);
+      bind_rpc_op(rpc_op, 2, op);
+      if (auto r = rpc_op.run(); !r) return r;
+    }
     return {};
   }
 
@@ -270,6 +350,61 @@ struct TraceWriter::Impl {
       drop.bind_text(2, d.cause);
       drop.bind_u64(3, d.count);
       if (auto r = drop.run(); !r) return r;
+    }
+    return {};
+  }
+
+  Expected<void> replace_nfs_mounts(const std::vector<NfsMountRecord>& mounts) {
+    if (auto r = sqlite::exec(db.get(),
+                              "DELETE FROM nfs_mount_ebpf_ops; "
+                              "DELETE FROM nfs_mount_ops; DELETE FROM nfs_mounts");
+        !r) {
+      return r;
+    }
+    for (const NfsMountRecord& m : mounts) {
+      Stmt& s = nfs_mount;
+      s.bind_text(1, m.device);
+      s.bind_text(2, m.mount_point);
+      s.bind_text(3, m.fstype);
+      s.bind_text(4, m.version);
+      s.bind_text(5, m.server);
+      s.bind_u64(6, m.interval_s);
+      s.bind_i64(7, m.since_mount ? 1 : 0);
+      s.bind_u64(8, m.normal_read_bytes);
+      s.bind_u64(9, m.normal_write_bytes);
+      s.bind_u64(10, m.direct_read_bytes);
+      s.bind_u64(11, m.direct_write_bytes);
+      s.bind_u64(12, m.server_read_bytes);
+      s.bind_u64(13, m.server_write_bytes);
+      s.bind_u64(14, m.xprt_sends);
+      s.bind_u64(15, m.xprt_receives);
+      bind_double_or_nan(s, 16, m.avg_backlog_queue);
+      bind_double_or_nan(s, 17, m.avg_sending_queue);
+      bind_double_or_nan(s, 18, m.avg_pending_queue);
+      s.bind_i64(19, m.ebpf_ops ? 1 : 0);
+      if (auto r = s.run(); !r) return r;
+      const int64_t mount_seq = sqlite3_last_insert_rowid(db.get());
+      for (const NfsMountOpRecord& op : m.ops) {
+        Stmt& o = nfs_mount_op;
+        o.bind_i64(1, mount_seq);
+        o.bind_text(2, op.op);
+        o.bind_u64(3, op.ops);
+        o.bind_u64(4, op.transmissions);
+        o.bind_u64(5, op.major_timeouts);
+        o.bind_u64(6, op.bytes_sent);
+        o.bind_u64(7, op.bytes_received);
+        o.bind_u64(8, op.queue_ms);
+        o.bind_u64(9, op.rtt_ms);
+        o.bind_u64(10, op.execute_ms);
+        o.bind_opt_u64(11, op.errors);
+        if (auto r = o.run(); !r) return r;
+      }
+      if (!m.ebpf_ops) continue;
+      for (const RpcOpStats& op : *m.ebpf_ops) {
+        nfs_mount_ebpf_op.bind_i64(1, mount_seq);
+        bind_rpc_op(nfs_mount_ebpf_op, 2, op);
+        if (auto r = nfs_mount_ebpf_op.run(); !r) return r;
+      }
     }
     return {};
   }
@@ -411,6 +546,13 @@ Expected<void> TraceWriter::set_drops(const std::vector<DropRecord>& drops) {
   if (!impl) return impl.error();
   Impl& w = **impl;
   return w.atomically("drop counters", [&]() { return w.replace_drops(drops); });
+}
+
+Expected<void> TraceWriter::set_nfs_mounts(const std::vector<NfsMountRecord>& mounts) {
+  auto impl = live();
+  if (!impl) return impl.error();
+  Impl& w = **impl;
+  return w.atomically("NFS mounts", [&]() { return w.replace_nfs_mounts(mounts); });
 }
 
 Expected<void> TraceWriter::commit() {

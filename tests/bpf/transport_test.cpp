@@ -89,7 +89,9 @@ TEST(TransportTest, LossyLinkRetransmitsAreCountedAndBytesStayExact) {
   ASSERT_EQ(t.checkpoints.size(), 1u);
   std::vector<std::string> kinds;
   for (const auto& f : t.checkpoints[0].failures) kinds.push_back(f.kind);
-  if (c.retransmits >= 10) EXPECT_THAT(kinds, ::testing::Contains("tcp_retransmit_storm"));
+  if (c.retransmits >= 10) {
+    EXPECT_THAT(kinds, ::testing::Contains("tcp_retransmit_storm"));
+  }
 }
 
 TEST(TransportTest, AResetFromTheServerIsAFailure) {

@@ -1,9 +1,13 @@
 #include "collector/collector.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/clock.h"
 #include "sources/jobio_source.h"
+#include "sources/nfs_mounts.h"
+#include "sources/nfs_source.h"
 #include "sources/tcp_source.h"
 
 namespace ckpt {
@@ -13,6 +17,8 @@ constexpr uint64_t kCommitEveryNs = 1'000'000'000;
 // How long a finished job's storage connections are followed for bytes
 // still in flight.
 constexpr uint64_t kAckWaitNs = 2'000'000'000;
+// How often NFS mounts are looked for (new servers, the NFS modules loading).
+constexpr uint64_t kNfsCheckEveryNs = 2'000'000'000;
 
 }  // namespace
 
@@ -34,14 +40,35 @@ Collector::Collector(const Config& config, TraceWriter writer, JobRecord job)
 
 Collector::~Collector() = default;
 
-Expected<void> Collector::start(const ProbeOptions& options, const KernelFeatures& features) {
+Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatures& features) {
+  ProbeOptions options = requested;
+  // The NFS mounts' counters now, to diff at the end (works without eBPF);
+  // their servers join the storage endpoints the transport probes follow.
+  if (auto mounts = read_mountstats()) {
+    mounts_before_ = std::move(*mounts);
+  } else {
+    notes_.push_back("NFS mount counters unavailable: " + mounts.error().message);
+  }
+  endpoints_ = options.endpoints;
+  if (options.tcp)
+    for (const auto& ep : nfs_mount_endpoints(mounts_before_)) {
+      const bool covered = std::any_of(endpoints_.begin(), endpoints_.end(), [&](const auto& e) {
+        return e.port == ep.port && (e.host.empty() || e.host == ep.host);
+      });
+      if (!covered) endpoints_.push_back(ep);
+    }
+  options.endpoints = endpoints_;
+
   auto jobio = std::make_unique<JobIoSource>(*this, resolver_);
   auto tcp = std::make_unique<TcpSource>(*this);
+  auto nfs = std::make_unique<NfsSource>(*this);
   RecordSource* jobio_raw = jobio.get();
   RecordSource* tcp_raw = tcp.get();
+  RecordSource* nfs_raw = nfs.get();
   auto probes = ProbeManager::start(
       options, features, [jobio_raw](const void* d, size_t n) { jobio_raw->on_record(d, n); },
-      [tcp_raw](const void* d, size_t n) { tcp_raw->on_record(d, n); });
+      [tcp_raw](const void* d, size_t n) { tcp_raw->on_record(d, n); },
+      [nfs_raw](const void* d, size_t n) { nfs_raw->on_record(d, n); });
   StageAvailability available;
   if (!probes) {
     stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
@@ -55,13 +82,15 @@ Expected<void> Collector::start(const ProbeOptions& options, const KernelFeature
   probes_ = std::move(*probes);
   ProbeManager* pm = probes_.get();
   tcp->set_latest_reader([pm] { return pm->tcp_latest(); });
-  notes_ = probes_->notes();
+  for (const auto& n : probes_->notes()) notes_.push_back(n);
   available.job_io = true;
   available.transport = probes_->tcp_enabled();
+  available.nfs = probes_->nfs_enabled();
   stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
                                          available);
   sources_.add(std::move(jobio));
   sources_.add(std::move(tcp));
+  sources_.add(std::move(nfs));
   trace_.job.traced = true;
   for (const auto& n : notes_)
     trace_.job.trace_warning += (trace_.job.trace_warning.empty() ? "" : "; ") + n;
@@ -92,6 +121,7 @@ void Collector::pump(int timeout_ms) {
   if (!probes_) return;
   if (auto n = probes_->poll(timeout_ms); !n) notes_.push_back(n.error().message);
   uint64_t now = monotonic_ns();
+  watch_nfs(now);
   sources_.poll_all(now);
   stitcher_->advance(now);
   if (now - last_commit_ns_ >= kCommitEveryNs) {
@@ -100,9 +130,34 @@ void Collector::pump(int timeout_ms) {
   }
 }
 
+void Collector::watch_nfs(uint64_t now_ns) {
+  if (now_ns - last_nfs_check_ns_ < kNfsCheckEveryNs) return;
+  last_nfs_check_ns_ = now_ns;
+  if (!probes_->nfs_enabled()) {
+    // The nfs and sunrpc modules load with the first NFS mount.
+    if (probes_->start_nfs_if_available()) {
+      stitcher_->set_nfs_available(true);
+      notes_.push_back("NFS stages on: the NFS client appeared during the trace");
+    }
+  }
+  if (!probes_->tcp_enabled()) return;
+  auto mounts = read_mountstats();
+  if (!mounts) return;
+  for (const auto& ep : nfs_mount_endpoints(*mounts)) {
+    const bool covered = std::any_of(endpoints_.begin(), endpoints_.end(), [&](const auto& e) {
+      return e.port == ep.port && (e.host.empty() || e.host == ep.host);
+    });
+    if (covered) continue;
+    endpoints_.push_back(ep);
+    if (auto ok = probes_->add_storage_endpoint(ep); !ok) notes_.push_back(ok.error().message);
+  }
+}
+
 std::vector<DropRecord> Collector::current_drops() const {
   std::vector<DropRecord> drops = probes_ ? probes_->drops() : std::vector<DropRecord>{};
   for (auto& d : sources_.drops()) drops.push_back(std::move(d));
+  if (stitcher_)
+    for (auto& d : stitcher_->drops()) drops.push_back(std::move(d));
   drops.push_back(DropRecord{"collector", "trace_write_error", write_errors_});
   return drops;
 }
@@ -159,6 +214,14 @@ Expected<Trace> Collector::finish(const JobRecord& job) {
   }
   if (stitcher_) stitcher_->finish();
   flush_outputs();
+  // The NFS mounts over the trace, from the kernel's own counters, next to
+  // what eBPF saw (when it ran) for the cross-check.
+  if (auto after = read_mountstats()) {
+    std::optional<std::vector<RpcTotals>> ebpf;
+    if (probes_ && probes_->nfs_enabled() && stitcher_) ebpf = stitcher_->rpc_totals();
+    trace_.nfs_mounts = nfs_mount_records(mounts_before_, *after, ebpf);
+    if (auto ok = writer_.set_nfs_mounts(trace_.nfs_mounts); !ok) ++write_errors_;
+  }
   trace_.connections = stitcher_ ? stitcher_->connections() : std::vector<ConnectionRecord>{};
   trace_.drops = current_drops();
   bool traced = trace_.job.traced;

@@ -15,6 +15,7 @@
 #include "model/records.h"
 #include "probes/kernel_features.h"
 #include "probes/probe_manager.h"
+#include "sources/mountstats.h"
 #include "sources/path_resolver.h"
 #include "sources/source.h"
 #include "stitch/stitcher.h"
@@ -52,6 +53,7 @@ class Collector : public EventSink {
   void on_event(Event&& event) override;
   void flush_outputs();
   void await_storage_acks();
+  void watch_nfs(uint64_t now_ns);
   std::vector<DropRecord> current_drops() const;
 
   Config config_;
@@ -65,6 +67,10 @@ class Collector : public EventSink {
   uint64_t last_commit_ns_ = 0;
   std::set<uint32_t> live_tgids_;
   uint64_t write_errors_ = 0;
+  // /proc/self/mountstats at the start: the NFS mounts' counters to diff at the end.
+  std::vector<NfsMountStats> mounts_before_;
+  std::vector<StorageEndpoint> endpoints_;  // followed by the transport probes
+  uint64_t last_nfs_check_ns_ = 0;
 };
 
 }  // namespace ckpt

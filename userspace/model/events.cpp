@@ -57,6 +57,35 @@ std::string_view to_string(TcpEvent::Kind kind) {
   return "unknown";
 }
 
+std::string_view to_string(NfsIoKind kind) {
+  switch (kind) {
+    case NfsIoKind::Read:
+      return "read";
+    case NfsIoKind::Write:
+      return "write";
+    case NfsIoKind::Commit:
+      return "commit";
+  }
+  return "unknown";
+}
+
+std::string_view rpc_queue_name(size_t queue) {
+  static constexpr std::string_view kNames[kRpcQueues] = {"backlog", "sending", "pending", "other"};
+  return queue < kRpcQueues ? kNames[queue] : "unknown";
+}
+
+std::string_view to_string(RpcEvent::Kind kind) {
+  switch (kind) {
+    case RpcEvent::Kind::Done:
+      return "done";
+    case RpcEvent::Kind::Timeout:
+      return "timeout";
+    case RpcEvent::Kind::Abandoned:
+      return "abandoned";
+  }
+  return "unknown";
+}
+
 uint64_t event_time_ns(const Event& e) {
   struct Visitor {
     uint64_t operator()(const IoEvent& x) const { return x.end_ns; }
@@ -64,6 +93,8 @@ uint64_t event_time_ns(const Event& e) {
     uint64_t operator()(const ProcEvent& x) const { return x.time_ns; }
     uint64_t operator()(const TcpEvent& x) const { return x.time_ns; }
     uint64_t operator()(const CallStartEvent& x) const { return x.start_ns; }
+    uint64_t operator()(const NfsIoEvent& x) const { return x.end_ns; }
+    uint64_t operator()(const RpcEvent& x) const { return x.time_ns; }
   };
   return std::visit(Visitor{}, e);
 }

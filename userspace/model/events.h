@@ -3,8 +3,10 @@
 // downstream depends on a BPF record layout.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -117,7 +119,62 @@ struct TcpEvent {
 };
 std::string_view to_string(TcpEvent::Kind kind);
 
-using Event = std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent, CallStartEvent>;
+enum class NfsIoKind : uint8_t { Read, Write, Commit };
+std::string_view to_string(NfsIoKind kind);  // "read", "write", "commit"
+
+// One NFS page-I/O RPC of the NFS client (nfs_initiate_* to *_done): it ran
+// in a writeback or rpciod thread, so it is tied to the job by its file.
+struct NfsIoEvent {
+  NfsIoKind kind = NfsIoKind::Write;
+  uint64_t start_ns = 0;  // initiated (the done time when the start was missed)
+  uint64_t end_ns = 0;
+  FileId file;
+  uint64_t offset = 0;
+  uint64_t count = 0;         // requested
+  uint64_t result_count = 0;  // bytes the server took or returned (0 for a commit)
+  int32_t status = 0;         // 0 or -errno
+  [[nodiscard]] uint64_t bytes() const {
+    return status >= 0 && kind != NfsIoKind::Commit ? result_count : 0;
+  }
+};
+
+// Where an RPC waited, by transport queue (bpf/nfs.h enum ckpt_rpc_queue).
+enum RpcQueue : uint8_t { kRpcQueueBacklog, kRpcQueueSending, kRpcQueuePending, kRpcQueueOther };
+inline constexpr size_t kRpcQueues = 4;
+std::string_view rpc_queue_name(size_t queue);  // "backlog", "sending", "pending", "other"
+
+// One NFS RPC: finished (with the latencies mountstats sums), at a major
+// timeout (the server is not responding), or failed before it was sent.
+struct RpcEvent {
+  enum class Kind : uint8_t { Done, Timeout, Abandoned };
+  Kind kind = Kind::Done;
+  uint64_t time_ns = 0;   // finished, or when the timeout fired
+  uint64_t start_ns = 0;  // the task started (time_ns - execute_ns)
+  uint64_t queue_ns = 0;  // start to first transmission ("backlog" in rpc_stats_latency)
+  uint64_t rtt_ns = 0;    // last transmission to reply
+  uint64_t execute_ns = 0;
+  std::string op;  // the procedure: "WRITE", "READ", "COMMIT", "GETATTR", ...
+  uint32_t vers = 0;
+  uint32_t client_id = 0;
+  uint32_t xid = 0;
+  uint32_t task_pid = 0;
+  uint32_t timeouts = 0;  // major timeouts so far
+  uint32_t ntrans = 0;    // transmissions
+  int32_t status = 0;     // 0 or -errno
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_recv = 0;
+  std::array<uint64_t, kRpcQueues> wait_ns{};
+  std::string server;  // "addr:port"
+  // The NFS I/O this RPC carried, when it carried page I/O.
+  std::optional<NfsIoKind> io;
+  FileId file;
+  uint64_t io_offset = 0;
+  uint64_t io_count = 0;
+};
+std::string_view to_string(RpcEvent::Kind kind);
+
+using Event =
+    std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent, CallStartEvent, NfsIoEvent, RpcEvent>;
 
 uint64_t event_time_ns(const Event& e);  // the time the stitcher orders by (the end of a call)
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ckpt {
@@ -46,7 +47,8 @@ struct StageRecord {
 
 struct FailureRecord {
   std::string kind;  // e.g. "enospc", "edquot", "estale", "eio", "io_error",
-                     // "tcp_reset", "tcp_retransmit_storm", "tcp_zero_window"
+                     // "tcp_reset", "tcp_retransmit_storm", "tcp_zero_window",
+                     // "rpc_error", "nfs_server_not_responding", "stall", "partial_save"
   uint64_t time_ns = 0;
   std::string evidence;  // human-readable: the call, the file, the errno
   std::optional<uint64_t> checkpoint_id;
@@ -68,6 +70,51 @@ struct FileIoRecord {
   uint64_t last_ns = 0;
 };
 
+// RPCs of one procedure ("WRITE", "READ", "COMMIT", "GETATTR", ...), as
+// eBPF saw them finish: the same figures /proc/self/mountstats sums per op.
+struct RpcOpStats {
+  std::string op;
+  uint64_t count = 0;           // RPCs finished
+  uint64_t errors = 0;          // finished with an error status
+  uint64_t major_timeouts = 0;  // major timeouts ("server not responding"), finished or not
+  uint64_t transmissions = 0;   // transmissions, retransmissions included
+  uint64_t bytes_sent = 0;      // request bytes on the wire, headers included
+  uint64_t bytes_received = 0;  // reply bytes, headers included
+  uint64_t queue_ns = 0;        // sum of start -> first transmission
+  uint64_t rtt_ns = 0;          // sum of transmission -> reply
+  uint64_t execute_ns = 0;      // sum of start -> done
+};
+
+// A duration distribution over a set of RPCs (nearest-rank percentiles).
+struct DurationStats {
+  uint64_t count = 0;
+  uint64_t mean_ns = 0;
+  uint64_t p50_ns = 0;
+  uint64_t p90_ns = 0;
+  uint64_t p99_ns = 0;
+  uint64_t max_ns = 0;
+};
+
+// The NFS side of one checkpoint: the RPCs that carried its files' pages,
+// the other RPCs of the same RPC clients meanwhile, and the TCP transport
+// to their servers.
+struct NfsCheckpointRecord {
+  std::vector<std::string> servers;  // "addr:port" of the RPCs' transports
+  uint64_t io_rpcs = 0;              // READ/WRITE/COMMIT RPCs on the checkpoint's files
+  uint64_t io_bytes = 0;             // payload bytes of those (the nfs_client stage's bytes)
+  std::vector<RpcOpStats> rpc_ops;   // every RPC of those clients in the window, by op
+  DurationStats queue_wait;          // per-RPC queue time of the checkpoint's I/O RPCs
+  DurationStats rtt;                 // per-RPC round trip of the same RPCs
+  // Time those RPCs slept, by transport queue: "backlog" (no free slot),
+  // "sending" (transport busy), "pending" (awaiting the reply), "other".
+  std::vector<std::pair<std::string, uint64_t>> wait_by_queue_ns;
+  // The transport to those servers during the checkpoint (absent when the
+  // transport probes were off).
+  std::optional<uint64_t> tcp_in_flight_max;  // bytes sent and not yet acknowledged
+  std::optional<double> tcp_in_flight_mean;
+  std::optional<uint64_t> tcp_retransmits;
+};
+
 struct CheckpointRecord {
   uint64_t id = 0;  // 1, 2, ... in start order
   Direction direction = Direction::Save;
@@ -79,6 +126,7 @@ struct CheckpointRecord {
   std::vector<StageRecord> stages;  // present stages only, in kAllStages order
   std::vector<FailureRecord> failures;
   std::vector<FileIoRecord> file_io;
+  std::optional<NfsCheckpointRecord> nfs;  // when the NFS probes ran and saw its files' RPCs
 };
 
 // One traced call on a checkpoint file, kept for timelines and reports.
@@ -126,6 +174,48 @@ struct TcpSampleRecord {
   int32_t new_state = 0;
 };
 
+// One NFS mount over the trace, from /proc/self/mountstats snapshots at the
+// start and end (the kernel's own counters: the fallback when eBPF cannot
+// load, and the cross-check of what eBPF saw).
+struct NfsMountOpRecord {
+  std::string op;
+  uint64_t ops = 0;
+  uint64_t transmissions = 0;
+  uint64_t major_timeouts = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t queue_ms = 0;
+  uint64_t rtt_ms = 0;
+  uint64_t execute_ms = 0;
+  std::optional<uint64_t> errors;  // iostats 1.1 and later
+};
+
+struct NfsMountRecord {
+  std::string device;  // "server:/export"
+  std::string mount_point;
+  std::string fstype;              // "nfs" or "nfs4"
+  std::string version;             // the vers= option, e.g. "4.2"
+  std::string server;              // the addr= option
+  uint64_t interval_s = 0;         // between the snapshots, at one-second resolution
+  bool since_mount = false;        // mounted during the trace: figures are its totals
+  uint64_t normal_read_bytes = 0;  // what applications read(2)/write(2) through the page cache
+  uint64_t normal_write_bytes = 0;
+  uint64_t direct_read_bytes = 0;
+  uint64_t direct_write_bytes = 0;
+  uint64_t server_read_bytes = 0;  // READ/WRITE payload on the wire
+  uint64_t server_write_bytes = 0;
+  // Transports (summed): sends, and the queue depths a send saw on average.
+  uint64_t xprt_sends = 0;
+  uint64_t xprt_receives = 0;
+  double avg_backlog_queue = 0;
+  double avg_sending_queue = 0;
+  double avg_pending_queue = 0;
+  std::vector<NfsMountOpRecord> ops;  // ops with activity in the interval
+  // What the eBPF probes saw for this mount's RPC client over the same trace
+  // (absent when they did not run): the per-op cross-check.
+  std::optional<std::vector<RpcOpStats>> ebpf_ops;
+};
+
 struct DropRecord {
   std::string source;  // "jobio", "tcp", "collector"
   std::string cause;   // "ringbuf_full", "inflight_full", ...
@@ -157,6 +247,7 @@ struct Trace {
   std::vector<ConnectionRecord> connections;
   std::vector<TcpSampleRecord> tcp_samples;
   std::vector<DropRecord> drops;
+  std::vector<NfsMountRecord> nfs_mounts;
 };
 
 }  // namespace ckpt

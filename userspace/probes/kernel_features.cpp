@@ -59,4 +59,27 @@ KernelFeatures KernelFeatures::probe() {
   return f;
 }
 
+Expected<void> nfs_tracing_available(const std::string& sysfs_root) {
+  auto exists = [&](const std::string& rel) {
+    return access((sysfs_root + rel).c_str(), F_OK) == 0;
+  };
+  for (const char* module : {"sunrpc", "nfs"}) {
+    const std::string name(module);
+    if (!exists("/module/" + name))
+      return make_error(fmt::format(
+          "the {} module is not loaded (no NFS mount yet): the NFS stages start once one appears",
+          name));
+    // A loaded module has an initstate file; a built-in one does not, and
+    // its types are in vmlinux's BTF.
+    const bool built_in = !exists("/module/" + name + "/initstate");
+    if (!built_in && !exists("/kernel/btf/" + name))
+      return make_error(fmt::format(
+          "the {} module has no BTF ({}/kernel/btf/{} missing; the kernel needs "
+          "CONFIG_DEBUG_INFO_BTF_MODULES): the NFS stages are off, /proc/self/mountstats still "
+          "gives per-mount NFS figures",
+          name, sysfs_root, name));
+  }
+  return {};
+}
+
 }  // namespace ckpt

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "common/expected.h"
+
 namespace ckpt {
 
 struct KernelFeatures {
@@ -21,5 +23,11 @@ struct KernelFeatures {
 
   static KernelFeatures probe();
 };
+
+// Whether the NFS client's and sunrpc's tracepoints can be traced now: both
+// present (built in, or modules loaded) with BTF for their types. Modules
+// come and go with mounts, so this is asked again while a trace runs. The
+// error says what is missing, in words.
+Expected<void> nfs_tracing_available(const std::string& sysfs_root = "/sys");
 
 }  // namespace ckpt

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,11 +11,16 @@
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "jobio.h"
 #include "jobio.skel.h"
+#include "nfs.h"
+#include "nfs.skel.h"
 #include "probes/syscall_table.h"
 #include "tcp.h"
 #include "tcp.skel.h"
@@ -29,13 +35,26 @@ std::vector<std::string> g_libbpf_log;
 
 int capture_libbpf_print(enum libbpf_print_level level, const char* format, va_list args) {
   if (level == LIBBPF_DEBUG) return 0;
-  char buf[1024];
-  int n = vsnprintf(buf, sizeof(buf), format, args);
+  // A verifier log arrives as one message of many lines; its verdict is at
+  // the end, so keep the tail of each message and split it into lines.
+  va_list copy;
+  va_copy(copy, args);
+  // va_copy initialized `copy`: the analyzer misses that for a va_list parameter.
+  const int n = vsnprintf(nullptr, 0, format, copy);  // NOLINT(clang-analyzer-valist.Uninitialized)
+  va_end(copy);
+  if (n <= 0) return n;
+  std::string text(static_cast<size_t>(n) + 1, '\0');
+  vsnprintf(text.data(), text.size(), format, args);
+  text.resize(static_cast<size_t>(n));
   std::lock_guard lock(g_log_mutex);
-  std::string line(buf);
-  while (!line.empty() && line.back() == '\n') line.pop_back();
-  if (!line.empty()) g_libbpf_log.push_back(std::move(line));
-  if (g_libbpf_log.size() > 40) g_libbpf_log.erase(g_libbpf_log.begin());
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) g_libbpf_log.push_back(text.substr(start, std::min<size_t>(end - start, 512)));
+    start = end + 1;
+  }
+  while (g_libbpf_log.size() > 40) g_libbpf_log.erase(g_libbpf_log.begin());
   return n;
 }
 
@@ -57,6 +76,52 @@ std::string why_load_failed(int err) {
   return fmt::format("{}{}", std::strerror(err), hint);
 }
 
+// The tracepoints this kernel has, from the btf_trace_<name> typedefs of
+// vmlinux and the sunrpc and nfs modules' BTF (what tp_btf attaches by);
+// nullopt when the BTF cannot be read (the load will then say why).
+std::optional<std::set<std::string>> nfs_tracepoints_present() {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) return std::nullopt;
+  std::set<std::string> out;
+  auto collect = [&](const btf* b) {
+    const uint32_t n = btf__type_cnt(b);
+    for (uint32_t id = 1; id < n; ++id) {
+      const btf_type* t = btf__type_by_id(b, id);
+      if (!t || !btf_is_typedef(t)) continue;
+      std::string_view name = btf__name_by_offset(b, t->name_off);
+      if (name.starts_with("btf_trace_")) out.emplace(name.substr(10));
+    }
+  };
+  collect(vmlinux);
+  bool ok = true;
+  for (const char* module : {"sunrpc", "nfs"}) {
+    const std::string path = fmt::format("/sys/kernel/btf/{}", module);
+    if (access(path.c_str(), R_OK) != 0) continue;  // built in: in vmlinux
+    btf* mod = btf__parse_split(path.c_str(), vmlinux);
+    if (!mod) {
+      ok = false;
+      continue;
+    }
+    collect(mod);
+    btf__free(mod);
+  }
+  btf__free(vmlinux);
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+// Detail the NFS stages can do without, and what its absence costs.
+bool is_optional_nfs_tracepoint(const std::string& name) {
+  return name == "rpc_task_sleep" || name == "rpc_task_wakeup" || name == "rpc_timeout_status" ||
+         name == "rpc_task_end";
+}
+
+std::string optional_nfs_tracepoint_loss(const std::string& name) {
+  if (name == "rpc_timeout_status") return "servers not responding are not flagged live";
+  if (name == "rpc_task_end") return "RPCs that fail before they are sent are not seen";
+  return "RPC waits are not split by transport queue";
+}
+
 int ring_callback(void* ctx, void* data, size_t size) {
   (*static_cast<RecordHandler*>(ctx))(data, size);
   return 0;
@@ -65,6 +130,7 @@ int ring_callback(void* ctx, void* data, size_t size) {
 constexpr const char* kJobioDropCauses[] = {"ringbuf_full", "inflight_full", "thread_table_full",
                                             "tgid_table_full"};
 constexpr const char* kTcpDropCauses[] = {"ringbuf_full", "socket_table_full"};
+constexpr const char* kNfsDropCauses[] = {"ringbuf_full", "task_table_full"};
 
 std::vector<uint64_t> sum_percpu(int map_fd, uint32_t entries) {
   std::vector<uint64_t> out(entries, 0);
@@ -94,6 +160,7 @@ void add_program_stats(bpf_object* obj, std::vector<ProgramStats>& out) {
 
 ProbeManager::~ProbeManager() {
   if (rings_) ring_buffer__free(rings_);
+  if (nfs_) nfs_bpf__destroy(nfs_);
   if (tcp_) tcp_bpf__destroy(tcp_);
   if (jobio_) jobio_bpf__destroy(jobio_);
   if (cgroup_fd_ >= 0) close(cgroup_fd_);
@@ -149,41 +216,100 @@ Expected<void> ProbeManager::start_tcp(const ProbeOptions& options) {
   if (int err = tcp_bpf__load(tcp_))
     return make_error(fmt::format("loading the tcp BPF programs failed: {}{}", why_load_failed(err),
                                   take_libbpf_log()));
-  int map_fd = bpf_map__fd(tcp_->maps.storage_endpoints);
-  for (const auto& ep : options.endpoints) {
-    std::vector<ckpt_endpoint_key> keys;
-    ckpt_endpoint_key key = {};
-    key.port = ep.port;
-    if (ep.host.empty()) {
-      key.family = AF_INET;
-      keys.push_back(key);
-      key.family = AF_INET6;
-      keys.push_back(key);
-    } else if (inet_pton(AF_INET, ep.host.c_str(), key.addr) == 1) {
-      key.family = AF_INET;
-      keys.push_back(key);
-    } else if (inet_pton(AF_INET6, ep.host.c_str(), key.addr) == 1) {
-      key.family = AF_INET6;
-      keys.push_back(key);
-    } else {
-      return make_error(fmt::format("storage endpoint '{}' is not an address", ep.host));
-    }
-    uint8_t one = 1;
-    for (const auto& k : keys)
-      if (bpf_map_update_elem(map_fd, &k, &one, BPF_ANY) != 0)
-        return make_error(fmt::format("adding storage endpoint {}:{} failed: {}", ep.host, ep.port,
-                                      std::strerror(errno)));
-  }
+  for (const auto& ep : options.endpoints)
+    if (auto ok = add_storage_endpoint(ep); !ok) return ok;
   if (int err = tcp_bpf__attach(tcp_))
     return make_error(fmt::format("attaching the tcp BPF programs failed: {}{}",
                                   why_load_failed(err), take_libbpf_log()));
   return {};
 }
 
+Expected<void> ProbeManager::add_storage_endpoint(const StorageEndpoint& ep) {
+  if (!tcp_) return make_error("the transport probes are not running");
+  const int map_fd = bpf_map__fd(tcp_->maps.storage_endpoints);
+  std::vector<ckpt_endpoint_key> keys;
+  ckpt_endpoint_key key = {};
+  key.port = ep.port;
+  if (ep.host.empty()) {
+    key.family = AF_INET;
+    keys.push_back(key);
+    key.family = AF_INET6;
+    keys.push_back(key);
+  } else if (inet_pton(AF_INET, ep.host.c_str(), key.addr) == 1) {
+    key.family = AF_INET;
+    keys.push_back(key);
+  } else if (inet_pton(AF_INET6, ep.host.c_str(), key.addr) == 1) {
+    key.family = AF_INET6;
+    keys.push_back(key);
+  } else {
+    return make_error(fmt::format("storage endpoint '{}' is not an address", ep.host));
+  }
+  uint8_t one = 1;
+  for (const auto& k : keys)
+    if (bpf_map_update_elem(map_fd, &k, &one, BPF_ANY) != 0)
+      return make_error(fmt::format("adding storage endpoint {}:{} failed: {}", ep.host, ep.port,
+                                    std::strerror(errno)));
+  return {};
+}
+
+Expected<void> ProbeManager::start_nfs() {
+  nfs_ = nfs_bpf__open();
+  if (!nfs_)
+    return make_error(fmt::format("opening the nfs BPF object failed: {}", why_load_failed(errno)));
+  // Kernels differ in which NFS/sunrpc tracepoints they have: the ones that
+  // carry the stages are required, the others only add detail and are left
+  // out, with a note, where missing.
+  auto present = nfs_tracepoints_present();
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, nfs_->obj) {
+    std::string_view section = bpf_program__section_name(prog);
+    constexpr std::string_view kPrefix = "tp_btf/";
+    if (!section.starts_with(kPrefix)) continue;
+    const std::string tracepoint(section.substr(kPrefix.size()));
+    if (!present || present->count(tracepoint)) continue;
+    if (is_optional_nfs_tracepoint(tracepoint)) {
+      bpf_program__set_autoload(prog, false);
+      notes_.push_back(fmt::format("tracepoint {} is missing on this kernel: {}", tracepoint,
+                                   optional_nfs_tracepoint_loss(tracepoint)));
+      continue;
+    }
+    return make_error(fmt::format(
+        "tracepoint {} is missing on this kernel (no btf_trace_{} in the vmlinux, sunrpc or nfs "
+        "BTF): the NFS stages need it",
+        tracepoint, tracepoint));
+  }
+  if (int err = nfs_bpf__load(nfs_))
+    return make_error(fmt::format("loading the nfs BPF programs failed: {}{}", why_load_failed(err),
+                                  take_libbpf_log()));
+  if (int err = nfs_bpf__attach(nfs_))
+    return make_error(fmt::format("attaching the nfs BPF programs failed: {}{}",
+                                  why_load_failed(err), take_libbpf_log()));
+  if (ring_buffer__add(rings_, bpf_map__fd(nfs_->maps.nfs_events), ring_callback, on_nfs_.get()) !=
+      0)
+    return make_error(fmt::format("nfs ring buffer set-up failed: {}", std::strerror(errno)));
+  return {};
+}
+
+Expected<void> ProbeManager::start_nfs_if_available() {
+  if (nfs_) return {};
+  if (!nfs_wanted_) return make_error("the NFS probes were not asked for");
+  if (auto ok = nfs_tracing_available(); !ok) return ok;
+  if (auto ok = start_nfs(); !ok) {
+    // A ring buffer added before a failure keeps the map open: a partly set
+    // up object is torn down whole, and not retried.
+    nfs_bpf__destroy(nfs_);
+    nfs_ = nullptr;
+    nfs_wanted_ = false;
+    return ok;
+  }
+  return {};
+}
+
 Expected<std::unique_ptr<ProbeManager>> ProbeManager::start(const ProbeOptions& options,
                                                             const KernelFeatures& features,
                                                             RecordHandler on_jobio,
-                                                            RecordHandler on_tcp) {
+                                                            RecordHandler on_tcp,
+                                                            RecordHandler on_nfs) {
   libbpf_set_print(capture_libbpf_print);
   if (!features.bpf_privileged) return make_error(features.privilege_note);
   if (!features.btf_vmlinux)
@@ -191,6 +317,7 @@ Expected<std::unique_ptr<ProbeManager>> ProbeManager::start(const ProbeOptions& 
   std::unique_ptr<ProbeManager> pm(new ProbeManager());
   pm->on_jobio_ = std::make_unique<RecordHandler>(std::move(on_jobio));
   pm->on_tcp_ = std::make_unique<RecordHandler>(std::move(on_tcp));
+  pm->on_nfs_ = std::make_unique<RecordHandler>(std::move(on_nfs));
   if (auto ok = pm->start_jobio(options); !ok) return ok.error();
   pm->rings_ = ring_buffer__new(bpf_map__fd(pm->jobio_->maps.jobio_events), ring_callback,
                                 pm->on_jobio_.get(), nullptr);
@@ -206,6 +333,12 @@ Expected<std::unique_ptr<ProbeManager>> ProbeManager::start(const ProbeOptions& 
                                 pm->on_tcp_.get()) != 0) {
       return make_error(fmt::format("tcp ring buffer set-up failed: {}", std::strerror(errno)));
     }
+  }
+  pm->nfs_wanted_ = options.nfs;
+  if (options.nfs) {
+    // Not fatal: the job's own I/O and the transport are still worth tracing.
+    if (auto ok = pm->start_nfs_if_available(); !ok)
+      pm->notes_.push_back("NFS stages off: " + ok.error().message);
   }
   return pm;
 }
@@ -240,6 +373,11 @@ std::vector<DropRecord> ProbeManager::drops() const {
     for (uint32_t i = 0; i < CKPT_TCP_DROP_MAX; ++i)
       out.push_back({"tcp", kTcpDropCauses[i], tcp[i]});
   }
+  if (nfs_) {
+    auto nfs = sum_percpu(bpf_map__fd(nfs_->maps.nfs_drops), CKPT_NFS_DROP_MAX);
+    for (uint32_t i = 0; i < CKPT_NFS_DROP_MAX; ++i)
+      out.push_back({"nfs", kNfsDropCauses[i], nfs[i]});
+  }
   return out;
 }
 
@@ -267,6 +405,7 @@ std::vector<ProgramStats> ProbeManager::program_stats() const {
   std::vector<ProgramStats> out;
   add_program_stats(jobio_->obj, out);
   if (tcp_) add_program_stats(tcp_->obj, out);
+  if (nfs_) add_program_stats(nfs_->obj, out);
   return out;
 }
 

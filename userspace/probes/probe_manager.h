@@ -19,6 +19,7 @@
 
 struct jobio_bpf;
 struct tcp_bpf;
+struct nfs_bpf;
 struct ring_buffer;
 
 namespace ckpt {
@@ -33,6 +34,7 @@ struct ProbeOptions {
   std::vector<StorageEndpoint> endpoints;
   uint64_t tcp_sample_interval_ns = 10'000'000;
   bool floor_only = false;  // benchmarks: syscall programs return at once
+  bool nfs = true;          // the NFS client and sunrpc probes, when the modules are present
 };
 
 // Raw record callback: the bytes of one ring-buffer record.
@@ -66,10 +68,16 @@ class ProbeManager {
   // (not root, no BTF, a verifier message).
   static Expected<std::unique_ptr<ProbeManager>> start(const ProbeOptions& options,
                                                        const KernelFeatures& features,
-                                                       RecordHandler on_jobio,
-                                                       RecordHandler on_tcp);
+                                                       RecordHandler on_jobio, RecordHandler on_tcp,
+                                                       RecordHandler on_nfs);
 
   Expected<void> trace_tgid(uint32_t tgid);
+  // Loads the NFS probes if they are not running and the nfs and sunrpc
+  // modules are now present (an NFS mount appeared); says why not otherwise.
+  Expected<void> start_nfs_if_available();
+  [[nodiscard]] bool nfs_enabled() const { return nfs_ != nullptr; }
+  // Adds a storage server to the transport probes while they run.
+  Expected<void> add_storage_endpoint(const StorageEndpoint& endpoint);
   // Waits up to timeout_ms for records and hands them to the handlers.
   // Returns the number of records consumed, or an error.
   Expected<int> poll(int timeout_ms);
@@ -86,14 +94,18 @@ class ProbeManager {
   ProbeManager() = default;
   Expected<void> start_jobio(const ProbeOptions& options);
   Expected<void> start_tcp(const ProbeOptions& options);
+  Expected<void> start_nfs();
 
   jobio_bpf* jobio_ = nullptr;
   tcp_bpf* tcp_ = nullptr;
+  nfs_bpf* nfs_ = nullptr;
+  bool nfs_wanted_ = false;
   ring_buffer* rings_ = nullptr;
   int cgroup_fd_ = -1;
   std::vector<std::string> notes_;
   std::unique_ptr<RecordHandler> on_jobio_;
   std::unique_ptr<RecordHandler> on_tcp_;
+  std::unique_ptr<RecordHandler> on_nfs_;
 };
 
 // Turns on kernel-wide BPF run-time stats while the returned fd is open

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -18,6 +19,16 @@ namespace {
 constexpr uint64_t kReorderSlackNs = 100'000'000;
 constexpr double kContenderShare = 0.9;
 constexpr uint64_t kMinStormRetransmits = 10;
+// NFS page I/O and RPC events buffered for checkpoints still open: one per
+// wsize/rsize of data, so about 4 TiB of checkpoint at 1 MiB per RPC.
+constexpr size_t kMaxNfsEvents = 4'000'000;
+constexpr uint64_t kJobLevelTimeoutEveryNs = 60'000'000'000ull;
+// RPC errors that mean the storage failed the checkpoint; others (ENOENT on
+// a LOOKUP, EEXIST, NFS4ERR_DELAY retries) are counted per op, not flagged.
+bool is_storage_rpc_errno(int err) {
+  return err == EIO || err == ETIMEDOUT || err == ESTALE || err == ENOSPC || err == EDQUOT ||
+         err == EROFS;
+}
 
 // A call's file: its identity, or for a call without one (the process was
 // gone before its path could be resolved) a stand-in derived from the path.
@@ -192,6 +203,93 @@ void Stitcher::on_event(Event&& event) {
   if (auto* proc = std::get_if<ProcEvent>(&event)) return on_proc(*proc);
   if (auto* tcp = std::get_if<TcpEvent>(&event)) return on_tcp(*tcp);
   if (auto* start = std::get_if<CallStartEvent>(&event)) return on_call_start(std::move(*start));
+  if (auto* nfs = std::get_if<NfsIoEvent>(&event)) return on_nfs_io(*nfs);
+  if (auto* rpc = std::get_if<RpcEvent>(&event)) return on_rpc(*rpc);
+}
+
+uint32_t Stitcher::intern(const std::string& name) {
+  auto [it, inserted] = name_ids_.try_emplace(name, static_cast<uint32_t>(names_.size()));
+  if (inserted) names_.push_back(name);
+  return it->second;
+}
+
+void Stitcher::on_nfs_io(const NfsIoEvent& ev) {
+  if (nfs_io_.size() >= kMaxNfsEvents) {
+    ++nfs_buffer_full_;
+    return;
+  }
+  nfs_io_.push_back(ev);
+}
+
+void Stitcher::on_rpc(const RpcEvent& ev) {
+  if (ev.kind != RpcEvent::Kind::Timeout) {
+    auto& ops = rpc_totals_[{ev.server, ev.vers}];
+    RpcOpStats& op = ops[ev.op];
+    op.op = ev.op;
+    ++op.count;
+    if (ev.status < 0) ++op.errors;
+    op.major_timeouts += ev.timeouts;
+    op.transmissions += ev.ntrans;
+    op.bytes_sent += ev.bytes_sent;
+    op.bytes_received += ev.bytes_recv;
+    op.queue_ns += ev.queue_ns;
+    op.rtt_ns += ev.rtt_ns;
+    op.execute_ns += ev.execute_ns;
+  } else {
+    flag_server_timeout(ev);
+  }
+  if (rpcs_.size() >= kMaxNfsEvents) {
+    ++nfs_buffer_full_;
+    return;
+  }
+  rpcs_.push_back(RpcPoint{ev.start_ns,
+                           ev.time_ns,
+                           ev.queue_ns,
+                           ev.rtt_ns,
+                           ev.execute_ns,
+                           ev.bytes_sent,
+                           ev.bytes_recv,
+                           ev.wait_ns,
+                           ev.file,
+                           ev.io_offset,
+                           ev.io_count,
+                           intern(ev.op),
+                           intern(ev.server),
+                           ev.client_id,
+                           ev.xid,
+                           ev.ntrans,
+                           ev.timeouts,
+                           ev.status,
+                           ev.vers,
+                           ev.kind,
+                           ev.io.has_value(),
+                           ev.io.value_or(NfsIoKind::Read)});
+}
+
+void Stitcher::flag_server_timeout(const RpcEvent& ev) {
+  const std::string server = ev.server.empty() ? "(unknown server)" : ev.server;
+  std::string evidence = fmt::format(
+      "server {} not responding: {} (RPC task {}, xid 0x{:08x}) reached major timeout #{} "
+      "{:.1f} s after it started",
+      server, ev.op, ev.task_pid, ev.xid, ev.timeouts, static_cast<double>(ev.execute_ns) / 1e9);
+  if (open_) {
+    auto [it, fresh] = open_->server_trouble.try_emplace(server);
+    if (fresh) {
+      it->second = ServerTrouble{open_->live_failures.size(), 1, ev.time_ns, ev.time_ns};
+      open_->live_failures.push_back(FailureRecord{"nfs_server_not_responding", ev.time_ns,
+                                                   std::move(evidence), std::nullopt});
+    } else {
+      ++it->second.timeouts;
+      it->second.last_ns = std::max(it->second.last_ns, ev.time_ns);
+    }
+    return;
+  }
+  // Outside checkpoints: once a minute per server, never silently.
+  auto [it, fresh] = job_level_timeout_ns_.try_emplace(server, ev.time_ns);
+  if (!fresh && ev.time_ns < it->second + kJobLevelTimeoutEveryNs) return;
+  it->second = ev.time_ns;
+  out_failures_.push_back(
+      FailureRecord{"nfs_server_not_responding", ev.time_ns, std::move(evidence), std::nullopt});
 }
 
 void Stitcher::on_call_start(CallStartEvent&& ev) {
@@ -214,12 +312,54 @@ void Stitcher::on_cpu(const CpuEvent& ev) {
 }
 
 void Stitcher::on_proc(const ProcEvent& ev) {
+  if (ev.kind == ProcEvent::Kind::Exit && open_) flag_partial_save(ev);
   if (ev.kind == ProcEvent::Kind::ThreadExit || ev.kind == ProcEvent::Kind::Exit) {
     // A thread that is gone adds no more windows; keep its old ones only
     // while a checkpoint may still need them.
     if (!open_) cpu_windows_.erase(ev.tid);
     in_flight_.erase(ev.tid);  // its call will never return
   }
+}
+
+void Stitcher::flag_partial_save(const ProcEvent& ev) {
+  // task->exit_code: the signal that killed the process in its low 7 bits.
+  const int signal = ev.exit_code & 0x7f;
+  if (signal == 0) return;
+  // Files this process wrote in the open checkpoint with no successful
+  // fsync, close or rename after its last write: whatever reached the
+  // storage is a partial shard.
+  struct Written {
+    uint64_t last_write_ns = 0;
+    bool unflushed = false;
+    std::string path;
+  };
+  std::unordered_map<FileId, Written, FileIdHash> files;
+  for (const auto& call : open_->calls) {
+    if (call.tgid != ev.tgid || call.is_directory) continue;
+    const FileId key = call_key(call);
+    if (call.op == IoOp::Write && call.ret > 0) {
+      files[key] = Written{call.end_ns, true, call.path};
+    } else if ((call.op == IoOp::Fsync || call.op == IoOp::Close || call.op == IoOp::Rename) &&
+               call.ret == 0) {
+      auto it = files.find(key);
+      if (it != files.end() && call.start_ns >= it->second.last_write_ns)
+        it->second.unflushed = false;
+    }
+  }
+  std::vector<std::string> partial;
+  for (const auto& [key, w] : files)
+    if (w.unflushed) partial.push_back(w.path);
+  if (partial.empty()) return;
+  std::sort(partial.begin(), partial.end());
+  std::string list;
+  for (size_t i = 0; i < partial.size() && i < 8; ++i) list += (i ? ", " : "") + partial[i];
+  if (partial.size() > 8) list += fmt::format(" and {} more", partial.size() - 8);
+  open_->live_failures.push_back(FailureRecord{
+      "partial_save", ev.time_ns,
+      fmt::format("pid {} ({}) died by signal {} ({}) with {} checkpoint file(s) written and not "
+                  "closed or synced: {}",
+                  ev.tgid, ev.comm, signal, strsignal(signal), partial.size(), list),
+      std::nullopt});
 }
 
 bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
@@ -338,7 +478,8 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
                                   ev.kind == TcpEvent::Kind::ResetSent ? "sent" : "received"),
                       std::nullopt});
   }
-  TcpPoint p{ev.time_ns, data_acked, ev.bytes_received, ev.total_retrans, ev.zero_window_ns};
+  TcpPoint p{ev.time_ns,       data_acked,        ev.bytes_received,
+             ev.total_retrans, ev.zero_window_ns, ev.snd_nxt - ev.snd_una};
   if (!conn.points.empty() && conn.points.back().time_ns > p.time_ns) {
     auto pos = std::upper_bound(conn.points.begin(), conn.points.end(), p.time_ns,
                                 [](uint64_t t, const TcpPoint& q) { return t < q.time_ns; });
@@ -414,6 +555,8 @@ void Stitcher::prune(uint64_t horizon_ns) {
     while (!q.empty() && q.front().end_ns < horizon_ns) q.pop_front();
     it = q.empty() ? cpu_windows_.erase(it) : std::next(it);
   }
+  while (!nfs_io_.empty() && nfs_io_.front().end_ns < horizon_ns) nfs_io_.pop_front();
+  while (!rpcs_.empty() && rpcs_.front().time_ns < horizon_ns) rpcs_.pop_front();
   for (auto& [cookie, conn] : connections_) {
     // Keep the last point before the horizon: it anchors interpolation.
     while (conn.points.size() > 1 && conn.points[1].time_ns < horizon_ns) conn.points.pop_front();
@@ -548,6 +691,24 @@ void Stitcher::close_open() {
   open_.reset();
 
   std::vector<FailureRecord> failures = std::move(c.live_failures);
+  for (const auto& [server, trouble] : c.server_trouble) {
+    // Complete the live report: how long the server was away, and whether
+    // it answered again (a reply from it after its last major timeout).
+    std::string& evidence = failures[trouble.failure_index].evidence;
+    evidence += fmt::format("; {} major timeout(s) over {:.1f} s", trouble.timeouts,
+                            static_cast<double>(trouble.last_ns - trouble.first_ns) / 1e9);
+    const uint32_t id = intern(server);
+    uint64_t answered = 0;
+    for (const auto& r : rpcs_)
+      if (r.server == id && r.kind == RpcEvent::Kind::Done && r.time_ns > trouble.last_ns &&
+          r.status >= 0) {
+        answered = r.time_ns;
+        break;
+      }
+    evidence += answered ? fmt::format("; responding again {:.1f} s after the first timeout",
+                                       static_cast<double>(answered - trouble.first_ns) / 1e9)
+                         : std::string("; no reply from it seen before the checkpoint ended");
+  }
   for (const auto& ev : c.calls) {
     if (ev.ret < 0 && !is_retry_errno(static_cast<int>(-ev.ret))) {
       int err = static_cast<int>(-ev.ret);
@@ -613,9 +774,12 @@ void Stitcher::close_open() {
     rec.stages.push_back(host_io_stage(c, rec.direction));
     rec.stages.push_back(metadata_stage(c));
   }
+  add_nfs_stages(c, rec, failures);
   if (auto t = transport_stage(c, rec.direction, failures, rec.id))
     rec.stages.push_back(std::move(*t));
   rec.bottleneck = choose_bottleneck(rec.stages);
+  if (rec.nfs)
+    rec.bottleneck = attribute_queue_verdict(rec.bottleneck, rec.stages, rec.nfs->wait_by_queue_ns);
   for (auto& f : failures) f.checkpoint_id = rec.id;
   std::sort(failures.begin(), failures.end(),
             [](const FailureRecord& a, const FailureRecord& b) { return a.time_ns < b.time_ns; });
@@ -627,6 +791,236 @@ void Stitcher::close_open() {
         ev.bytes_moved(), ev.op == IoOp::Rename ? ev.path + " -> " + ev.path2 : ev.path, rec.id});
   }
   out_checkpoints_.push_back(std::move(rec));
+}
+
+DurationStats duration_stats(std::vector<uint64_t>& values) {
+  DurationStats d;
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  d.count = values.size();
+  long double sum = 0;
+  for (uint64_t v : values) sum += static_cast<long double>(v);
+  d.mean_ns = static_cast<uint64_t>(std::llround(static_cast<double>(sum / values.size())));
+  auto rank = [&](double p) {
+    size_t k = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+    return values[std::clamp<size_t>(k, 1, values.size()) - 1];
+  };
+  d.p50_ns = rank(50);
+  d.p90_ns = rank(90);
+  d.p99_ns = rank(99);
+  d.max_ns = values.back();
+  return d;
+}
+
+std::string attribute_queue_verdict(const std::string& verdict,
+                                    const std::vector<StageRecord>& stages,
+                                    const std::vector<std::pair<std::string, uint64_t>>& waits) {
+  if (verdict != kStageRpcQueue) return verdict;
+  uint64_t sending = 0;
+  uint64_t backlog = 0;
+  for (const auto& [queue, ns] : waits) {
+    if (queue == rpc_queue_name(kRpcQueueSending)) sending = ns;
+    if (queue == rpc_queue_name(kRpcQueueBacklog)) backlog = ns;
+  }
+  auto has = [&](std::string_view name) {
+    return std::any_of(stages.begin(), stages.end(),
+                       [&](const StageRecord& s) { return s.name == name; });
+  };
+  if (sending > 0 && sending >= backlog && has(kStageTransport))
+    return std::string(kStageTransport);
+  if (backlog > sending && has(kStageRpcRtt)) return std::string(kStageRpcRtt);
+  return verdict;
+}
+
+namespace {
+
+bool io_op_matches(NfsIoKind kind, std::string_view op) {
+  switch (kind) {
+    case NfsIoKind::Write:
+      return op == "WRITE";
+    case NfsIoKind::Read:
+      return op == "READ" || op == "READ_PLUS";
+    case NfsIoKind::Commit:
+      return op == "COMMIT";
+  }
+  return false;
+}
+
+}  // namespace
+
+void Stitcher::add_nfs_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
+                              std::vector<FailureRecord>& failures) {
+  if (!available_.nfs) return;
+  // NFS completions for a checkpoint's files come before its close/fsync
+  // returns; allow the quiet gap for writeback that trails the last call.
+  const uint64_t lo = c.start_ns;
+  const uint64_t hi = c.end_ns + config_.checkpoint.quiet_gap_ns;
+  const bool save = rec.direction == Direction::Save;
+  auto carries = [&](NfsIoKind k) { return save ? k != NfsIoKind::Read : k == NfsIoKind::Read; };
+  auto ours = [&](const FileId& f) { return c.files_touched.count(f) > 0; };
+
+  std::vector<Interval> client_iv;
+  uint64_t bytes = 0;
+  for (const auto& io : nfs_io_) {
+    if (io.end_ns < lo || io.start_ns > hi || !carries(io.kind) || !ours(io.file)) continue;
+    client_iv.emplace_back(io.start_ns, io.end_ns);
+    bytes += io.bytes();
+  }
+
+  NfsCheckpointRecord nfs;
+  std::set<uint32_t> clients;
+  std::set<std::string> servers;
+  std::vector<uint64_t> queue_v;
+  std::vector<uint64_t> rtt_v;
+  std::array<uint64_t, kRpcQueues> waits{};
+  std::vector<Interval> queue_iv;
+  std::vector<Interval> rtt_iv;
+  for (const auto& r : rpcs_) {
+    if (r.kind != RpcEvent::Kind::Done || !r.has_io || r.time_ns < lo || r.start_ns > hi ||
+        !carries(r.io) || !ours(r.file) || !io_op_matches(r.io, names_[r.op]))
+      continue;
+    ++nfs.io_rpcs;
+    clients.insert(r.client_id);
+    servers.insert(names_[r.server]);
+    queue_v.push_back(r.queue_ns);
+    rtt_v.push_back(r.rtt_ns);
+    for (size_t q = 0; q < kRpcQueues; ++q) waits[q] += r.wait_ns[q];
+    queue_iv.emplace_back(r.start_ns, r.start_ns + r.queue_ns);
+    const uint64_t xmit = r.start_ns + r.queue_ns;
+    rtt_iv.emplace_back(xmit, xmit + r.rtt_ns);
+  }
+  if (client_iv.empty() && nfs.io_rpcs == 0) return;  // nothing of it went over NFS
+
+  // Paths of the checkpoint's files, for evidence.
+  std::unordered_map<FileId, std::string, FileIdHash> paths;
+  for (const auto& ev : c.calls)
+    if (ev.file.known() && !ev.path.empty())
+      paths[ev.file] = ev.op == IoOp::Rename && ev.ret == 0 ? ev.path2 : ev.path;
+
+  // Every RPC of those clients in the window, by op; storage errors flagged
+  // once per (errno, file or op) with a count.
+  struct ErrorGroup {
+    uint64_t count = 0;
+    uint64_t first_ns = 0;
+    std::string evidence;
+  };
+  std::map<std::pair<std::string, std::string>, ErrorGroup> errors;
+  std::map<std::string, RpcOpStats> ops;
+  for (const auto& r : rpcs_) {
+    if (r.kind == RpcEvent::Kind::Timeout || !clients.count(r.client_id) || r.time_ns < lo ||
+        r.start_ns > hi)
+      continue;
+    const std::string& name = names_[r.op];
+    RpcOpStats& op = ops[name];
+    op.op = name;
+    ++op.count;
+    if (r.status < 0) ++op.errors;
+    op.major_timeouts += r.timeouts;
+    op.transmissions += r.ntrans;
+    op.bytes_sent += r.bytes_sent;
+    op.bytes_received += r.bytes_recv;
+    op.queue_ns += r.queue_ns;
+    op.rtt_ns += r.rtt_ns;
+    op.execute_ns += r.execute_ns;
+    const int err = -r.status;
+    if (r.status >= 0 || !is_storage_rpc_errno(err)) continue;
+    const bool has_file = r.has_io && r.file.known();
+    std::string target;
+    if (has_file) {
+      auto p = paths.find(r.file);
+      target = p != paths.end() ? p->second : fmt::format("dev {} ino {}", r.file.dev, r.file.ino);
+    }
+    ErrorGroup& g = errors[{failure_kind_for_errno(err), has_file ? target : name}];
+    if (g.count++ == 0 || r.time_ns < g.first_ns) {
+      g.first_ns = r.time_ns;
+      g.evidence = fmt::format(
+          "{}{} to {} failed: -{} ({}) after {:.1f} ms, xid 0x{:08x}", name,
+          has_file ? fmt::format(" of {} ({} bytes at offset {})", target, r.io_count, r.io_offset)
+                   : std::string(),
+          names_[r.server], errno_name(err), std::strerror(err),
+          static_cast<double>(r.execute_ns) / 1e6, r.xid);
+    }
+  }
+  for (auto& [key, g] : errors) {
+    if (g.count > 1) g.evidence += fmt::format(" ({} RPCs failed so in this checkpoint)", g.count);
+    failures.push_back(
+        FailureRecord{"rpc_" + key.first, g.first_ns, std::move(g.evidence), rec.id});
+  }
+  for (auto& [name, op] : ops) nfs.rpc_ops.push_back(std::move(op));
+  std::sort(nfs.rpc_ops.begin(), nfs.rpc_ops.end(), [](const RpcOpStats& a, const RpcOpStats& b) {
+    return a.count != b.count ? a.count > b.count : a.op < b.op;
+  });
+
+  nfs.servers.assign(servers.begin(), servers.end());
+  nfs.io_bytes = bytes;
+  nfs.queue_wait = duration_stats(queue_v);
+  nfs.rtt = duration_stats(rtt_v);
+  for (size_t q = 0; q < kRpcQueues; ++q)
+    nfs.wait_by_queue_ns.emplace_back(std::string(rpc_queue_name(q)), waits[q]);
+
+  // The transport to those servers meanwhile.
+  if (available_.transport) {
+    uint64_t in_flight_max = 0;
+    long double in_flight_sum = 0;
+    uint64_t points = 0;
+    double retrans = 0;
+    bool any = false;
+    for (const auto& [cookie, conn] : connections_) {
+      if (!servers.count(conn.record.remote) || conn.points.empty()) continue;
+      any = true;
+      for (const auto& p : conn.points) {
+        if (p.time_ns < lo || p.time_ns > c.end_ns) continue;
+        in_flight_max = std::max(in_flight_max, p.in_flight);
+        in_flight_sum += static_cast<long double>(p.in_flight);
+        ++points;
+      }
+      const uint64_t interval = config_.tcp_sample_interval_ns;
+      retrans += value_at(conn.points, c.end_ns, &TcpPoint::retrans, interval) -
+                 value_at(conn.points, c.start_ns, &TcpPoint::retrans, interval);
+    }
+    if (any) {
+      nfs.tcp_in_flight_max = in_flight_max;
+      nfs.tcp_in_flight_mean =
+          points ? static_cast<double>(in_flight_sum / static_cast<long double>(points)) : 0.0;
+      nfs.tcp_retransmits = static_cast<uint64_t>(std::llround(std::max(0.0, retrans)));
+    }
+  }
+
+  std::vector<FileId> files(c.files_touched.begin(), c.files_touched.end());
+  if (files.size() > 16) files.resize(16);
+  const StageMax storage = maxima_->host_io(rec.direction, files);
+  StageMax link = maxima_->transport("");
+  for (const auto& [cookie, conn] : connections_)
+    if (servers.count(conn.record.remote) && conn.record.link_max_Bps) {
+      link = StageMax{conn.record.link_max_Bps, conn.record.link_max_source};
+      break;
+    }
+
+  StageRecord client{std::string(kStageNfsClient), bytes, union_length(client_iv, lo, hi),
+                     storage.Bps, storage.source};
+  // The queue drains into the transport; the round trip is wire and server.
+  StageRecord queue{std::string(kStageRpcQueue), bytes, union_length(queue_iv, lo, hi), link.Bps,
+                    link.source};
+  StageRecord rtt{std::string(kStageRpcRtt), bytes, union_length(rtt_iv, lo, hi), storage.Bps,
+                  storage.source};
+  rec.stages.push_back(std::move(client));
+  rec.stages.push_back(std::move(queue));
+  rec.stages.push_back(std::move(rtt));
+  rec.nfs = std::move(nfs);
+}
+
+std::vector<RpcTotals> Stitcher::rpc_totals() const {
+  std::vector<RpcTotals> out;
+  for (const auto& [key, ops] : rpc_totals_) {
+    RpcTotals t{key.first, key.second, {}};
+    for (const auto& [name, op] : ops) t.ops.push_back(op);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<DropRecord> Stitcher::drops() const {
+  return {DropRecord{"stitcher", "nfs_buffer_full", nfs_buffer_full_}};
 }
 
 std::vector<CheckpointRecord> Stitcher::take_checkpoints() {

@@ -4,6 +4,7 @@
 // docs/stitching.md documents every rule; the tests hold known answers.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -33,6 +34,16 @@ class EventSink {
 struct StageAvailability {
   bool job_io = false;     // host_io, metadata, serialize
   bool transport = false;  // TCP toward storage servers
+  bool nfs = false;        // nfs_client, rpc_queue, rpc_rtt: the NFS client's probes
+};
+
+// What eBPF saw of one RPC client's traffic over the whole trace, by op: the
+// side of the /proc/self/mountstats cross-check. Keyed by server and RPC
+// version, the two things a mount's mountstats entry also names.
+struct RpcTotals {
+  std::string server;  // "addr:port"
+  uint32_t vers = 0;   // 3 or 4
+  std::vector<RpcOpStats> ops;
 };
 
 class Stitcher : public EventSink {
@@ -41,6 +52,8 @@ class Stitcher : public EventSink {
            StageAvailability available);
 
   void on_event(Event&& event) override;
+  // The NFS probes can start late (the modules load with the first mount).
+  void set_nfs_available(bool yes) { available_.nfs = yes; }
   // Closes a checkpoint once `now_ns` is a quiet gap past its last I/O
   // (plus a small allowance for events still in the ring buffer).
   void advance(uint64_t now_ns);
@@ -54,6 +67,9 @@ class Stitcher : public EventSink {
   std::vector<IoCallRecord> take_io_calls();
   std::vector<TcpSampleRecord> take_tcp_samples();
   [[nodiscard]] std::vector<ConnectionRecord> connections() const;
+  [[nodiscard]] std::vector<RpcTotals> rpc_totals() const;
+  // NFS events the stitcher could not keep (its buffers are bounded).
+  [[nodiscard]] std::vector<DropRecord> drops() const;
 
  private:
   struct CpuWindow {
@@ -67,6 +83,41 @@ class Stitcher : public EventSink {
     uint64_t received;
     uint64_t retrans;
     uint64_t zero_window_ns;
+    uint64_t in_flight;
+  };
+  // One finished (or timed-out) RPC, compact: a big checkpoint has one per
+  // wsize of data, so names are interned.
+  struct RpcPoint {
+    uint64_t start_ns;
+    uint64_t time_ns;
+    uint64_t queue_ns;
+    uint64_t rtt_ns;
+    uint64_t execute_ns;
+    uint64_t bytes_sent;
+    uint64_t bytes_recv;
+    std::array<uint64_t, kRpcQueues> wait_ns;
+    FileId file;
+    uint64_t io_offset;
+    uint64_t io_count;
+    uint32_t op;      // interned name
+    uint32_t server;  // interned name
+    uint32_t client_id;
+    uint32_t xid;
+    uint32_t ntrans;
+    uint32_t timeouts;
+    int32_t status;
+    uint32_t vers;
+    RpcEvent::Kind kind;
+    bool has_io;
+    NfsIoKind io;
+  };
+  // A server not responding during a checkpoint: flagged at its first major
+  // timeout, its evidence completed when the checkpoint closes.
+  struct ServerTrouble {
+    size_t failure_index;
+    uint64_t timeouts;
+    uint64_t first_ns;
+    uint64_t last_ns;
   };
   struct Connection {
     ConnectionRecord record;
@@ -87,6 +138,7 @@ class Stitcher : public EventSink {
     uint64_t read_calls = 0;
     std::vector<IoEvent> calls;
     std::unordered_set<FileId, FileIdHash> files_touched;
+    std::map<std::string, ServerTrouble> server_trouble;
   };
 
   struct InFlightCall {
@@ -101,7 +153,14 @@ class Stitcher : public EventSink {
   void release_unclaimed_resets(uint64_t now_ns);
   void on_cpu(const CpuEvent& ev);
   void on_proc(const ProcEvent& ev);
+  void flag_partial_save(const ProcEvent& ev);
   void on_tcp(const TcpEvent& ev);
+  void on_nfs_io(const NfsIoEvent& ev);
+  void on_rpc(const RpcEvent& ev);
+  void flag_server_timeout(const RpcEvent& ev);
+  uint32_t intern(const std::string& name);
+  void add_nfs_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
+                      std::vector<FailureRecord>& failures);
 
   static uint64_t acked_data(const Connection& conn, const TcpEvent& ev);
   bool is_checkpoint_call(const IoEvent& ev);
@@ -129,6 +188,16 @@ class Stitcher : public EventSink {
   std::unordered_map<uint32_t, std::deque<CpuWindow>> cpu_windows_;
   std::map<uint64_t, Connection> connections_;
 
+  // NFS page I/O and RPCs, kept until no checkpoint can claim them.
+  std::deque<NfsIoEvent> nfs_io_;
+  std::deque<RpcPoint> rpcs_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, uint32_t> name_ids_;
+  std::map<std::pair<std::string, uint32_t>, std::map<std::string, RpcOpStats>> rpc_totals_;
+  std::map<std::string, uint64_t>
+      job_level_timeout_ns_;  // server -> last flagged outside checkpoints
+  uint64_t nfs_buffer_full_ = 0;
+
   // Flush calls on checkpoint files that have started and not returned, by tid.
   std::unordered_map<uint32_t, InFlightCall> in_flight_;
   std::set<std::pair<uint32_t, uint64_t>> stalls_flagged_;  // (tid, start) reported live
@@ -145,6 +214,19 @@ class Stitcher : public EventSink {
 // contenders, and among contenders the one closest to its known maximum wins,
 // then the longest, then the one further down the pipeline.
 std::string choose_bottleneck(const std::vector<StageRecord>& stages);
+
+// A queue is never the limit itself: RPCs wait in rpc_queue because the stage
+// after it is full. When `verdict` is rpc_queue, it goes to transport when
+// the RPCs mostly waited to be sent (the "sending" queue: the connection
+// could not take more) and the transport stage was measured, to rpc_rtt when
+// they mostly waited for a request slot ("backlog": every slot awaited a
+// reply from the server); otherwise it stays.
+std::string attribute_queue_verdict(const std::string& verdict,
+                                    const std::vector<StageRecord>& stages,
+                                    const std::vector<std::pair<std::string, uint64_t>>& waits);
+
+// Nearest-rank percentiles of `values` (sorted in place).
+DurationStats duration_stats(std::vector<uint64_t>& values);
 
 // Failure kind for an errno from a call: "enospc", "edquot", "estale",
 // "eio", or "" when the errno is not a failure by itself (ENOENT on a probe).

@@ -73,6 +73,84 @@ Trace known_trace() {
   return t;
 }
 
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+// known_trace() plus NFS: the save's RPCs (the load has none), and two mounts:
+// an NFSv4.2 one the eBPF probes also saw, and an NFSv3 one they did not.
+//
+// The cross-check of the first mount, by construction:
+//   WRITE    1000 vs 990 ops (1.0%, agrees at the limit), bytes equal
+//   READ     0 ops in mountstats, not in eBPF: no entry
+//   COMMIT   4 vs 5 ops (20%), 1200 vs 1500 bytes (20%): disagrees
+//   SETATTR  100 vs 100 ops, 10000 vs 10200 bytes (1.96%): disagrees on bytes
+//   GETATTR  eBPF only, 3 ops, 900 bytes: disagrees (100%)
+//   ACCESS   eBPF only, nothing counted: agrees (0 and 0)
+Trace nfs_trace() {
+  Trace t = known_trace();
+  NfsCheckpointRecord& n = t.checkpoints[0].nfs.emplace();
+  n.servers = {"10.0.0.5:2049"};
+  n.io_rpcs = 132;
+  n.io_bytes = 3 * kGiB;
+  n.rpc_ops = {
+      {"WRITE", 128, 1, 0, 129, 3 * kGiB + 128 * 200, 128 * 120, 150'000'000, 110'000'000,
+       270'000'000},
+      {"COMMIT", 4, 0, 0, 4, 4 * 200, 4 * 120, 100'000, 4'000'000, 4'200'000},
+      {"GETATTR", 3, 0, 1, 3, 3 * 100, 3 * 200, 3'000, 600'000, 610'000},
+  };
+  n.queue_wait = {132, 1'500'000, 1'200'000, 3'000'000, 4'500'000, 9'000'000};
+  n.rtt = {132, 900'000, 850'000, 1'500'000, 2'100'000, 5'000'000};
+  n.wait_by_queue_ns = {
+      {"backlog", 0}, {"sending", 20'000'000}, {"pending", 110'000'000}, {"other", 5}};
+  n.tcp_in_flight_max = kMiB;
+  n.tcp_in_flight_mean = 524'288.5;
+  n.tcp_retransmits = 2;
+
+  NfsMountRecord v4;
+  v4.device = "10.0.0.5:/export";
+  v4.mount_point = "/ckpt";
+  v4.fstype = "nfs4";
+  v4.version = "4.2";
+  v4.server = "10.0.0.5";
+  v4.interval_s = 60;
+  v4.normal_read_bytes = 12 * kMiB;
+  v4.normal_write_bytes = 3 * kGiB;
+  v4.direct_read_bytes = 1;
+  v4.direct_write_bytes = 2;
+  v4.server_read_bytes = 12 * kMiB + 3;
+  v4.server_write_bytes = 3 * kGiB + 4;
+  v4.xprt_sends = 1107;
+  v4.xprt_receives = 1106;
+  v4.avg_backlog_queue = 0.25;
+  v4.avg_sending_queue = 1.5;
+  v4.avg_pending_queue = 12.75;
+  v4.ops = {
+      {"WRITE", 1000, 1002, 0, 3'100'000, 120'000, 50, 900, 1000, uint64_t{0}},
+      {"READ", 0, 0, 0, 0, 0, 0, 0, 0, uint64_t{0}},
+      {"COMMIT", 4, 4, 0, 800, 400, 1, 2, 3, std::nullopt},
+      {"SETATTR", 100, 100, 0, 6'000, 4'000, 0, 10, 12, uint64_t{1}},
+  };
+  v4.ebpf_ops = std::vector<RpcOpStats>{
+      {"WRITE", 990, 0, 0, 992, 3'100'000, 120'000, 51'000'000, 900'000'000, 1'000'000'000},
+      {"COMMIT", 5, 0, 0, 5, 1'000, 500, 1'000'000, 2'000'000, 3'000'000},
+      {"GETATTR", 3, 0, 0, 3, 300, 600, 1'000, 2'000, 3'000},
+      {"SETATTR", 100, 1, 0, 100, 6'100, 4'100, 0, 10'000'000, 12'000'000},
+      {"ACCESS", 0, 0, 0, 0, 0, 0, 0, 0, 0},
+  };
+  NfsMountRecord v3;
+  v3.device = "nas:/vol";
+  v3.mount_point = "/mnt/nas";
+  v3.fstype = "nfs";
+  v3.version = "3";
+  v3.server = "192.168.1.9";
+  v3.interval_s = 30;
+  v3.since_mount = true;
+  v3.normal_read_bytes = 512;
+  v3.server_read_bytes = 512;
+  v3.ops = {{"READ", 1, 1, 0, 120, 632, 0, 1, 1, uint64_t{0}}};
+  t.nfs_mounts = {v4, v3};
+  return t;
+}
+
 std::set<std::string> keys_of(const json& object) {
   std::set<std::string> keys;
   for (const auto& item : object.items()) keys.insert(item.key());
@@ -84,18 +162,21 @@ std::set<std::string> keys_of(const json& object) {
 TEST(SummaryJsonTest, TopLevelKeys) {
   const json j = summary_json(known_trace());
   ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(keys_of(j),
-            (std::set<std::string>{"checkpoints", "drops", "job", "failures", "connections"}));
+  EXPECT_EQ(keys_of(j), (std::set<std::string>{"checkpoints", "drops", "job", "failures",
+                                               "connections", "nfs_mounts"}));
   ASSERT_TRUE(j["checkpoints"].is_array());
   EXPECT_EQ(j["checkpoints"].size(), 2u);
+  EXPECT_EQ(j["nfs_mounts"], json::array());  // no mounts: empty, never null
 }
 
 TEST(SummaryJsonTest, CheckpointMatchesTheContract) {
   const json c = summary_json(known_trace())["checkpoints"][0];
   // The contract's keys, plus the documented additions and nothing else.
-  EXPECT_EQ(keys_of(c), (std::set<std::string>{"id", "direction", "start_ns", "end_ns", "bytes",
-                                               "files", "bottleneck", "stages", "failures",
-                                               "duration_ns", "start_offset_ns", "absent_stages"}));
+  EXPECT_EQ(keys_of(c),
+            (std::set<std::string>{"id", "direction", "start_ns", "end_ns", "bytes", "files",
+                                   "bottleneck", "stages", "failures", "duration_ns",
+                                   "start_offset_ns", "absent_stages", "nfs"}));
+  EXPECT_TRUE(c["nfs"].is_null());
   EXPECT_EQ(c["id"], 1);
   EXPECT_EQ(c["direction"], "save");
   EXPECT_EQ(c["start_ns"], 11 * kSec);
@@ -232,6 +313,225 @@ TEST(SummaryJsonTest, InvalidUtf8StillDumps) {
   ASSERT_NO_THROW(dumped = j.dump());
   EXPECT_EQ(j["checkpoints"][0]["failures"][0]["evidence"], "open(/ckpt/\uFFFD\uFFFD.pt) = -EIO");
   EXPECT_EQ(j["job"]["command"][4], "caf\uFFFD");
+}
+
+TEST(SummaryJsonTest, CheckpointNfsMatchesTheContract) {
+  const json j = summary_json(nfs_trace());
+  EXPECT_TRUE(j["checkpoints"][1]["nfs"].is_null()) << "the load has no NFS figures";
+  const json& n = j["checkpoints"][0]["nfs"];
+  ASSERT_TRUE(n.is_object());
+  EXPECT_EQ(keys_of(n),
+            (std::set<std::string>{"servers", "io_rpcs", "io_bytes", "rpc_ops", "queue_wait", "rtt",
+                                   "wait_by_queue_ns", "tcp_in_flight_max", "tcp_in_flight_mean",
+                                   "tcp_retransmits"}));
+  EXPECT_EQ(n["servers"], json({"10.0.0.5:2049"}));
+  EXPECT_EQ(n["io_rpcs"], 132);
+  EXPECT_EQ(n["io_bytes"], 3 * kGiB);
+  ASSERT_EQ(n["rpc_ops"].size(), 3u);
+  EXPECT_EQ(n["rpc_ops"][0], json({{"op", "WRITE"},
+                                   {"count", 128},
+                                   {"errors", 1},
+                                   {"major_timeouts", 0},
+                                   {"transmissions", 129},
+                                   {"bytes_sent", 3 * kGiB + 128 * 200},
+                                   {"bytes_received", 128 * 120},
+                                   {"queue_ns", 150'000'000},
+                                   {"rtt_ns", 110'000'000},
+                                   {"execute_ns", 270'000'000}}));
+  EXPECT_EQ(n["rpc_ops"][1]["op"], "COMMIT");  // in the record's order
+  EXPECT_EQ(n["rpc_ops"][2]["op"], "GETATTR");
+  EXPECT_EQ(n["rpc_ops"][2]["major_timeouts"], 1);
+  EXPECT_EQ(n["queue_wait"], json({{"count", 132},
+                                   {"mean_ns", 1'500'000},
+                                   {"p50_ns", 1'200'000},
+                                   {"p90_ns", 3'000'000},
+                                   {"p99_ns", 4'500'000},
+                                   {"max_ns", 9'000'000}}));
+  EXPECT_EQ(n["rtt"], json({{"count", 132},
+                            {"mean_ns", 900'000},
+                            {"p50_ns", 850'000},
+                            {"p90_ns", 1'500'000},
+                            {"p99_ns", 2'100'000},
+                            {"max_ns", 5'000'000}}));
+  EXPECT_EQ(
+      n["wait_by_queue_ns"],
+      json({{"backlog", 0}, {"sending", 20'000'000}, {"pending", 110'000'000}, {"other", 5}}));
+  EXPECT_EQ(n["tcp_in_flight_max"], kMiB);
+  EXPECT_DOUBLE_EQ(n["tcp_in_flight_mean"].get<double>(), 524'288.5);
+  EXPECT_EQ(n["tcp_retransmits"], 2);
+}
+
+TEST(SummaryJsonTest, CheckpointNfsUnknownsAreNull) {
+  Trace t = nfs_trace();
+  NfsCheckpointRecord& n = *t.checkpoints[0].nfs;
+  n.tcp_in_flight_max.reset();
+  n.tcp_in_flight_mean.reset();
+  n.tcp_retransmits.reset();
+  n.rpc_ops.clear();
+  n.servers.clear();
+  n.wait_by_queue_ns = {{"pending", 5}, {"backlog", 1}, {"pending", 7}};  // repeats are summed
+  const json nfs = summary_json(t)["checkpoints"][0]["nfs"];
+  EXPECT_TRUE(nfs["tcp_in_flight_max"].is_null());
+  EXPECT_TRUE(nfs["tcp_in_flight_mean"].is_null());
+  EXPECT_TRUE(nfs["tcp_retransmits"].is_null());
+  EXPECT_EQ(nfs["rpc_ops"], json::array());
+  EXPECT_EQ(nfs["servers"], json::array());
+  EXPECT_EQ(nfs["wait_by_queue_ns"], json({{"pending", 12}, {"backlog", 1}}));
+  n.wait_by_queue_ns.clear();
+  EXPECT_EQ(summary_json(t)["checkpoints"][0]["nfs"]["wait_by_queue_ns"], json::object());
+}
+
+TEST(SummaryJsonTest, NfsMountsMatchTheContract) {
+  const json mounts = summary_json(nfs_trace())["nfs_mounts"];
+  ASSERT_EQ(mounts.size(), 2u);
+  const json& m = mounts[0];
+  EXPECT_EQ(keys_of(m), (std::set<std::string>{"device", "mount_point", "fstype", "version",
+                                               "server", "interval_s", "since_mount", "bytes",
+                                               "xprt", "ops", "ebpf_ops", "crosscheck"}));
+  EXPECT_EQ(m["device"], "10.0.0.5:/export");
+  EXPECT_EQ(m["mount_point"], "/ckpt");
+  EXPECT_EQ(m["fstype"], "nfs4");
+  EXPECT_EQ(m["version"], "4.2");
+  EXPECT_EQ(m["server"], "10.0.0.5");
+  EXPECT_EQ(m["interval_s"], 60);
+  EXPECT_EQ(m["since_mount"], false);
+  EXPECT_EQ(m["bytes"], json({{"normal_read", 12 * kMiB},
+                              {"normal_write", 3 * kGiB},
+                              {"direct_read", 1},
+                              {"direct_write", 2},
+                              {"server_read", 12 * kMiB + 3},
+                              {"server_write", 3 * kGiB + 4}}));
+  EXPECT_EQ(keys_of(m["xprt"]), (std::set<std::string>{"sends", "receives", "avg_backlog_queue",
+                                                       "avg_sending_queue", "avg_pending_queue"}));
+  EXPECT_EQ(m["xprt"]["sends"], 1107);
+  EXPECT_EQ(m["xprt"]["receives"], 1106);
+  EXPECT_DOUBLE_EQ(m["xprt"]["avg_backlog_queue"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(m["xprt"]["avg_sending_queue"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(m["xprt"]["avg_pending_queue"].get<double>(), 12.75);
+
+  ASSERT_EQ(m["ops"].size(), 4u);  // every mountstats op, zero ones included
+  EXPECT_EQ(m["ops"][0], json({{"op", "WRITE"},
+                               {"ops", 1000},
+                               {"transmissions", 1002},
+                               {"major_timeouts", 0},
+                               {"bytes_sent", 3'100'000},
+                               {"bytes_received", 120'000},
+                               {"queue_ms", 50},
+                               {"rtt_ms", 900},
+                               {"execute_ms", 1000},
+                               {"errors", 0}}));
+  EXPECT_TRUE(m["ops"][2]["errors"].is_null()) << "COMMIT's iostats had no error count";
+  EXPECT_EQ(m["ops"][3]["errors"], 1);
+
+  ASSERT_EQ(m["ebpf_ops"].size(), 5u);
+  EXPECT_EQ(
+      keys_of(m["ebpf_ops"][0]),
+      (std::set<std::string>{"op", "count", "errors", "major_timeouts", "transmissions",
+                             "bytes_sent", "bytes_received", "queue_ns", "rtt_ns", "execute_ns"}));
+  EXPECT_EQ(m["ebpf_ops"][3]["op"], "SETATTR");
+  EXPECT_EQ(m["ebpf_ops"][3]["errors"], 1);
+  EXPECT_EQ(m["ebpf_ops"][0]["execute_ns"], 1'000'000'000);
+
+  const json& v3 = mounts[1];
+  EXPECT_EQ(v3["since_mount"], true);
+  EXPECT_EQ(v3["fstype"], "nfs");
+  EXPECT_TRUE(v3["ebpf_ops"].is_null());
+  EXPECT_TRUE(v3["crosscheck"].is_null()) << "nothing to cross-check without eBPF";
+  ASSERT_EQ(v3["ops"].size(), 1u);
+  EXPECT_EQ(v3["ops"][0]["errors"], 0);
+}
+
+TEST(SummaryJsonTest, CrosscheckComparesOpsAndBytesPerOp) {
+  const json x = summary_json(nfs_trace())["nfs_mounts"][0]["crosscheck"];
+  ASSERT_TRUE(x.is_array());
+  std::vector<std::string> ops;
+  for (const json& e : x) {
+    EXPECT_EQ(keys_of(e), (std::set<std::string>{"op", "mountstats_ops", "ebpf_ops",
+                                                 "ops_diff_fraction", "mountstats_bytes",
+                                                 "ebpf_bytes", "bytes_diff_fraction", "agree"}));
+    ops.push_back(e["op"]);
+  }
+  // Mountstats' ops with ops > 0 in their order (READ had none), then eBPF-only ones.
+  EXPECT_EQ(ops, (std::vector<std::string>{"WRITE", "COMMIT", "SETATTR", "GETATTR", "ACCESS"}));
+
+  const json& write = x[0];  // 1000 vs 990: exactly 1%, still agreeing
+  EXPECT_EQ(write["mountstats_ops"], 1000);
+  EXPECT_EQ(write["ebpf_ops"], 990);
+  EXPECT_DOUBLE_EQ(write["ops_diff_fraction"].get<double>(), 0.01);
+  EXPECT_EQ(write["mountstats_bytes"], 3'220'000);
+  EXPECT_EQ(write["ebpf_bytes"], 3'220'000);
+  EXPECT_EQ(write["bytes_diff_fraction"].get<double>(), 0.0);
+  EXPECT_EQ(write["agree"], true);
+
+  const json& commit = x[1];
+  EXPECT_EQ(commit["mountstats_ops"], 4);
+  EXPECT_EQ(commit["ebpf_ops"], 5);
+  EXPECT_DOUBLE_EQ(commit["ops_diff_fraction"].get<double>(), 0.2);
+  EXPECT_EQ(commit["mountstats_bytes"], 1200);
+  EXPECT_EQ(commit["ebpf_bytes"], 1500);
+  EXPECT_DOUBLE_EQ(commit["bytes_diff_fraction"].get<double>(), 0.2);
+  EXPECT_EQ(commit["agree"], false);
+
+  const json& setattr = x[2];  // same ops, bytes 1.96% apart: disagrees
+  EXPECT_EQ(setattr["ops_diff_fraction"].get<double>(), 0.0);
+  EXPECT_EQ(setattr["mountstats_bytes"], 10'000);
+  EXPECT_EQ(setattr["ebpf_bytes"], 10'200);
+  EXPECT_DOUBLE_EQ(setattr["bytes_diff_fraction"].get<double>(), 200.0 / 10'200.0);
+  EXPECT_EQ(setattr["agree"], false);
+
+  const json& getattr = x[3];  // only eBPF saw it
+  EXPECT_EQ(getattr["mountstats_ops"], 0);
+  EXPECT_EQ(getattr["ebpf_ops"], 3);
+  EXPECT_DOUBLE_EQ(getattr["ops_diff_fraction"].get<double>(), 1.0);
+  EXPECT_EQ(getattr["mountstats_bytes"], 0);
+  EXPECT_EQ(getattr["ebpf_bytes"], 900);
+  EXPECT_DOUBLE_EQ(getattr["bytes_diff_fraction"].get<double>(), 1.0);
+  EXPECT_EQ(getattr["agree"], false);
+
+  const json& access = x[4];  // both zero: no difference
+  EXPECT_EQ(access["ops_diff_fraction"].get<double>(), 0.0);
+  EXPECT_EQ(access["bytes_diff_fraction"].get<double>(), 0.0);
+  EXPECT_EQ(access["agree"], true);
+}
+
+TEST(SummaryJsonTest, CrosscheckJustOverOnePercentDisagrees) {
+  Trace t = nfs_trace();
+  (*t.nfs_mounts[0].ebpf_ops)[0].count = 989;  // 1.1% fewer WRITEs than mountstats
+  json write = summary_json(t)["nfs_mounts"][0]["crosscheck"][0];
+  EXPECT_DOUBLE_EQ(write["ops_diff_fraction"].get<double>(), 0.011);
+  EXPECT_EQ(write["agree"], false);
+  (*t.nfs_mounts[0].ebpf_ops)[0].count = 1011;  // the larger side is the denominator
+  write = summary_json(t)["nfs_mounts"][0]["crosscheck"][0];
+  EXPECT_DOUBLE_EQ(write["ops_diff_fraction"].get<double>(), 11.0 / 1011.0);
+  EXPECT_EQ(write["agree"], false);
+}
+
+TEST(SummaryJsonTest, CrosscheckSumsRepeatedOpsAndEmptyEbpfListsStillCheck) {
+  Trace t = nfs_trace();
+  NfsMountRecord& m = t.nfs_mounts[1];
+  m.ops.push_back({"READ", 2, 2, 0, 10, 20, 0, 0, 0, uint64_t{0}});
+  m.ebpf_ops.emplace();  // eBPF ran and saw nothing on this mount
+  json x = summary_json(t)["nfs_mounts"][1]["crosscheck"];
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x[0]["op"], "READ");
+  EXPECT_EQ(x[0]["mountstats_ops"], 3);
+  EXPECT_EQ(x[0]["mountstats_bytes"], 120 + 632 + 10 + 20);
+  EXPECT_EQ(x[0]["ebpf_ops"], 0);
+  EXPECT_DOUBLE_EQ(x[0]["ops_diff_fraction"].get<double>(), 1.0);
+  EXPECT_EQ(x[0]["agree"], false);
+  EXPECT_EQ(summary_json(t)["nfs_mounts"][1]["ebpf_ops"], json::array());
+}
+
+TEST(SummaryJsonTest, NfsStringsAreMadeValidUtf8) {
+  Trace t = nfs_trace();
+  t.checkpoints[0].nfs->servers = {"\xff:2049"};
+  t.nfs_mounts[0].mount_point = "/ckpt/\xfe";
+  t.nfs_mounts[0].ops[0].op = "WR\xffITE";
+  const json j = summary_json(t);
+  ASSERT_NO_THROW((void)j.dump());
+  EXPECT_EQ(j["checkpoints"][0]["nfs"]["servers"][0], "\uFFFD:2049");
+  EXPECT_EQ(j["nfs_mounts"][0]["mount_point"], "/ckpt/\uFFFD");
+  EXPECT_EQ(j["nfs_mounts"][0]["crosscheck"][0]["op"], "WR\uFFFDITE");
 }
 
 // ---- valid_utf8 ----
@@ -382,6 +682,137 @@ TEST(SummaryTableTest, FitsInOneHundredColumns) {
   ASSERT_NE(gpu, nullptr);
   EXPECT_THAT(*gpu, HasSubstr("  ..."));  // the source keeps its tail
   EXPECT_THAT(*gpu, HasSubstr("/net/eth0/speed"));
+}
+
+// The lines from the one starting with `start` up to (not including) the next
+// line that does not start with `indent`.
+std::vector<std::string> block_of(const std::vector<std::string>& lines, const std::string& start,
+                                  const std::string& indent) {
+  auto it = std::find_if(lines.begin(), lines.end(),
+                         [&](const std::string& l) { return l.rfind(start, 0) == 0; });
+  std::vector<std::string> out;
+  if (it == lines.end()) return out;
+  out.push_back(*it);
+  for (++it; it != lines.end() && it->rfind(indent, 0) == 0; ++it) out.push_back(*it);
+  return out;
+}
+
+TEST(SummaryTableTest, NfsLineFollowsTheStagesOfACheckpointWithNfs) {
+  const auto lines = lines_of(summary_table(nfs_trace()));
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                          [](const std::string& l) { return l.rfind("  nfs: ", 0) == 0; }),
+            1)
+      << "only the save has NFS figures";
+  auto nfs = std::find_if(lines.begin(), lines.end(),
+                          [](const std::string& l) { return l.rfind("  nfs: ", 0) == 0; });
+  ASSERT_NE(nfs, lines.end());
+  ASSERT_NE(nfs + 1, lines.end());
+  EXPECT_THAT(*(nfs - 1), ::testing::StartsWith("    transport")) << "right after the stages";
+  // One line, broken after a "; " where it would pass 100 columns.
+  EXPECT_EQ(*nfs,
+            "  nfs: RPCs: WRITE 128, COMMIT 4, GETATTR 3; queue wait p50 1.20 ms, p99 4.50 ms;");
+  EXPECT_EQ(*(nfs + 1),
+            "       rtt p50 850 us, p99 2.10 ms; TCP in flight max 1.00 MiB, 2 retransmits");
+  EXPECT_EQ(*(nfs + 2), "");
+  EXPECT_THAT(*(nfs + 3), ::testing::StartsWith("checkpoint 2 "));
+}
+
+TEST(SummaryTableTest, NfsLineLeavesOutWhatIsNotKnown) {
+  Trace t = nfs_trace();
+  NfsCheckpointRecord& n = *t.checkpoints[0].nfs;
+  n.tcp_in_flight_max.reset();
+  n.tcp_retransmits = 1;
+  n.rpc_ops.resize(1);
+  auto nfs_text = [&]() {
+    const auto block = block_of(lines_of(summary_table(t)), "  nfs: ", "       ");
+    std::string joined;
+    for (const std::string& l : block) joined += l + "\n";
+    return joined;
+  };
+  EXPECT_EQ(nfs_text(),
+            "  nfs: RPCs: WRITE 128; queue wait p50 1.20 ms, p99 4.50 ms; "
+            "rtt p50 850 us, p99 2.10 ms;\n"
+            "       TCP 1 retransmit\n");
+  n.tcp_retransmits.reset();
+  n.tcp_in_flight_max = 64 * 1024;
+  EXPECT_THAT(nfs_text(),
+              HasSubstr("rtt p50 850 us, p99 2.10 ms;\n       TCP in flight max 64.0 KiB\n"));
+  EXPECT_THAT(nfs_text(), Not(HasSubstr("retransmit")));
+  n.tcp_in_flight_max.reset();
+  n.tcp_in_flight_mean.reset();
+  n.rpc_ops.clear();
+  n.queue_wait = {};
+  n.rtt = {};
+  EXPECT_EQ(nfs_text(), "  nfs: RPCs: none; queue wait -; rtt -\n");
+}
+
+TEST(SummaryTableTest, NfsMountsSectionWithTheEbpfCrossCheck) {
+  const std::string table = summary_table(nfs_trace());
+  const auto lines = lines_of(table);
+  const auto section = block_of(lines, "NFS mounts (mountstats)", "  ");
+  EXPECT_EQ(section,
+            (std::vector<std::string>{
+                "NFS mounts (mountstats)",
+                "  10.0.0.5:/export on /ckpt  (nfs4 4.2, server 10.0.0.5)  over 1m 00s",
+                "    1104 ops: WRITE 1000 (3.07 MiB), COMMIT 4 (1.17 KiB), SETATTR 100 (9.77 KiB)",
+                "    applications wrote 3.00 GiB and read 12.0 MiB; WRITE payload 3.00 GiB, "
+                "READ payload 12.0 MiB",
+                "    mountstats vs eBPF: DISAGREE by more than 1.0% on 3 ops (agree on 2 ops)",
+                "      COMMIT: ops 4 vs 5 (20.0%), bytes 1.17 KiB vs 1.46 KiB (20.0%)",
+                "      SETATTR: ops 100 vs 100 (0.0%), bytes 9.77 KiB vs 9.96 KiB (2.0%)",
+                "      GETATTR: ops 0 vs 3 (100.0%), bytes 0 B vs 900 B (100.0%)",
+                "  nas:/vol on /mnt/nas  (nfs 3, server 192.168.1.9)  since mount, 30.0 s",
+                "    1 op: READ 1 (752 B)",
+                "    applications wrote 0 B and read 512 B; WRITE payload 0 B, READ payload 512 B",
+            }))
+      << "no cross-check line for the mount eBPF did not see";
+  EXPECT_LT(table.find("\ncheckpoint 2 "), table.find("\nNFS mounts (mountstats)\n"));
+  EXPECT_LT(table.find("\nNFS mounts (mountstats)\n"), table.find("\nfailures ("));
+}
+
+TEST(SummaryTableTest, NfsMountThatAgreesWithEbpfSaysSo) {
+  Trace t = nfs_trace();
+  NfsMountRecord& m = t.nfs_mounts[0];
+  m.ebpf_ops = std::vector<RpcOpStats>{};
+  for (const NfsMountOpRecord& op : m.ops) {
+    if (op.ops == 0) continue;
+    m.ebpf_ops->push_back({op.op, op.ops, 0, 0, 0, op.bytes_sent, op.bytes_received, 0, 0, 0});
+  }
+  (*m.ebpf_ops)[0].count = 999;  // 0.1% off: within the tolerance
+  const auto lines = lines_of(summary_table(t));
+  EXPECT_NE(
+      std::find(lines.begin(), lines.end(), "    mountstats vs eBPF: agree within 1.0% on 3 ops"),
+      lines.end());
+  EXPECT_EQ(find_line(lines, "    mountstats vs eBPF: DISAGREE"), nullptr);
+}
+
+TEST(SummaryTableTest, NoNfsNoNfsLines) {
+  const std::string table = summary_table(known_trace());
+  EXPECT_THAT(table, Not(HasSubstr("nfs: ")));
+  EXPECT_THAT(table, Not(HasSubstr("NFS mounts")));
+}
+
+TEST(SummaryTableTest, NfsLinesFitInOneHundredColumns) {
+  Trace t = nfs_trace();
+  for (int i = 0; i < 20; ++i) {
+    const std::string op = "OP" + std::to_string(i);
+    t.checkpoints[0].nfs->rpc_ops.push_back({op, 1000u + i, 0, 0, 0, 0, 0, 0, 0, 0});
+    t.nfs_mounts[1].ops.push_back({op, 1000u + i, 0, 0, 4096, 0, 0, 0, 0, std::nullopt});
+  }
+  const auto lines = lines_of(summary_table(t));
+  for (const std::string& line : lines) {
+    if (line.find("ENOSPC") != std::string::npos) continue;  // evidence is never cut
+    EXPECT_LE(columns(line), 100u) << line;
+  }
+  const auto nfs = block_of(lines, "  nfs: ", "       ");
+  EXPECT_GE(nfs.size(), 3u);
+  std::string joined;
+  for (const std::string& l : nfs) joined += l + " ";
+  EXPECT_THAT(joined, HasSubstr("OP19 1019"));
+  EXPECT_THAT(joined, HasSubstr("TCP in flight max 1.00 MiB, 2 retransmits"));
+  const auto ops = block_of(lines, "    20191 ops: ", "      ");  // 1 + 20 * 1000 + 190
+  ASSERT_GE(ops.size(), 2u);
+  EXPECT_THAT(ops.back(), HasSubstr("OP19 1019 (4.00 KiB)"));
 }
 
 TEST(SummaryTableTest, NoCheckpoints) {

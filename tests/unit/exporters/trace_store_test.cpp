@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "exporters/sqlite/json_text.h"
+#include "exporters/sqlite/schema.h"
 
 namespace ckpt {
 namespace {
@@ -56,6 +57,11 @@ class Differ {
     if (a != b) diffs_.push_back(what + " size");
     return a == b;
   }
+  // For optionals of records: true when both are present (compare further).
+  bool both_present(const std::string& what, bool a, bool b) {
+    if (a != b) diffs_.push_back(what + " (presence)");
+    return a && b;
+  }
   [[nodiscard]] const std::vector<std::string>& diffs() const { return diffs_; }
 
  private:
@@ -87,6 +93,92 @@ void diff_job(Differ& d, const JobRecord& a, const JobRecord& b) {
   FIELD(p, a, b, traced);
   FIELD(p, a, b, trace_warning);
   FIELD(p, a, b, root_pids);
+}
+
+void diff_rpc_ops(Differ& d, const std::string& p, const std::vector<RpcOpStats>& a,
+                  const std::vector<RpcOpStats>& b) {
+  if (!d.same_size(p, a.size(), b.size())) return;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string q = p + "[" + std::to_string(i) + "]";
+    FIELD(q, a[i], b[i], op);
+    FIELD(q, a[i], b[i], count);
+    FIELD(q, a[i], b[i], errors);
+    FIELD(q, a[i], b[i], major_timeouts);
+    FIELD(q, a[i], b[i], transmissions);
+    FIELD(q, a[i], b[i], bytes_sent);
+    FIELD(q, a[i], b[i], bytes_received);
+    FIELD(q, a[i], b[i], queue_ns);
+    FIELD(q, a[i], b[i], rtt_ns);
+    FIELD(q, a[i], b[i], execute_ns);
+  }
+}
+
+void diff_durations(Differ& d, const std::string& p, const DurationStats& a,
+                    const DurationStats& b) {
+  FIELD(p, a, b, count);
+  FIELD(p, a, b, mean_ns);
+  FIELD(p, a, b, p50_ns);
+  FIELD(p, a, b, p90_ns);
+  FIELD(p, a, b, p99_ns);
+  FIELD(p, a, b, max_ns);
+}
+
+void diff_checkpoint_nfs(Differ& d, const std::string& p,
+                         const std::optional<NfsCheckpointRecord>& x,
+                         const std::optional<NfsCheckpointRecord>& y) {
+  if (!d.both_present(p, x.has_value(), y.has_value())) return;
+  const NfsCheckpointRecord& a = *x;
+  const NfsCheckpointRecord& b = *y;
+  FIELD(p, a, b, servers);
+  FIELD(p, a, b, io_rpcs);
+  FIELD(p, a, b, io_bytes);
+  diff_rpc_ops(d, p + ".rpc_ops", a.rpc_ops, b.rpc_ops);
+  diff_durations(d, p + ".queue_wait", a.queue_wait, b.queue_wait);
+  diff_durations(d, p + ".rtt", a.rtt, b.rtt);
+  FIELD(p, a, b, wait_by_queue_ns);
+  FIELD(p, a, b, tcp_in_flight_max);
+  FIELD(p, a, b, tcp_in_flight_mean);
+  FIELD(p, a, b, tcp_retransmits);
+}
+
+void diff_nfs_mount(Differ& d, const std::string& p, const NfsMountRecord& a,
+                    const NfsMountRecord& b) {
+  FIELD(p, a, b, device);
+  FIELD(p, a, b, mount_point);
+  FIELD(p, a, b, fstype);
+  FIELD(p, a, b, version);
+  FIELD(p, a, b, server);
+  FIELD(p, a, b, interval_s);
+  FIELD(p, a, b, since_mount);
+  FIELD(p, a, b, normal_read_bytes);
+  FIELD(p, a, b, normal_write_bytes);
+  FIELD(p, a, b, direct_read_bytes);
+  FIELD(p, a, b, direct_write_bytes);
+  FIELD(p, a, b, server_read_bytes);
+  FIELD(p, a, b, server_write_bytes);
+  FIELD(p, a, b, xprt_sends);
+  FIELD(p, a, b, xprt_receives);
+  FIELD(p, a, b, avg_backlog_queue);
+  FIELD(p, a, b, avg_sending_queue);
+  FIELD(p, a, b, avg_pending_queue);
+  if (d.same_size(p + ".ops", a.ops.size(), b.ops.size())) {
+    for (size_t i = 0; i < a.ops.size(); ++i) {
+      const std::string q = p + ".ops[" + std::to_string(i) + "]";
+      FIELD(q, a.ops[i], b.ops[i], op);
+      FIELD(q, a.ops[i], b.ops[i], ops);
+      FIELD(q, a.ops[i], b.ops[i], transmissions);
+      FIELD(q, a.ops[i], b.ops[i], major_timeouts);
+      FIELD(q, a.ops[i], b.ops[i], bytes_sent);
+      FIELD(q, a.ops[i], b.ops[i], bytes_received);
+      FIELD(q, a.ops[i], b.ops[i], queue_ms);
+      FIELD(q, a.ops[i], b.ops[i], rtt_ms);
+      FIELD(q, a.ops[i], b.ops[i], execute_ms);
+      FIELD(q, a.ops[i], b.ops[i], errors);
+    }
+  }
+  if (d.both_present(p + ".ebpf_ops", a.ebpf_ops.has_value(), b.ebpf_ops.has_value())) {
+    diff_rpc_ops(d, p + ".ebpf_ops", *a.ebpf_ops, *b.ebpf_ops);
+  }
 }
 
 void diff_checkpoint(Differ& d, const std::string& p, const CheckpointRecord& a,
@@ -132,6 +224,7 @@ void diff_checkpoint(Differ& d, const std::string& p, const CheckpointRecord& a,
       FIELD(q, x, y, last_ns);
     }
   }
+  diff_checkpoint_nfs(d, p + ".nfs", a.nfs, b.nfs);
 }
 
 std::vector<std::string> diff_traces(const Trace& a, const Trace& b) {
@@ -210,6 +303,11 @@ std::vector<std::string> diff_traces(const Trace& a, const Trace& b) {
       FIELD(q, a.drops[i], b.drops[i], count);
     }
   }
+  if (d.same_size("nfs_mounts", a.nfs_mounts.size(), b.nfs_mounts.size())) {
+    for (size_t i = 0; i < a.nfs_mounts.size(); ++i) {
+      diff_nfs_mount(d, "nfs_mounts[" + std::to_string(i) + "]", a.nfs_mounts[i], b.nfs_mounts[i]);
+    }
+  }
   return d.diffs();
 }
 
@@ -261,6 +359,24 @@ Trace full_trace() {
       {"/ckpt/step-100/模型-🚀.pt", kAbove63, kU64Max, 1, 2, 3, 4, 5, 6, 7, 8, 9},
       {"/ckpt/\xc3\x28 bad utf-8 'quote\".bin", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
   };
+  NfsCheckpointRecord& nfs = save.nfs.emplace();  // every optional present
+  nfs.servers = {"10.0.0.5:2049", "[fe80::2]:2049", "\xff\xfe not utf-8 \"q\"", ""};
+  nfs.io_rpcs = kAbove63;
+  nfs.io_bytes = kU64Max;
+  nfs.rpc_ops = {
+      {"WRITE", 128, 1, 2, 131, 3'221'250'000, 15'360, 5'000'000, 90'000'000, 100'000'000},
+      {"COMMIT", kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63,
+       kU64Max},
+      {"GETATTR 模", 3, 4, 5, 6, 7, 8, 9, 10, 11},
+  };
+  nfs.queue_wait = {128, 39'062, 20'000, 80'000, 400'000, kU64Max};
+  nfs.rtt = {kAbove63, 703'125, 650'000, 900'000, 2'000'000, kAbove63};
+  nfs.wait_by_queue_ns = {{"backlog", 11}, {"sending", kU64Max}, {"pending", kAbove63},
+                          {"other", 7},    {"backlog", 12},      {"q\"uote\\ 模\n", 1},
+                          {"\xff\xfe", 2}};  // order and a repeated name survive
+  nfs.tcp_in_flight_max = kAbove63;
+  nfs.tcp_in_flight_mean = 0.1 + 0.2;
+  nfs.tcp_retransmits = kU64Max;
 
   CheckpointRecord load;  // id above 2^63; nothing measured
   load.id = kAbove63;
@@ -291,6 +407,57 @@ Trace full_trace() {
        -7},
   };
   t.drops = {{"jobio", "ringbuf_full", 0}, {"tcp", "ringbuf_full", kU64Max}, {"collector", "x", 3}};
+
+  NfsMountRecord v4;  // eBPF ran: ebpf_ops present
+  v4.device = "10.0.0.5:/export/模型";
+  v4.mount_point = "/ckpt \"quoted\" \xff";
+  v4.fstype = "nfs4";
+  v4.version = "4.2";
+  v4.server = "10.0.0.5";
+  v4.interval_s = 61;
+  v4.since_mount = true;
+  v4.normal_read_bytes = 1;
+  v4.normal_write_bytes = kU64Max;
+  v4.direct_read_bytes = kAbove63;
+  v4.direct_write_bytes = 4;
+  v4.server_read_bytes = 5;
+  v4.server_write_bytes = 6;
+  v4.xprt_sends = 7;
+  v4.xprt_receives = kAbove63;
+  v4.avg_backlog_queue = 0.1 + 0.2;
+  v4.avg_sending_queue = DBL_MAX;
+  v4.avg_pending_queue = 5e-324;
+  v4.ops = {
+      {"WRITE", 128, 131, 1, 2, 3, 4, 5, 6, uint64_t{7}},
+      {"GETATTR", kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63,
+       std::nullopt},
+  };
+  v4.ebpf_ops = std::vector<RpcOpStats>{
+      {"WRITE", 127, 1, 2, 3, 4, 5, 6, 7, 8},
+      {"READ 模", kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63,
+       kU64Max},
+  };
+  NfsMountRecord v3;  // eBPF did not run: ebpf_ops absent
+  v3.device = "nas:/vol";
+  v3.mount_point = "/mnt/nas";
+  v3.fstype = "nfs";
+  v3.version = "3";
+  v3.server = "192.168.1.9";
+  v3.interval_s = kU64Max;
+  v3.since_mount = false;
+  v3.normal_read_bytes = 11;
+  v3.normal_write_bytes = 12;
+  v3.direct_read_bytes = 13;
+  v3.direct_write_bytes = 14;
+  v3.server_read_bytes = kU64Max;
+  v3.server_write_bytes = kAbove63;
+  v3.xprt_sends = kU64Max;
+  v3.xprt_receives = 15;
+  v3.avg_backlog_queue = -0.5;
+  v3.avg_sending_queue = 1e300;
+  v3.avg_pending_queue = 2.5;
+  v3.ops = {{"READ", 1, 2, 3, 4, 5, 6, 7, 8, uint64_t{0}}};
+  t.nfs_mounts = {v4, v3};
   return t;
 }
 
@@ -370,6 +537,18 @@ TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
   EXPECT_EQ(read->tcp_samples[1].new_state, -7);
   EXPECT_EQ(read->job.exit_code, -1);
   EXPECT_FALSE(read->job.exit_signal.has_value());
+  ASSERT_TRUE(read->checkpoints[0].nfs.has_value());
+  EXPECT_FALSE(read->checkpoints[1].nfs.has_value());
+  EXPECT_EQ(read->checkpoints[0].nfs->rpc_ops[1].count, kU64Max);
+  EXPECT_EQ(read->checkpoints[0].nfs->wait_by_queue_ns[1],
+            (std::pair<std::string, uint64_t>{"sending", kU64Max}));
+  EXPECT_EQ(read->checkpoints[0].nfs->tcp_in_flight_mean, 0.1 + 0.2);
+  ASSERT_THAT(read->nfs_mounts, SizeIs(2));
+  ASSERT_TRUE(read->nfs_mounts[0].ebpf_ops.has_value());
+  EXPECT_THAT(*read->nfs_mounts[0].ebpf_ops, SizeIs(2));
+  EXPECT_FALSE(read->nfs_mounts[0].ops[1].errors.has_value());
+  EXPECT_FALSE(read->nfs_mounts[1].ebpf_ops.has_value());
+  EXPECT_EQ(read->nfs_mounts[1].ops[0].errors, uint64_t{0});
 }
 
 TEST_F(TraceStoreTest, ComparatorCatchesADifference) {
@@ -386,6 +565,23 @@ TEST_F(TraceStoreTest, ComparatorCatchesADifference) {
   c.checkpoints[0].stages[0].max_Bps = std::nextafter(0.1 + 0.2, 1.0);  // one ulp away
   c.io_calls.pop_back();
   EXPECT_THAT(diff_traces(a, c), ElementsAre("checkpoints[0].stages[0].max_Bps", "io_calls size"));
+  Trace e = a;
+  e.checkpoints[0].nfs->rpc_ops[1].execute_ns = 1;
+  e.checkpoints[0].nfs->rtt.p90_ns = 1;
+  e.checkpoints[0].nfs->wait_by_queue_ns.pop_back();
+  e.checkpoints[0].nfs->tcp_in_flight_mean.reset();
+  e.checkpoints[1].nfs.emplace();
+  e.nfs_mounts[0].avg_pending_queue = 0;
+  e.nfs_mounts[0].ebpf_ops->at(0).op = "READ";
+  e.nfs_mounts[1].ops[0].errors.reset();
+  e.nfs_mounts[1].ebpf_ops.emplace();
+  EXPECT_THAT(diff_traces(a, e),
+              ElementsAre("checkpoints[0].nfs.rpc_ops[1].execute_ns",
+                          "checkpoints[0].nfs.rtt.p90_ns", "checkpoints[0].nfs.wait_by_queue_ns",
+                          "checkpoints[0].nfs.tcp_in_flight_mean (presence)",
+                          "checkpoints[1].nfs (presence)", "nfs_mounts[0].avg_pending_queue",
+                          "nfs_mounts[0].ebpf_ops[0].op", "nfs_mounts[1].ops[0].errors",
+                          "nfs_mounts[1].ebpf_ops (presence)"));
 }
 
 TEST_F(TraceStoreTest, UnsignedAbove2To63IsStoredTwosComplementAndDocumentedSo) {
@@ -409,11 +605,186 @@ TEST_F(TraceStoreTest, EmptyTraceRoundTrips) {
   EXPECT_THAT(diff_traces(Trace{}, *read), IsEmpty());
 }
 
+TEST_F(TraceStoreTest, NfsRecordsWithOptionalsAbsentAndEmptyListsRoundTrip) {
+  Trace t;
+  CheckpointRecord c;
+  c.id = 5;
+  c.nfs.emplace();  // present, but every list empty and every optional absent
+  t.checkpoints.push_back(c);
+  c.id = 6;
+  c.nfs->servers = {"10.0.0.5:2049"};
+  c.nfs->io_rpcs = 1;
+  c.nfs->rpc_ops = {{"WRITE", 1, 0, 0, 1, 100, 50, 1, 2, 3}};
+  c.nfs->tcp_in_flight_max = 0;  // present zeros stay present
+  c.nfs->tcp_in_flight_mean = 0.0;
+  t.checkpoints.push_back(c);
+  NfsMountRecord m;
+  m.device = "nas:/empty";
+  m.ebpf_ops.emplace();  // the probes ran and saw nothing: not the same as absent
+  t.nfs_mounts = {m, NfsMountRecord{}};
+  const std::string path = file("nfs-absent.db");
+  ASSERT_TRUE(write_trace(path, t));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(t, *read), IsEmpty());
+  ASSERT_TRUE(read->checkpoints[0].nfs.has_value());
+  EXPECT_FALSE(read->checkpoints[0].nfs->tcp_in_flight_max.has_value());
+  EXPECT_FALSE(read->checkpoints[0].nfs->tcp_in_flight_mean.has_value());
+  EXPECT_FALSE(read->checkpoints[0].nfs->tcp_retransmits.has_value());
+  EXPECT_EQ(read->checkpoints[1].nfs->tcp_in_flight_max, uint64_t{0});
+  EXPECT_FALSE(read->checkpoints[1].nfs->tcp_retransmits.has_value());
+  ASSERT_TRUE(read->nfs_mounts[0].ebpf_ops.has_value());
+  EXPECT_THAT(*read->nfs_mounts[0].ebpf_ops, IsEmpty());
+  EXPECT_FALSE(read->nfs_mounts[1].ebpf_ops.has_value());
+}
+
+TEST_F(TraceStoreTest, NfsTablesAreQueryableInPlainSql) {
+  const std::string path = file("nfs-sql.db");
+  Trace t = full_trace();
+  t.checkpoints[0].nfs->servers = {"10.0.0.5:2049", "[fe80::2]:2049"};
+  t.checkpoints[0].nfs->wait_by_queue_ns = {{"backlog", 1}, {"sending", kU64Max}};
+  ASSERT_TRUE(write_trace(path, t));
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM checkpoint_nfs"), "1");
+  EXPECT_EQ(query_text(path, "SELECT servers FROM checkpoint_nfs WHERE checkpoint_id = 1"),
+            R"(["10.0.0.5:2049","[fe80::2]:2049"])");
+  // JSON numbers are plain unsigned decimals, not two's complement.
+  EXPECT_EQ(query_text(path, "SELECT wait_by_queue FROM checkpoint_nfs"),
+            R"({"backlog":1,"sending":18446744073709551615})");
+  EXPECT_EQ(query_text(path, "SELECT rtt_p99_ns FROM checkpoint_nfs"), "2000000");
+  EXPECT_EQ(query_text(path,
+                       "SELECT group_concat(op, ',') FROM (SELECT op FROM rpc_ops "
+                       "WHERE checkpoint_id = 1 ORDER BY seq)"),
+            "WRITE,COMMIT,GETATTR 模");
+  EXPECT_EQ(query_text(path,
+                       "SELECT group_concat(has_ebpf_ops, ',') FROM "
+                       "(SELECT has_ebpf_ops FROM nfs_mounts ORDER BY seq)"),
+            "1,0");
+  EXPECT_EQ(query_text(path,
+                       "SELECT count(*) FROM nfs_mount_ops o JOIN nfs_mounts m "
+                       "ON o.mount_seq = m.seq WHERE m.fstype = 'nfs4'"),
+            "2");
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM nfs_mount_ops WHERE errors IS NULL"), "1");
+  EXPECT_EQ(query_text(path, "SELECT sum(count) FROM nfs_mount_ebpf_ops WHERE op = 'WRITE'"),
+            "127");
+}
+
+TEST_F(TraceStoreTest, NanQueueAveragesReadBackAsNan) {
+  // SQLite stores NaN as NULL; a non-optional double comes back NaN, and the
+  // write does not fail on it.
+  Trace t;
+  t.nfs_mounts.resize(1);
+  t.nfs_mounts[0].avg_backlog_queue = std::nan("");
+  t.nfs_mounts[0].avg_pending_queue = 1.5;
+  const std::string path = file("nan.db");
+  ASSERT_TRUE(write_trace(path, t));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_THAT(read->nfs_mounts, SizeIs(1));
+  EXPECT_TRUE(std::isnan(read->nfs_mounts[0].avg_backlog_queue));
+  EXPECT_EQ(read->nfs_mounts[0].avg_sending_queue, 0.0);
+  EXPECT_EQ(read->nfs_mounts[0].avg_pending_queue, 1.5);
+}
+
+TEST_F(TraceStoreTest, SetNfsMountsReplacesMountsAndTheirOps) {
+  const Trace full = full_trace();
+  const std::string path = file("mounts.db");
+  auto w = TraceWriter::open(path);
+  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_TRUE(w->set_nfs_mounts(full.nfs_mounts));
+  ASSERT_TRUE(w->commit());
+  ASSERT_TRUE(w->set_nfs_mounts({full.nfs_mounts[1]}));
+  ASSERT_TRUE(w->close());
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM nfs_mounts"), "1");
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM nfs_mount_ops"), "1");
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM nfs_mount_ebpf_ops"), "0");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  Trace expected;
+  expected.nfs_mounts = {full.nfs_mounts[1]};
+  EXPECT_THAT(diff_traces(expected, *read), IsEmpty());
+
+  auto again = TraceWriter::open(path);
+  ASSERT_TRUE(again) << again.error().message;
+  ASSERT_TRUE(again->set_nfs_mounts(full.nfs_mounts));
+  ASSERT_TRUE(again->set_nfs_mounts({}));
+  ASSERT_TRUE(again->close());
+  read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(read->nfs_mounts, IsEmpty());
+}
+
+// ---- older schema versions ----
+
+TEST_F(TraceStoreTest, Version1FileFromTheVersion2WriterMinusNfsTablesStillReads) {
+  const std::string path = file("v1.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path,
+           "DROP TABLE rpc_ops; DROP TABLE checkpoint_nfs; DROP TABLE nfs_mount_ebpf_ops; "
+           "DROP TABLE nfs_mount_ops; DROP TABLE nfs_mounts; PRAGMA user_version = 1; "
+           "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  Trace expected = full_trace();
+  for (CheckpointRecord& c : expected.checkpoints) c.nfs.reset();
+  expected.nfs_mounts.clear();
+  EXPECT_THAT(diff_traces(expected, *read), IsEmpty());
+}
+
+TEST_F(TraceStoreTest, Version1FileWithTheVersion1DdlStillReads) {
+  // The version 1 DDL is the version 2 DDL up to the first NFS table.
+  const std::string_view ddl = kTraceSchemaSql;
+  const size_t nfs_at = ddl.find("-- The NFS side of a checkpoint");
+  ASSERT_NE(nfs_at, std::string_view::npos);
+  const std::string path = file("v1-ddl.db");
+  exec_sql(path,
+           std::string(ddl.substr(0, nfs_at)) +
+               "PRAGMA user_version = 1;"
+               "INSERT INTO meta VALUES ('schema_version', '1');"
+               "INSERT INTO checkpoints (id, direction, start_ns, end_ns, bytes, files, "
+               "bottleneck) VALUES (1, 'save', 10, 20, 4096, 1, 'host_io');"
+               "INSERT INTO stages VALUES (1, 0, 'host_io', 4096, 10, NULL, 'unknown');"
+               "INSERT INTO drops (source, cause, count) VALUES ('jobio', 'ringbuf_full', 2)");
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%nfs%'"), "0");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_THAT(read->checkpoints, SizeIs(1));
+  EXPECT_EQ(read->checkpoints[0].bytes, 4096u);
+  ASSERT_THAT(read->checkpoints[0].stages, SizeIs(1));
+  EXPECT_FALSE(read->checkpoints[0].nfs.has_value());
+  EXPECT_THAT(read->nfs_mounts, IsEmpty());
+  ASSERT_THAT(read->drops, SizeIs(1));
+  EXPECT_EQ(read->drops[0].count, 2u);
+}
+
+TEST_F(TraceStoreTest, Version2FileMissingAnNfsTableIsNamed) {
+  for (const char* table :
+       {"checkpoint_nfs", "rpc_ops", "nfs_mounts", "nfs_mount_ops", "nfs_mount_ebpf_ops"}) {
+    SCOPED_TRACE(table);
+    const std::string path = file("v2-partial.db");
+    ASSERT_TRUE(write_trace(path, full_trace()));
+    exec_sql(path, std::string("DROP TABLE ") + table);
+    auto read = read_trace(path);
+    ASSERT_FALSE(read);
+    EXPECT_THAT(
+        read.error().message,
+        HasSubstr("'" + path + "' is a damaged ckptscope trace: table '" + table + "' is missing"));
+  }
+}
+
+TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
+  const std::string path = file("v1-partial.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path, "DROP TABLE drops; PRAGMA user_version = 1");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("table 'drops' is missing"));
+}
+
 TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
   const std::string path = file("meta.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "1");
-  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "2");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
   EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
               ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
   EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
@@ -520,12 +891,14 @@ TEST_F(TraceStoreTest, IncrementalWriterThenReadGivesTheSameTrace) {
   ASSERT_TRUE(w->upsert_connection(full.connections[0]));
   ASSERT_TRUE(w->append_tcp_samples({full.tcp_samples[0]}));
   ASSERT_TRUE(w->set_drops({{"jobio", "ringbuf_full", 99}}));
+  ASSERT_TRUE(w->set_nfs_mounts({full.nfs_mounts[1], full.nfs_mounts[0], full.nfs_mounts[1]}));
   ASSERT_TRUE(w->commit());
   ASSERT_TRUE(w->append_checkpoint(full.checkpoints[1]));
   ASSERT_TRUE(w->append_failure(full.failures[1]));
   ASSERT_TRUE(w->append_tcp_samples({full.tcp_samples[1]}));
-  ASSERT_TRUE(w->set_drops(full.drops));  // replaces, not appends
-  ASSERT_TRUE(w->write_job(full.job));    // the final job row replaces the running one
+  ASSERT_TRUE(w->set_drops(full.drops));            // replaces, not appends
+  ASSERT_TRUE(w->set_nfs_mounts(full.nfs_mounts));  // so do the mounts, with their ops
+  ASSERT_TRUE(w->write_job(full.job));              // the final job row replaces the running one
   auto closed = w->close();
   ASSERT_TRUE(closed) << closed.error().message;
   EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
@@ -713,7 +1086,7 @@ TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message,
               HasSubstr("'" + path +
-                        "' has trace schema version 99, this ckptscope reads up to 1: "
+                        "' has trace schema version 99, this ckptscope reads up to 2: "
                         "upgrade ckptscope"));
 }
 
@@ -766,6 +1139,19 @@ TEST_F(TraceStoreTest, BadValuesAreReportedNotTrusted) {
       {"UPDATE stages SET checkpoint_id = 77 WHERE ordinal = 0", "checkpoint 77"},
       {"UPDATE files SET checkpoint_id = 78", "checkpoint 78"},
       {"UPDATE failures SET owner_checkpoint_id = 79", "checkpoint 79"},
+      {"UPDATE checkpoint_nfs SET servers = '[\"a\", 1]'",
+       "checkpoint_nfs.servers of checkpoint 1"},
+      {"UPDATE checkpoint_nfs SET wait_by_queue = '{\"backlog\": -1}'",
+       "checkpoint_nfs.wait_by_queue of checkpoint 1"},
+      {"UPDATE checkpoint_nfs SET wait_by_queue = '[1]'", "checkpoint_nfs.wait_by_queue"},
+      {"UPDATE checkpoint_nfs SET checkpoint_id = 80", "checkpoint 80"},
+      {"UPDATE rpc_ops SET checkpoint_id = 81", "checkpoint 81"},
+      {"UPDATE rpc_ops SET checkpoint_id = " + std::to_string(static_cast<int64_t>(kAbove63)),
+       "rpc_ops refer to checkpoint " + std::to_string(kAbove63) +
+           ", which has no checkpoint_nfs row"},
+      {"UPDATE nfs_mount_ops SET mount_seq = 82", "NFS mount 82"},
+      {"UPDATE nfs_mount_ebpf_ops SET mount_seq = 83", "NFS mount 83"},
+      {"UPDATE nfs_mounts SET has_ebpf_ops = 0", "whose has_ebpf_ops is 0"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.sql);
@@ -818,6 +1204,25 @@ TEST(JsonTextTest, DecodesStandardJsonEscapes) {
   EXPECT_EQ(json_text::decode_u32s("[]"), std::vector<uint32_t>{});
 }
 
+TEST(JsonTextTest, U64ObjectsRoundTripInOrderWithRepeatsAndRawBytes) {
+  const std::vector<std::pair<std::string, uint64_t>> values = {
+      {"backlog", 0},
+      {"sending", kU64Max},
+      {"backlog", kAbove63},
+      {"", 1},
+      {"q\"b\\\n模", 2},
+      {"\xff\xc0", 3},
+      {std::string("n\0ul", 4), 4294967296u}};
+  EXPECT_EQ(json_text::decode_u64_object(json_text::encode_u64_object(values)), values);
+  EXPECT_EQ(json_text::encode_u64_object({}), "{}");
+  EXPECT_EQ(json_text::encode_u64_object({{"a", 1}, {"b\"", kU64Max}}),
+            "{\"a\":1,\"b\\\"\":18446744073709551615}");
+  EXPECT_EQ(json_text::decode_u64_object(R"( { "x" : 7 , "caf\u00e9" : 0 } )"),
+            (std::vector<std::pair<std::string, uint64_t>>{{"x", 7}, {"café", 0}}));
+  EXPECT_EQ(json_text::decode_u64_object(" { } "),
+            (std::vector<std::pair<std::string, uint64_t>>{}));
+}
+
 TEST(JsonTextTest, RejectsMalformedText) {
   for (const char* bad :
        {"", "[", "[\"a\"", "[\"a\",]", "[\"a\"] x", "[\"\\ud83d\"]", "[\"\\ude80\"]", "[\"\\u12\"]",
@@ -826,6 +1231,12 @@ TEST(JsonTextTest, RejectsMalformedText) {
   }
   for (const char* bad : {"[4294967296]", "[-1]", "[1.5]", "[\"1\"]", "[1,]", "1"}) {
     EXPECT_FALSE(json_text::decode_u32s(bad).has_value()) << bad;
+  }
+  for (const char* bad :
+       {"", "{", "[]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{\"a\":1} x", "{a:1}", "{\"a\":-1}",
+        "{\"a\":1.5}", "{\"a\":\"1\"}", "{\"a\":18446744073709551616}",
+        "{\"a\":99999999999999999999}", "{\"a\" 1}", "{\"a\":1 \"b\":2}", "null"}) {
+    EXPECT_FALSE(json_text::decode_u64_object(bad).has_value()) << bad;
   }
 }
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "jobio.h"
+#include "nfs.h"
 #include "tcp.h"
 
 namespace {
@@ -43,6 +44,7 @@ void expect_layout(const std::string& object, const char* type, size_t size,
 
 const std::string kJobio = std::string(CKPTSCOPE_BPF_DIR) + "/jobio.bpf.o";
 const std::string kTcp = std::string(CKPTSCOPE_BPF_DIR) + "/tcp.bpf.o";
+const std::string kNfs = std::string(CKPTSCOPE_BPF_DIR) + "/nfs.bpf.o";
 
 TEST(RecordLayoutTest, JobioRecordsMatchTheBpfObject) {
   expect_layout(kJobio, "ckpt_record_header", sizeof(ckpt_record_header),
@@ -75,6 +77,23 @@ TEST(RecordLayoutTest, TcpRecordMatchesTheBpfObject) {
   expect_layout(
       kTcp, "ckpt_endpoint_key", sizeof(ckpt_endpoint_key),
       {{"port", offsetof(ckpt_endpoint_key, port)}, {"addr", offsetof(ckpt_endpoint_key, addr)}});
+}
+
+TEST(RecordLayoutTest, NfsRecordMatchesTheBpfObject) {
+  expect_layout(kNfs, "ckpt_nfs_record", sizeof(ckpt_nfs_record),
+                {{"time_ns", offsetof(ckpt_nfs_record, time_ns)},
+                 {"task_id", offsetof(ckpt_nfs_record, task_id)},
+                 {"dev", offsetof(ckpt_nfs_record, dev)},
+                 {"result_count", offsetof(ckpt_nfs_record, result_count)},
+                 {"status", offsetof(ckpt_nfs_record, status)},
+                 {"xid", offsetof(ckpt_nfs_record, xid)},
+                 {"task_pid", offsetof(ckpt_nfs_record, task_pid)},
+                 {"ntrans", offsetof(ckpt_nfs_record, ntrans)},
+                 {"backlog_ns", offsetof(ckpt_nfs_record, backlog_ns)},
+                 {"wait_ns", offsetof(ckpt_nfs_record, wait_ns)},
+                 {"family", offsetof(ckpt_nfs_record, family)},
+                 {"addr", offsetof(ckpt_nfs_record, addr)},
+                 {"proc_name", offsetof(ckpt_nfs_record, proc_name)}});
 }
 
 }  // namespace

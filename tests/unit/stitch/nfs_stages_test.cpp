@@ -1,0 +1,416 @@
+// NFS stages with known answers: a save whose pages go out as WRITE and
+// COMMIT RPCs, a load read back with READ_PLUS, RPC errors and timeouts, and
+// the queue verdict.
+#include <cerrno>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "stitch/stitcher.h"
+
+namespace ckpt {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kMiB = 1 << 20;
+constexpr uint64_t T = 5'000 * kMs;
+const std::string kServer = "10.0.0.9:2049";
+const std::string kShard = "/nfs/run/checkpoint-1/shard-0.pt";
+const FileId kFile{53, 777};
+
+class Maxima : public MaximaProvider {
+ public:
+  StageMax host_io(Direction d, const std::vector<FileId>&) override {
+    return d == Direction::Save ? StageMax{1e9, "test:storage-write"}
+                                : StageMax{2e9, "test:storage-read"};
+  }
+  StageMax serialize() override { return {}; }
+  StageMax transport(const std::string&) override { return StageMax{transport_Bps, "test:link"}; }
+  std::optional<double> transport_Bps = 4e9;
+};
+
+class NfsStagesTest : public ::testing::Test {
+ protected:
+  NfsStagesTest() : config_(Config::defaults()) {}
+
+  Stitcher make(bool nfs = true, bool transport = false) {
+    return Stitcher(config_, maxima_, StageAvailability{true, transport, nfs});
+  }
+
+  static void call(Stitcher& s, IoOp op, uint64_t t0, uint64_t t1, int64_t ret) {
+    IoEvent e;
+    e.tgid = 100;
+    e.tid = 100;
+    e.op = op;
+    e.start_ns = t0;
+    e.end_ns = t1;
+    e.path = kShard;
+    e.file = kFile;
+    e.ret = ret;
+    s.on_event(std::move(e));
+  }
+  static void nfs_io(Stitcher& s, NfsIoKind kind, uint64_t t0, uint64_t t1, uint64_t bytes,
+                     int32_t status = 0, FileId file = kFile) {
+    NfsIoEvent e;
+    e.kind = kind;
+    e.start_ns = t0;
+    e.end_ns = t1;
+    e.file = file;
+    e.count = bytes;
+    e.result_count = status < 0 ? 0 : bytes;
+    e.status = status;
+    s.on_event(std::move(e));
+  }
+  // An RPC that started at t0, queued `queue`, waited `rtt` for the reply.
+  static void rpc(Stitcher& s, const std::string& op, uint64_t t0, uint64_t queue, uint64_t rtt,
+                  std::optional<NfsIoKind> io, uint64_t bytes, int32_t status = 0,
+                  uint64_t sending_wait = 0, uint64_t backlog_wait = 0, uint32_t client = 4) {
+    RpcEvent e;
+    e.kind = RpcEvent::Kind::Done;
+    e.start_ns = t0;
+    e.queue_ns = queue;
+    e.rtt_ns = rtt;
+    e.execute_ns = queue + rtt;
+    e.time_ns = t0 + queue + rtt;
+    e.op = op;
+    e.vers = 4;
+    e.client_id = client;
+    e.xid = 0x1234;
+    e.ntrans = 1;
+    e.status = status;
+    e.bytes_sent = io == NfsIoKind::Write ? bytes + 200 : 150;
+    e.bytes_recv = io == NfsIoKind::Read ? bytes + 100 : 120;
+    e.wait_ns[kRpcQueueSending] = sending_wait;
+    e.wait_ns[kRpcQueueBacklog] = backlog_wait;
+    e.wait_ns[kRpcQueuePending] = rtt;
+    e.server = kServer;
+    e.io = io;
+    if (io) {
+      e.file = kFile;
+      e.io_count = bytes;
+    }
+    s.on_event(std::move(e));
+  }
+  std::vector<CheckpointRecord> close(Stitcher& s) {
+    s.advance(T + 10'000 * kMs);
+    return s.take_checkpoints();
+  }
+
+  Config config_;
+  std::shared_ptr<Maxima> maxima_ = std::make_shared<Maxima>();
+};
+
+const StageRecord* find_stage(const CheckpointRecord& c, std::string_view name) {
+  for (const auto& s : c.stages)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+// Four 1 MiB writes; writeback sends them as four WRITE RPCs of 1 MiB, the
+// fsync a COMMIT. Known answers for every NFS figure.
+TEST_F(NfsStagesTest, SaveOverNfsWithKnownAnswers) {
+  Stitcher s = make();
+  for (int i = 0; i < 4; ++i)
+    call(s, IoOp::Write, T + i * kMs, T + i * kMs + 100'000, static_cast<int64_t>(kMiB));
+  // WRITE RPCs i: start 10+10i ms, queue (i+1) ms, rtt 4 ms.
+  for (uint64_t i = 0; i < 4; ++i) {
+    const uint64_t t0 = T + (10 + 10 * i) * kMs;
+    rpc(s, "WRITE", t0, (i + 1) * kMs, 4 * kMs, NfsIoKind::Write, kMiB, 0, (i + 1) * kMs);
+    nfs_io(s, NfsIoKind::Write, t0, t0 + (i + 5) * kMs, kMiB);
+  }
+  rpc(s, "COMMIT", T + 60 * kMs, 0, 2 * kMs, NfsIoKind::Commit, 0);
+  nfs_io(s, NfsIoKind::Commit, T + 60 * kMs, T + 62 * kMs, 0);
+  rpc(s, "GETATTR", T + 63 * kMs, 0, 1 * kMs, std::nullopt, 0);
+  // Another client's RPC (another mount): not this checkpoint's.
+  rpc(s, "WRITE", T + 20 * kMs, 0, 1 * kMs, std::nullopt, 0, 0, 0, 0, /*client=*/9);
+  call(s, IoOp::Fsync, T + 59 * kMs, T + 63 * kMs, 0);
+  call(s, IoOp::Close, T + 63 * kMs, T + 64 * kMs, 0);
+
+  auto cps = close(s);
+  ASSERT_EQ(cps.size(), 1u);
+  const auto& c = cps[0];
+  ASSERT_TRUE(c.nfs.has_value());
+  const auto& n = *c.nfs;
+  EXPECT_EQ(n.io_rpcs, 5u);  // 4 WRITE + 1 COMMIT
+  EXPECT_EQ(n.io_bytes, 4 * kMiB);
+  EXPECT_EQ(n.servers, std::vector<std::string>{kServer});
+  ASSERT_EQ(n.rpc_ops.size(), 3u);
+  EXPECT_EQ(n.rpc_ops[0].op, "WRITE");
+  EXPECT_EQ(n.rpc_ops[0].count, 4u);
+  EXPECT_EQ(n.rpc_ops[0].queue_ns, (1 + 2 + 3 + 4) * kMs);
+  EXPECT_EQ(n.rpc_ops[0].rtt_ns, 16 * kMs);
+  EXPECT_EQ(n.rpc_ops[0].bytes_sent, 4 * (kMiB + 200));
+  EXPECT_EQ(n.rpc_ops[1].op, "COMMIT");
+  EXPECT_EQ(n.rpc_ops[2].op, "GETATTR");
+  // Queue waits of the 5 I/O RPCs: 0, 1, 2, 3, 4 ms.
+  EXPECT_EQ(n.queue_wait.count, 5u);
+  EXPECT_EQ(n.queue_wait.p50_ns, 2 * kMs);
+  EXPECT_EQ(n.queue_wait.max_ns, 4 * kMs);
+  EXPECT_EQ(n.queue_wait.mean_ns, 2 * kMs);
+  EXPECT_EQ(n.rtt.p50_ns, 4 * kMs);
+  EXPECT_FALSE(n.tcp_in_flight_max) << "transport probes off: unknown, not 0";
+
+  const auto* client = find_stage(c, kStageNfsClient);
+  const auto* queue = find_stage(c, kStageRpcQueue);
+  const auto* rtt = find_stage(c, kStageRpcRtt);
+  ASSERT_TRUE(client && queue && rtt);
+  EXPECT_EQ(client->bytes, 4 * kMiB);
+  // WRITE i runs [10+10i, 15+11i] ms: 5+6+7+8 ms, plus the 2 ms COMMIT.
+  EXPECT_EQ(client->busy_ns, 28 * kMs);
+  EXPECT_EQ(client->max_source, "test:storage-write");
+  EXPECT_EQ(queue->busy_ns, 10 * kMs);
+  EXPECT_EQ(queue->max_source, "test:link");
+  EXPECT_EQ(rtt->busy_ns, 4 * 4 * kMs + 2 * kMs);
+  // Pipeline order: the NFS stages sit between metadata and transport.
+  std::vector<std::string> names;
+  for (const auto& st : c.stages) names.push_back(st.name);
+  EXPECT_THAT(names, ::testing::ElementsAre("serialize", "host_io", "metadata", "nfs_client",
+                                            "rpc_queue", "rpc_rtt"));
+  EXPECT_TRUE(c.failures.empty());
+}
+
+TEST_F(NfsStagesTest, LoadCountsReadPlusAndOnlyThisCheckpointsFiles) {
+  Stitcher s = make();
+  call(s, IoOp::Read, T, T + 30 * kMs, static_cast<int64_t>(2 * kMiB));
+  rpc(s, "READ_PLUS", T + kMs, 0, 5 * kMs, NfsIoKind::Read, kMiB);
+  nfs_io(s, NfsIoKind::Read, T + kMs, T + 6 * kMs, kMiB);
+  rpc(s, "READ_PLUS", T + 7 * kMs, 0, 5 * kMs, NfsIoKind::Read, kMiB);
+  nfs_io(s, NfsIoKind::Read, T + 7 * kMs, T + 12 * kMs, kMiB);
+  // Another file's read (not touched by the job's calls): not counted.
+  nfs_io(s, NfsIoKind::Read, T + 7 * kMs, T + 12 * kMs, kMiB, 0, FileId{53, 999});
+  auto cps = close(s);
+  ASSERT_EQ(cps.size(), 1u);
+  ASSERT_TRUE(cps[0].nfs);
+  EXPECT_EQ(cps[0].direction, Direction::Load);
+  EXPECT_EQ(cps[0].nfs->io_bytes, 2 * kMiB);
+  EXPECT_EQ(cps[0].nfs->io_rpcs, 2u);
+  EXPECT_EQ(find_stage(cps[0], kStageNfsClient)->busy_ns, 10 * kMs);
+  EXPECT_EQ(find_stage(cps[0], kStageNfsClient)->max_source, "test:storage-read");
+}
+
+TEST_F(NfsStagesTest, LocalFilesHaveNoNfsStagesAndNoProbesMeansAbsent) {
+  {
+    Stitcher s = make();
+    call(s, IoOp::Write, T, T + kMs, 4096);
+    auto cps = close(s);
+    ASSERT_EQ(cps.size(), 1u);
+    EXPECT_FALSE(cps[0].nfs);
+    EXPECT_EQ(find_stage(cps[0], kStageNfsClient), nullptr);
+  }
+  {
+    Stitcher s = make(/*nfs=*/false);
+    call(s, IoOp::Write, T, T + kMs, 4096);
+    rpc(s, "WRITE", T, 0, kMs, NfsIoKind::Write, 4096);
+    nfs_io(s, NfsIoKind::Write, T, T + kMs, 4096);
+    auto cps = close(s);
+    ASSERT_EQ(cps.size(), 1u);
+    EXPECT_FALSE(cps[0].nfs);
+  }
+}
+
+TEST_F(NfsStagesTest, RpcStorageErrorsAreFlaggedOncePerFileWithACount) {
+  Stitcher s = make();
+  call(s, IoOp::Write, T, T + kMs, static_cast<int64_t>(kMiB));
+  for (int i = 0; i < 3; ++i)
+    rpc(s, "WRITE", T + (2 + i) * kMs, 0, kMs, NfsIoKind::Write, kMiB / 4, -ENOSPC);
+  rpc(s, "WRITE", T + 6 * kMs, 0, kMs, NfsIoKind::Write, kMiB / 4);
+  // ENOENT on a LOOKUP is normal: counted as an error, not flagged.
+  rpc(s, "LOOKUP", T + 7 * kMs, 0, kMs, std::nullopt, 0, -ENOENT);
+  call(s, IoOp::Close, T + 8 * kMs, T + 9 * kMs, -ENOSPC);
+  auto cps = close(s);
+  ASSERT_EQ(cps.size(), 1u);
+  const auto& f = cps[0].failures;
+  auto rpc_failures = std::count_if(f.begin(), f.end(),
+                                    [](const FailureRecord& r) { return r.kind == "rpc_enospc"; });
+  ASSERT_EQ(rpc_failures, 1);
+  const auto& r = *std::find_if(f.begin(), f.end(),
+                                [](const FailureRecord& x) { return x.kind == "rpc_enospc"; });
+  EXPECT_EQ(r.time_ns, T + 3 * kMs);  // the first failed RPC's end
+  EXPECT_THAT(r.evidence, HasSubstr(kShard));
+  EXPECT_THAT(r.evidence, HasSubstr("ENOSPC"));
+  EXPECT_THAT(r.evidence, HasSubstr(kServer));
+  EXPECT_THAT(r.evidence, HasSubstr("3 RPCs failed"));
+  EXPECT_TRUE(std::any_of(f.begin(), f.end(), [](const FailureRecord& x) {
+    return x.kind == "enospc";
+  })) << "the job's own failed close";
+  ASSERT_TRUE(cps[0].nfs);
+  const auto& ops = cps[0].nfs->rpc_ops;
+  auto lookup = std::find_if(ops.begin(), ops.end(), [](auto& o) { return o.op == "LOOKUP"; });
+  ASSERT_NE(lookup, ops.end());
+  EXPECT_EQ(lookup->errors, 1u);
+}
+
+TEST_F(NfsStagesTest, ServerNotRespondingIsFlaggedLiveAndCompletedAtClose) {
+  Stitcher s = make();
+  call(s, IoOp::Write, T, T + kMs, static_cast<int64_t>(kMiB));
+  CallStartEvent fsync;
+  fsync.start_ns = T + 2 * kMs;
+  fsync.tgid = fsync.tid = 100;
+  fsync.op = IoOp::Fsync;
+  fsync.file = kFile;
+  fsync.path = kShard;
+  s.on_event(CallStartEvent(fsync));
+  for (int i = 1; i <= 3; ++i) {
+    RpcEvent t;
+    t.kind = RpcEvent::Kind::Timeout;
+    t.time_ns = T + i * 1000 * kMs;
+    t.execute_ns = i * 1000 * kMs;
+    t.op = "WRITE";
+    t.server = kServer;
+    t.timeouts = static_cast<uint32_t>(i);
+    t.client_id = 4;
+    s.on_event(std::move(t));
+  }
+  // The server answers at T+5 s; the fsync returns.
+  rpc(s, "WRITE", T + 2 * kMs, 0, 4998 * kMs, NfsIoKind::Write, kMiB);
+  nfs_io(s, NfsIoKind::Write, T + 2 * kMs, T + 5000 * kMs, kMiB);
+  call(s, IoOp::Fsync, T + 2 * kMs, T + 5001 * kMs, 0);
+  s.advance(T + 9000 * kMs);
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  const auto& f = cps[0].failures;
+  auto it = std::find_if(f.begin(), f.end(), [](const FailureRecord& x) {
+    return x.kind == "nfs_server_not_responding";
+  });
+  ASSERT_NE(it, f.end());
+  EXPECT_EQ(it->time_ns, T + 1000 * kMs);
+  EXPECT_THAT(it->evidence, HasSubstr(kServer));
+  EXPECT_THAT(it->evidence, HasSubstr("3 major timeout(s) over 2.0 s"));
+  EXPECT_THAT(it->evidence, HasSubstr("responding again 4.0 s after the first timeout"));
+  EXPECT_EQ(
+      std::count_if(f.begin(), f.end(),
+                    [](const FailureRecord& x) { return x.kind == "nfs_server_not_responding"; }),
+      1);
+  EXPECT_EQ(cps[0].nfs->rpc_ops[0].major_timeouts, 0u) << "the finished RPC reported 0";
+}
+
+TEST_F(NfsStagesTest, TimeoutOutsideCheckpointsIsAJobFailureOncePerMinute) {
+  Stitcher s = make();
+  for (int i = 0; i < 3; ++i) {
+    RpcEvent t;
+    t.kind = RpcEvent::Kind::Timeout;
+    t.time_ns = T + i * 30'000 * kMs;
+    t.op = "GETATTR";
+    t.server = kServer;
+    s.on_event(std::move(t));
+  }
+  auto f = s.take_failures();
+  ASSERT_EQ(f.size(), 2u);  // at 0 s and 60 s
+  EXPECT_EQ(f[1].time_ns, T + 60'000 * kMs);
+}
+
+TEST_F(NfsStagesTest, TotalsByServerAndVersionForTheMountstatsCrossCheck) {
+  Stitcher s = make();
+  rpc(s, "WRITE", T, kMs, kMs, NfsIoKind::Write, kMiB);
+  rpc(s, "WRITE", T, kMs, kMs, NfsIoKind::Write, kMiB, -EIO);
+  RpcEvent t;
+  t.kind = RpcEvent::Kind::Timeout;
+  t.time_ns = T;
+  t.op = "WRITE";
+  t.server = kServer;
+  t.vers = 4;
+  s.on_event(std::move(t));
+  auto totals = s.rpc_totals();
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].server, kServer);
+  EXPECT_EQ(totals[0].vers, 4u);
+  ASSERT_EQ(totals[0].ops.size(), 1u);
+  EXPECT_EQ(totals[0].ops[0].count, 2u) << "a timeout is not a finished RPC";
+  EXPECT_EQ(totals[0].ops[0].errors, 1u);
+  EXPECT_EQ(totals[0].ops[0].queue_ns, 2 * kMs);
+}
+
+TEST(QueueVerdictTest, AQueueIsAttributedToWhatItWaitedOn) {
+  std::vector<StageRecord> stages(3);
+  stages[0].name = "rpc_queue";
+  stages[1].name = "rpc_rtt";
+  stages[2].name = "transport";
+  using Waits = std::vector<std::pair<std::string, uint64_t>>;
+  EXPECT_EQ(attribute_queue_verdict("rpc_queue", stages, Waits{{"sending", 9}, {"backlog", 1}}),
+            "transport");
+  EXPECT_EQ(attribute_queue_verdict("rpc_queue", stages, Waits{{"sending", 1}, {"backlog", 9}}),
+            "rpc_rtt");
+  EXPECT_EQ(attribute_queue_verdict("rpc_queue", stages, Waits{}), "rpc_queue")
+      << "no evidence: the queue itself";
+  EXPECT_EQ(attribute_queue_verdict("host_io", stages, Waits{{"sending", 9}}), "host_io");
+  stages.pop_back();  // transport not measured
+  EXPECT_EQ(attribute_queue_verdict("rpc_queue", stages, Waits{{"sending", 9}}), "rpc_queue");
+}
+
+TEST(DurationStatsTest, NearestRankPercentiles) {
+  std::vector<uint64_t> v;
+  for (uint64_t i = 100; i >= 1; --i) v.push_back(i);
+  DurationStats d = duration_stats(v);
+  EXPECT_EQ(d.count, 100u);
+  EXPECT_EQ(d.p50_ns, 50u);
+  EXPECT_EQ(d.p90_ns, 90u);
+  EXPECT_EQ(d.p99_ns, 99u);
+  EXPECT_EQ(d.max_ns, 100u);
+  EXPECT_EQ(d.mean_ns, 51u);  // 50.5 rounded
+  std::vector<uint64_t> one{7};
+  EXPECT_EQ(duration_stats(one).p99_ns, 7u);
+  std::vector<uint64_t> none;
+  EXPECT_EQ(duration_stats(none).count, 0u);
+}
+
+}  // namespace
+}  // namespace ckpt
+
+namespace ckpt {
+namespace {
+
+TEST_F(NfsStagesTest, AProcessKilledMidSaveLeavesPartialFilesFlagged) {
+  Stitcher s = make(/*nfs=*/false);
+  const FileId other{53, 778};
+  call(s, IoOp::Write, T, T + kMs, static_cast<int64_t>(kMiB));
+  // A second file written and closed: complete, not flagged.
+  IoEvent w;
+  w.tgid = w.tid = 100;
+  w.op = IoOp::Write;
+  w.start_ns = T + 2 * kMs;
+  w.end_ns = T + 3 * kMs;
+  w.path = "/nfs/run/checkpoint-1/shard-1.pt";
+  w.file = other;
+  w.ret = 4096;
+  s.on_event(IoEvent(w));
+  w.op = IoOp::Close;
+  w.start_ns = T + 4 * kMs;
+  w.end_ns = T + 5 * kMs;
+  w.ret = 0;
+  s.on_event(IoEvent(w));
+  ProcEvent exit;
+  exit.kind = ProcEvent::Kind::Exit;
+  exit.time_ns = T + 6 * kMs;
+  exit.tgid = exit.tid = 100;
+  exit.exit_code = 9;  // SIGKILL
+  exit.comm = "python";
+  s.on_event(ProcEvent(exit));
+  auto cps = close(s);
+  ASSERT_EQ(cps.size(), 1u);
+  ASSERT_EQ(cps[0].failures.size(), 1u);
+  const auto& f = cps[0].failures[0];
+  EXPECT_EQ(f.kind, "partial_save");
+  EXPECT_EQ(f.time_ns, T + 6 * kMs);
+  EXPECT_THAT(f.evidence, HasSubstr(kShard));
+  EXPECT_THAT(f.evidence, HasSubstr("signal 9"));
+  EXPECT_THAT(f.evidence, ::testing::Not(HasSubstr("shard-1.pt")));
+}
+
+TEST_F(NfsStagesTest, ANormalExitIsNotAPartialSave) {
+  Stitcher s = make(/*nfs=*/false);
+  call(s, IoOp::Write, T, T + kMs, 4096);
+  ProcEvent exit;
+  exit.kind = ProcEvent::Kind::Exit;
+  exit.time_ns = T + 2 * kMs;
+  exit.tgid = exit.tid = 100;
+  exit.exit_code = 1 << 8;  // exit(1): a status, not a signal
+  s.on_event(ProcEvent(exit));
+  auto cps = close(s);
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_TRUE(cps[0].failures.empty());
+}
+
+}  // namespace
+}  // namespace ckpt
