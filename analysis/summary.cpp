@@ -110,6 +110,8 @@ json checkpoint_nfs_json(const NfsCheckpointRecord& n) {
       {"wait_by_queue_ns", std::move(wait_by_queue)},
       {"tcp_in_flight_max", or_null(n.tcp_in_flight_max)},
       {"tcp_in_flight_mean", or_null(n.tcp_in_flight_mean)},
+      {"tcp_backlog_max", or_null(n.tcp_backlog_max)},
+      {"tcp_backlog_mean", or_null(n.tcp_backlog_mean)},
       {"tcp_retransmits", or_null(n.tcp_retransmits)},
   };
 }

@@ -31,6 +31,8 @@ namespace ckpt {
 //                             "wait_by_queue_ns": {"backlog": ns, "sending": ns, ..},
 //                             "tcp_in_flight_max": uint|null,
 //                             "tcp_in_flight_mean": number|null,
+//                             "tcp_backlog_max": uint|null,
+//                             "tcp_backlog_mean": number|null,
 //                             "tcp_retransmits": uint|null}}],
 //    "failures": [{"kind", "time_ns", "evidence", "checkpoint_id": uint|null}],
 //    "connections": [{"cookie", "remote", "local", "first_ns", "last_ns",
@@ -59,10 +61,14 @@ namespace ckpt {
 // "p90_ns", "p99_ns", "max_ns"} (per RPC, nearest-rank percentiles).
 //
 // A checkpoint's "nfs" is null when the NFS probes did not see its files'
-// RPCs. "wait_by_queue_ns" sums a repeated queue name. A mount's "ebpf_ops"
-// and "crosscheck" are null when the eBPF probes did not run for it; the
-// cross-check has one entry per op that mountstats counted (ops > 0) or eBPF
-// reported, mountstats' order first, with "*_bytes" = bytes_sent +
+// RPCs. "wait_by_queue_ns" sums a repeated queue name. "tcp_in_flight_*" are
+// bytes sent and not yet acknowledged (snd_nxt - snd_una), "tcp_backlog_*"
+// bytes handed to TCP and not yet acknowledged (write_seq - snd_una: queued
+// in the socket and in flight), on the transport to its servers; these and
+// "tcp_retransmits" are null when the transport probes were off. A mount's
+// "ebpf_ops" and "crosscheck" are null when the eBPF probes did not run for
+// it; the cross-check has one entry per op that mountstats counted (ops > 0)
+// or eBPF reported, mountstats' order first, with "*_bytes" = bytes_sent +
 // bytes_received, "*_diff_fraction" = |a - b| / max(a, b) (0 when both are
 // 0) and "agree" when both fractions are <= 0.01 (analysis/nfs_crosscheck.h).
 //
@@ -73,10 +79,10 @@ nlohmann::json summary_json(const Trace& trace);
 
 // The terminal rendering: the job, then per checkpoint a header line, one
 // row per stage in pipeline order (kAllStages) and, with NFS figures, one
-// "nfs" line (RPCs by op, queue wait and RTT p50/p99, TCP in flight and
-// retransmits when known); then the NFS mounts (mountstats, with the eBPF
-// cross-check), failures, connections and drops. Fits 100 columns except
-// for long evidence, addresses, NFS op lists and mount names.
+// "nfs" line (RPCs by op, queue wait and RTT p50/p99, TCP in flight,
+// backlog and retransmits when known); then the NFS mounts (mountstats, with
+// the eBPF cross-check), failures, connections and drops. Fits 100 columns
+// except for long evidence, addresses, NFS op lists and mount names.
 std::string summary_table(const Trace& trace);
 
 }  // namespace ckpt

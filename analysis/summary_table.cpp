@@ -117,8 +117,9 @@ void append_list(std::vector<std::string>& parts, const std::vector<std::string>
 }
 
 // The checkpoint's NFS figures: the RPCs by op, the I/O RPCs' queue wait and
-// round trip, and the transport when its probes ran. One line when it fits
-// 100 columns, wrapped between items when not.
+// round trip, and the transport when its probes ran (in flight, backlog,
+// retransmits: whichever is known). One line when it fits 100 columns,
+// wrapped between items when not.
 void nfs_line(std::string& out, const NfsCheckpointRecord& n) {
   std::vector<std::string> rpcs;
   for (const RpcOpStats& op : n.rpc_ops) rpcs.push_back(fmt::format("{} {}", op.op, op.count));
@@ -126,15 +127,22 @@ void nfs_line(std::string& out, const NfsCheckpointRecord& n) {
   std::vector<std::string> parts;
   append_list(parts, rpcs, ";");
   parts.push_back(fmt::format("queue wait {};", p50_p99(n.queue_wait)));
-  std::string tcp;
-  if (n.tcp_in_flight_max)
-    tcp = fmt::format("in flight max {}", format_bytes(*n.tcp_in_flight_max));
+  std::vector<std::string> tcp;
+  if (n.tcp_in_flight_max) {
+    tcp.push_back(fmt::format("in flight max {}", format_bytes(*n.tcp_in_flight_max)));
+  }
+  if (n.tcp_backlog_max) {
+    tcp.push_back(fmt::format("backlog max {}", format_bytes(*n.tcp_backlog_max)));
+  }
   if (n.tcp_retransmits) {
-    tcp += fmt::format("{}{} retransmit{}", tcp.empty() ? "" : ", ", *n.tcp_retransmits,
-                       *n.tcp_retransmits == 1 ? "" : "s");
+    tcp.push_back(
+        fmt::format("{} retransmit{}", *n.tcp_retransmits, *n.tcp_retransmits == 1 ? "" : "s"));
   }
   parts.push_back(fmt::format("rtt {}{}", p50_p99(n.rtt), tcp.empty() ? "" : ";"));
-  if (!tcp.empty()) parts.push_back("TCP " + tcp);
+  if (!tcp.empty()) {
+    tcp.front() = "TCP " + tcp.front();
+    append_list(parts, tcp, "");
+  }
   wrapped_line(out, "  nfs: RPCs:", parts, 7);
 }
 

@@ -435,6 +435,7 @@ int BPF_PROG(rpc_stats_latency, const struct rpc_task___ckpt *task, ktime_t back
 SEC("tp_btf/rpc_timeout_status")
 int BPF_PROG(rpc_timeout_status, const struct rpc_task___ckpt *task)
 {
+	const struct rpc_rqst___ckpt *req;
 	struct ckpt_nfs_record *rec;
 	__s64 start;
 
@@ -445,6 +446,11 @@ int BPF_PROG(rpc_timeout_status, const struct rpc_task___ckpt *task)
 		return 0;
 	fill_rpc(rec, task);
 	rec->timeouts += 1; /* the tracepoint fires before tk_timeouts++ */
+	req = BPF_CORE_READ(task, tk_rqstp);
+	if (req) {
+		rec->xid = bpf_ntohl(BPF_CORE_READ(req, rq_xid));
+		rec->ntrans = BPF_CORE_READ(req, rq_ntrans);
+	}
 	start = BPF_CORE_READ(task, tk_start);
 	if (start > 0 && rec->time_ns > (__u64)start)
 		rec->execute_ns = rec->time_ns - start;

@@ -128,11 +128,14 @@ static __always_inline void fill_counters(const struct sock *sk, struct ckpt_tcp
 			st->latest.total_retrans = rec->total_retrans;
 			st->latest.in_flight =
 			    BPF_CORE_READ(tp, snd_nxt) - BPF_CORE_READ(tp, snd_una);
+			st->latest.backlog =
+			    BPF_CORE_READ(tp, write_seq) - BPF_CORE_READ(tp, snd_una);
 			st->latest.time_ns = bpf_ktime_get_ns();
 		}
 	}
 	rec->snd_nxt = BPF_CORE_READ(tp, snd_nxt);
 	rec->snd_una = BPF_CORE_READ(tp, snd_una);
+	rec->write_seq = BPF_CORE_READ(tp, write_seq);
 	rec->snd_cwnd = ckpt_tcp_snd_cwnd(tp);
 	rec->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3; /* stored << 3 */
 	rec->snd_wnd = BPF_CORE_READ(tp, snd_wnd);
@@ -172,6 +175,7 @@ static __always_inline void update_latest(const struct sock *sk, const struct sk
 	st->latest.bytes_sent = ckpt_tcp_bytes_sent(tp);
 	st->latest.total_retrans = BPF_CORE_READ(tp, total_retrans);
 	st->latest.in_flight = snd_nxt - snd_una;
+	st->latest.backlog = BPF_CORE_READ(tp, write_seq) - snd_una;
 	st->latest.zero_window_ns =
 	    st->zero_window_ns + (st->zero_window_since_ns ? now - st->zero_window_since_ns : 0);
 }

@@ -52,6 +52,8 @@ struct ckpt_tcp_record {
 	__u32 srtt_us;
 	__u32 snd_wnd;
 	__u64 zero_window_ns; /* cumulative time with a zero send window */
+	__u32 write_seq;      /* the next byte the socket's owner will queue */
+	__u32 pad2;
 };
 
 /*
@@ -69,6 +71,8 @@ struct ckpt_tcp_latest {
 	__u64 zero_window_ns; /* including a zero window still open */
 	__u32 total_retrans;
 	__u32 in_flight; /* bytes sent and not yet acknowledged */
+	__u32 backlog;	 /* bytes queued or in flight, not yet acknowledged (write_seq - snd_una) */
+	__u32 pad;
 };
 
 /* Value of the `sock_states` map, keyed by the struct sock address. */

@@ -11,7 +11,8 @@ namespace ckpt {
 // PRAGMA user_version of the files this build writes, and the newest it reads.
 // Bump it for any change an older reader would misread (see docs/trace-schema.md).
 // Version 2 added the NFS tables (checkpoint_nfs, rpc_ops, nfs_mounts,
-// nfs_mount_ops, nfs_mount_ebpf_ops); version 1 files still read.
+// nfs_mount_ops, nfs_mount_ebpf_ops) and tcp_samples.backlog; version 1 files
+// still read.
 inline constexpr int kTraceSchemaVersion = 2;
 
 // The oldest schema version read_trace still reads.
@@ -34,6 +35,7 @@ inline constexpr std::string_view kTraceSchemaSql = R"sql(
 -- ckptscope trace, schema version 2 (PRAGMA user_version = 2, set by the writer).
 -- Version 2 added checkpoint_nfs, rpc_ops, nfs_mounts, nfs_mount_ops and
 -- nfs_mount_ebpf_ops; version 1 files lack them and mean "no NFS figures".
+-- Version 2 also added tcp_samples.backlog; version 1 files lack it (read as 0).
 -- Conventions:
 --  * Times are CLOCK_MONOTONIC nanoseconds except *_wall_ns (CLOCK_REALTIME).
 --    job.start_wall_ns was read at job.start_mono_ns: wall = start_wall_ns +
@@ -177,6 +179,8 @@ CREATE TABLE tcp_samples (
   bytes_acked    INTEGER NOT NULL,  -- tcp_sock.bytes_acked at the sample
   bytes_received INTEGER NOT NULL,  -- tcp_sock.bytes_received at the sample
   in_flight      INTEGER NOT NULL,  -- snd_nxt - snd_una
+  backlog        INTEGER NOT NULL,  -- write_seq - snd_una: bytes queued in the socket and in
+                                    -- flight (since version 2; read as 0 from version 1)
   cwnd           INTEGER NOT NULL,  -- congestion window, segments
   srtt_us        INTEGER NOT NULL,  -- smoothed RTT, microseconds
   snd_wnd        INTEGER NOT NULL,  -- peer's receive window, bytes
@@ -221,6 +225,10 @@ CREATE TABLE checkpoint_nfs (
   tcp_in_flight_max  INTEGER,           -- max bytes sent and not yet acked on the transport to
                                         -- those servers; NULL: transport probes were off
   tcp_in_flight_mean REAL,              -- mean of the same; NULL: transport probes were off
+  tcp_backlog_max    INTEGER,           -- max bytes handed to TCP and not yet acked (queued in
+                                        -- the socket and in flight: write_seq - snd_una) on
+                                        -- that transport; NULL: transport probes were off
+  tcp_backlog_mean   REAL,              -- mean of the same; NULL: transport probes were off
   tcp_retransmits    INTEGER            -- retransmits on that transport; NULL: probes were off
 );
 

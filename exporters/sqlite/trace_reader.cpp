@@ -284,7 +284,8 @@ class Reader {
         "SELECT checkpoint_id, servers, io_rpcs, io_bytes, queue_wait_count, queue_wait_mean_ns, "
         "queue_wait_p50_ns, queue_wait_p90_ns, queue_wait_p99_ns, queue_wait_max_ns, rtt_count, "
         "rtt_mean_ns, rtt_p50_ns, rtt_p90_ns, rtt_p99_ns, rtt_max_ns, wait_by_queue, "
-        "tcp_in_flight_max, tcp_in_flight_mean, tcp_retransmits FROM checkpoint_nfs "
+        "tcp_in_flight_max, tcp_in_flight_mean, tcp_backlog_max, tcp_backlog_mean, "
+        "tcp_retransmits FROM checkpoint_nfs "
         "ORDER BY checkpoint_id",
         [&](const Stmt& s) -> Expected<void> {
           const uint64_t id = s.col_u64(0);
@@ -310,7 +311,9 @@ class Reader {
           n.wait_by_queue_ns = std::move(*wait_by_queue);
           n.tcp_in_flight_max = s.col_opt_u64(17);
           n.tcp_in_flight_mean = s.col_opt_double(18);
-          n.tcp_retransmits = s.col_opt_u64(19);
+          n.tcp_backlog_max = s.col_opt_u64(19);
+          n.tcp_backlog_mean = s.col_opt_double(20);
+          n.tcp_retransmits = s.col_opt_u64(21);
           (*c)->nfs = std::move(n);
           return {};
         });
@@ -461,29 +464,32 @@ class Reader {
                     });
   }
 
+  // tcp_samples.backlog is new in version 2: version 1 samples read 0.
   Expected<void> read_tcp_samples(std::vector<TcpSampleRecord>& samples) {
     samples.reserve(size_hint("tcp_samples"));
-    return each_row("tcp_samples",
-                    "SELECT time_ns, cookie, event, bytes_acked, bytes_received, in_flight, cwnd, "
-                    "srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state FROM tcp_samples "
-                    "ORDER BY seq",
-                    [&](const Stmt& s) -> Expected<void> {
-                      TcpSampleRecord r;
-                      r.time_ns = s.col_u64(0);
-                      r.cookie = s.col_u64(1);
-                      r.event = s.col_text(2);
-                      r.bytes_acked = s.col_u64(3);
-                      r.bytes_received = s.col_u64(4);
-                      r.in_flight = static_cast<uint32_t>(s.col_u64(5));
-                      r.cwnd = static_cast<uint32_t>(s.col_u64(6));
-                      r.srtt_us = static_cast<uint32_t>(s.col_u64(7));
-                      r.snd_wnd = static_cast<uint32_t>(s.col_u64(8));
-                      r.total_retrans = static_cast<uint32_t>(s.col_u64(9));
-                      r.zero_window_ns = s.col_u64(10);
-                      r.new_state = static_cast<int32_t>(s.col_i64(11));
-                      samples.push_back(std::move(r));
-                      return {};
-                    });
+    const std::string sql = fmt::format(
+        "SELECT time_ns, cookie, event, bytes_acked, bytes_received, in_flight, {}, cwnd, "
+        "srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state FROM tcp_samples "
+        "ORDER BY seq",
+        version_ >= 2 ? "backlog" : "0");
+    return each_row("tcp_samples", sql, [&](const Stmt& s) -> Expected<void> {
+      TcpSampleRecord r;
+      r.time_ns = s.col_u64(0);
+      r.cookie = s.col_u64(1);
+      r.event = s.col_text(2);
+      r.bytes_acked = s.col_u64(3);
+      r.bytes_received = s.col_u64(4);
+      r.in_flight = static_cast<uint32_t>(s.col_u64(5));
+      r.backlog = static_cast<uint32_t>(s.col_u64(6));
+      r.cwnd = static_cast<uint32_t>(s.col_u64(7));
+      r.srtt_us = static_cast<uint32_t>(s.col_u64(8));
+      r.snd_wnd = static_cast<uint32_t>(s.col_u64(9));
+      r.total_retrans = static_cast<uint32_t>(s.col_u64(10));
+      r.zero_window_ns = s.col_u64(11);
+      r.new_state = static_cast<int32_t>(s.col_i64(12));
+      samples.push_back(std::move(r));
+      return {};
+    });
   }
 
   Expected<void> read_drops(std::vector<DropRecord>& drops) {

@@ -135,8 +135,8 @@ struct TraceWriter::Impl {
          "resets = ?10, link_max_Bps = ?11, link_max_source = ?12 WHERE cookie = ?1"},
         {&tcp_sample,
          "INSERT INTO tcp_samples (time_ns, cookie, event, bytes_acked, bytes_received, "
-         "in_flight, cwnd, srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state) "
-         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"},
+         "in_flight, backlog, cwnd, srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"},
         {&drops_clear, "DELETE FROM drops"},
         {&drop, "INSERT INTO drops (source, cause, count) VALUES (?1, ?2, ?3)"},
         {&checkpoint_nfs,
@@ -144,8 +144,8 @@ struct TraceWriter::Impl {
          "queue_wait_count, queue_wait_mean_ns, queue_wait_p50_ns, queue_wait_p90_ns, "
          "queue_wait_p99_ns, queue_wait_max_ns, rtt_count, rtt_mean_ns, rtt_p50_ns, rtt_p90_ns, "
          "rtt_p99_ns, rtt_max_ns, wait_by_queue, tcp_in_flight_max, tcp_in_flight_mean, "
-         "tcp_retransmits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-         "?15, ?16, ?17, ?18, ?19, ?20)"},
+         "tcp_backlog_max, tcp_backlog_mean, tcp_retransmits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+         "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"},
         {&rpc_op,
          "INSERT INTO rpc_ops (checkpoint_id, op, count, errors, major_timeouts, transmissions, "
          "bytes_sent, bytes_received, queue_ns, rtt_ns, execute_ns) "
@@ -290,7 +290,9 @@ struct TraceWriter::Impl {
     s.bind_text(17, wait_by_queue);
     s.bind_opt_u64(18, n.tcp_in_flight_max);
     s.bind_opt_double(19, n.tcp_in_flight_mean);
-    s.bind_opt_u64(20, n.tcp_retransmits);
+    s.bind_opt_u64(20, n.tcp_backlog_max);
+    s.bind_opt_double(21, n.tcp_backlog_mean);
+    s.bind_opt_u64(22, n.tcp_retransmits);
     if (auto r = s.run(); !r) return r;
     for (const RpcOpStats& op : n.rpc_ops) {
       rpc_op.bind_u64(1, checkpoint_id);
@@ -324,12 +326,13 @@ struct TraceWriter::Impl {
       tcp_sample.bind_u64(4, t.bytes_acked);
       tcp_sample.bind_u64(5, t.bytes_received);
       tcp_sample.bind_u64(6, t.in_flight);
-      tcp_sample.bind_u64(7, t.cwnd);
-      tcp_sample.bind_u64(8, t.srtt_us);
-      tcp_sample.bind_u64(9, t.snd_wnd);
-      tcp_sample.bind_u64(10, t.total_retrans);
-      tcp_sample.bind_u64(11, t.zero_window_ns);
-      tcp_sample.bind_i64(12, t.new_state);
+      tcp_sample.bind_u64(7, t.backlog);
+      tcp_sample.bind_u64(8, t.cwnd);
+      tcp_sample.bind_u64(9, t.srtt_us);
+      tcp_sample.bind_u64(10, t.snd_wnd);
+      tcp_sample.bind_u64(11, t.total_retrans);
+      tcp_sample.bind_u64(12, t.zero_window_ns);
+      tcp_sample.bind_i64(13, t.new_state);
       if (auto r = tcp_sample.run(); !r) return r;
     }
     return {};

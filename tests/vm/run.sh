@@ -17,9 +17,10 @@ VM_REPO=$(cd "$VM_HERE/../.." && pwd)
 # Loaded in every guest, in this order (modprobe adds their dependencies).
 VM_BASE_MODULES=(sunrpc grace lockd nfs_acl auth_rpcgss nfsd nfs nfsv3 nfsv4)
 
+VM_SCENARIO_DIR="$VM_HERE/scenarios"
 vm_scenarios() {
   local f
-  for f in "$VM_HERE"/scenarios/*.sh; do
+  for f in "$VM_SCENARIO_DIR"/*.sh; do
     [ -e "$f" ] && basename "$f" .sh
   done
 }
@@ -37,16 +38,19 @@ usage: tests/vm/run.sh --kernel 6.1|6.12|all --nfs 3|4.2|all --scenario NAME|all
   --refresh        resolve the newest kernels and guest packages again (needs the network)
   --timeout S      wall-clock limit of one VM [${VM_TIMEOUT:-420}]
   --memory MIB     guest memory (NFS wsize/rsize depend on it) [${VM_MEMORY:-1024}]
+  --smp N          guest CPUs (1 is as fast as 2 for the tests; benchmarks want 2) [${VM_SMP:-1}]
   --verbose        stream the guest's console while it runs
   --keep           keep the work directory (initramfs segments) under DIR
+  --scenario-dir D scenarios from D instead of tests/vm/scenarios (benchmarks: bench/vm)
   --list           print the scenarios and exit
+Environment: VM_ENV_<NAME>=VALUE reaches the guest's scenario as VM_<NAME>.
 USAGE
 }
 
 kernels='' nfsvers='' scenarios='' out='' build="$VM_REPO/build" verbose=0 keep=0
 VM_CACHE=${CKPTSCOPE_VM_CACHE:-$VM_REPO/build-vm/cache}
 export VM_REFRESH=0
-VM_TIMEOUT=${VM_TIMEOUT:-420} VM_MEMORY=${VM_MEMORY:-1024}
+VM_TIMEOUT=${VM_TIMEOUT:-420} VM_MEMORY=${VM_MEMORY:-1024} VM_SMP=${VM_SMP:-1}
 # No CX16: QEMU 7.2's TCG corrupts EFLAGS on `cmpxchg16b %gs:(...)`, which 6.12's
 # SLUB runs on every allocation (random double faults, spurious #DB, oopses).
 VM_CPU=${CKPTSCOPE_VM_CPU:-qemu64,-cx16}
@@ -61,8 +65,10 @@ while [ $# -gt 0 ]; do
     --refresh) VM_REFRESH=1; shift ;;
     --timeout) VM_TIMEOUT=${2:?--timeout needs a value}; shift 2 ;;
     --memory) VM_MEMORY=${2:?--memory needs a value}; shift 2 ;;
+    --smp) VM_SMP=${2:?--smp needs a value}; shift 2 ;;
     --verbose) verbose=1; shift ;;
     --keep) keep=1; shift ;;
+    --scenario-dir) VM_SCENARIO_DIR=$(cd "${2:?--scenario-dir needs a value}" && pwd) || vm_die "--scenario-dir: no such directory: $2"; shift 2 ;;
     --list) vm_scenarios; exit 0 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; vm_die "unknown argument: $1" ;;
@@ -74,6 +80,7 @@ if [ -z "$kernels" ] || [ -z "$nfsvers" ] || [ -z "$scenarios" ] || [ -z "$out" 
 fi
 [[ $VM_TIMEOUT =~ ^[0-9]+$ ]] || vm_die "--timeout: not a number of seconds: $VM_TIMEOUT"
 [[ $VM_MEMORY =~ ^[0-9]+$ ]] || vm_die "--memory: not a number of MiB: $VM_MEMORY"
+[[ $VM_SMP =~ ^[1-8]$ ]] || vm_die "--smp: 1 to 8 CPUs, not $VM_SMP"
 
 # Expand "all" and comma lists; validate.
 expand() { # NAME VALUE ALLOWED...
@@ -88,7 +95,7 @@ expand() { # NAME VALUE ALLOWED...
   done
 }
 mapfile -t all_scenarios < <(vm_scenarios)
-[ "${#all_scenarios[@]}" -gt 0 ] || vm_die "no scenarios in $VM_HERE/scenarios"
+[ "${#all_scenarios[@]}" -gt 0 ] || vm_die "no scenarios in $VM_SCENARIO_DIR"
 # (Through a variable: an error inside `< <(...)` would not stop this script.)
 list=$(expand --kernel "$kernels" 6.1 6.12)
 mapfile -t kernels <<<"$list"
@@ -109,7 +116,7 @@ VM_CACHE=$(cd "$VM_CACHE" && pwd)
 # `# vm-KEY: VALUE` lines of a scenario: settings for the guest (VM_KEY=VALUE
 # in /vm/env); `# vm-modules:` also adds kernel modules to the initramfs.
 scenario_headers() {
-  sed -nE 's/^# vm-([a-z-]+): *(.*[^ ]) *$/\1 \2/p' "$VM_HERE/scenarios/$1.sh"
+  sed -nE 's/^# vm-([a-z-]+): *(.*[^ ]) *$/\1 \2/p' "$VM_SCENARIO_DIR/$1.sh"
 }
 scenario_modules() {
   scenario_headers "$1" | awk '$1 == "modules" {$1 = ""; print}'
@@ -159,6 +166,12 @@ vm_boot() {
     key=${key//-/_}
     printf 'VM_%s="%s"\n' "${key^^}" "$value"
   done < <(scenario_headers "$scenario") >"$work/env-$name"
+  # Settings from the caller's environment: VM_ENV_ROUNDS=5 -> VM_ROUNDS="5".
+  while IFS='=' read -r key value; do
+    [[ $key =~ ^VM_ENV_[A-Z0-9_]+$ ]] || continue
+    [[ $value =~ ^[A-Za-z0-9._:/,\ -]*$ ]] || vm_die "$key: only plain words can go to the guest: $value"
+    printf 'VM_%s="%s"\n' "${key#VM_ENV_}" "$value"
+  done < <(env) >>"$work/env-$name"
   vm_conf_segment "$work" "$name" "$scenario" "$nfs" "$work/env-$name"
   cat "$VM_BASE_CPIO" "$modcpio" "$VM_PROJECT_CPIO" "$VM_CONF_CPIO" >"$work/initrd-$name.img"
   printf '%s\n' "$kpkg" >"$dir/kernel-package.txt"
@@ -169,7 +182,7 @@ vm_boot() {
   fi
   vm_log "$name: booting $kpkg (TCG, timeout ${VM_TIMEOUT} s)"
   timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
-    -accel tcg -cpu "$VM_CPU" -smp 1 -m "$VM_MEMORY" -nodefaults -no-user-config -display none -no-reboot \
+    -accel tcg -cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEMORY" -nodefaults -no-user-config -display none -no-reboot \
     -kernel "$vmlinuz" -initrd "$work/initrd-$name.img" \
     -append "console=ttyS0 quiet panic=-1 oops=panic softlockup_panic=1 rdinit=/init" \
     -chardev "file,id=con,path=$dir/console.log" -serial chardev:con \
@@ -215,9 +228,12 @@ vm_boot() {
     [ "$status" = ok ] || why="guest: $status"
   fi
   if [ -z "$why" ]; then
-    local checker="$VM_HERE/check_${scenario//-/_}.py"
+    # A scenario's checker sits next to it, or (tests/vm) above its directory.
+    local checker="$VM_SCENARIO_DIR/check_${scenario//-/_}.py"
+    [ -f "$checker" ] || checker="$VM_HERE/check_${scenario//-/_}.py"
     if [ -f "$checker" ]; then
-      if ! python3 "$checker" "$dir" >"$dir/check.log" 2>&1; then
+      # (PYTHONDONTWRITEBYTECODE: no __pycache__ for vmcheck.py in the source tree.)
+      if ! PYTHONDONTWRITEBYTECODE=1 python3 "$checker" "$dir" >"$dir/check.log" 2>&1; then
         why="checker $(basename "$checker") failed"
       fi
       sed 's/^/    /' "$dir/check.log" >&2

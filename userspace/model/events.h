@@ -116,6 +116,8 @@ struct TcpEvent {
   uint32_t srtt_us = 0;
   uint32_t snd_wnd = 0;
   uint64_t zero_window_ns = 0;
+  uint32_t in_flight = 0;  // snd_nxt - snd_una: sent, not yet acknowledged
+  uint32_t backlog = 0;    // write_seq - snd_una: queued or in flight, not yet acknowledged
 };
 std::string_view to_string(TcpEvent::Kind kind);
 

@@ -10,6 +10,19 @@ std::optional<Direction> direction_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+RpcOpStats& RpcOpStats::operator+=(const RpcOpStats& o) {
+  count += o.count;
+  errors += o.errors;
+  major_timeouts += o.major_timeouts;
+  transmissions += o.transmissions;
+  bytes_sent += o.bytes_sent;
+  bytes_received += o.bytes_received;
+  queue_ns += o.queue_ns;
+  rtt_ns += o.rtt_ns;
+  execute_ns += o.execute_ns;
+  return *this;
+}
+
 double StageRecord::bandwidth_Bps() const {
   if (busy_ns == 0) return 0.0;
   return static_cast<double>(bytes) * 1e9 / static_cast<double>(busy_ns);

@@ -80,9 +80,11 @@ struct RpcOpStats {
   uint64_t transmissions = 0;   // transmissions, retransmissions included
   uint64_t bytes_sent = 0;      // request bytes on the wire, headers included
   uint64_t bytes_received = 0;  // reply bytes, headers included
-  uint64_t queue_ns = 0;        // sum of start -> first transmission
+  uint64_t queue_ns = 0;        // sum of start -> transmission (the last one, if resent)
   uint64_t rtt_ns = 0;          // sum of transmission -> reply
   uint64_t execute_ns = 0;      // sum of start -> done
+
+  RpcOpStats& operator+=(const RpcOpStats& o);  // every counter; `op` stays
 };
 
 // A duration distribution over a set of RPCs (nearest-rank percentiles).
@@ -112,6 +114,10 @@ struct NfsCheckpointRecord {
   // transport probes were off).
   std::optional<uint64_t> tcp_in_flight_max;  // bytes sent and not yet acknowledged
   std::optional<double> tcp_in_flight_mean;
+  // Bytes handed to TCP and not yet acknowledged (queued in the socket plus
+  // in flight: write_seq - snd_una): the transport's backlog.
+  std::optional<uint64_t> tcp_backlog_max;
+  std::optional<double> tcp_backlog_mean;
   std::optional<uint64_t> tcp_retransmits;
 };
 
@@ -166,6 +172,7 @@ struct TcpSampleRecord {
   uint64_t bytes_acked = 0;
   uint64_t bytes_received = 0;
   uint32_t in_flight = 0;  // snd_nxt - snd_una
+  uint32_t backlog = 0;    // write_seq - snd_una: queued in the socket and in flight
   uint32_t cwnd = 0;
   uint32_t srtt_us = 0;
   uint32_t snd_wnd = 0;

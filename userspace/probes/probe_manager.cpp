@@ -393,7 +393,8 @@ std::vector<TcpLatest> ProbeManager::tcp_latest() const {
     if (bpf_map_lookup_elem(fd, &next, &st) == 0 && st.latest.time_ns != 0) {
       const auto& l = st.latest;
       out.push_back(TcpLatest{l.time_ns, l.sock_cookie, l.bytes_acked, l.bytes_received,
-                              l.bytes_sent, l.zero_window_ns, l.total_retrans, l.in_flight});
+                              l.bytes_sent, l.zero_window_ns, l.total_retrans, l.in_flight,
+                              l.backlog});
     }
     key = next;
     prev = &key;

@@ -50,6 +50,7 @@ struct TcpLatest {
   uint64_t zero_window_ns = 0;
   uint32_t total_retrans = 0;
   uint32_t in_flight = 0;  // bytes sent, not yet acknowledged
+  uint32_t backlog = 0;    // bytes queued or in flight, not yet acknowledged
 };
 
 struct ProgramStats {

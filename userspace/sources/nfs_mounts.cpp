@@ -123,17 +123,9 @@ std::vector<NfsMountRecord> nfs_mount_records(const std::vector<NfsMountStats>& 
                                    [&](const RpcOpStats& o) { return o.op == op.op; });
             if (it == ops.end()) {
               ops.push_back(op);
-              continue;
+            } else {
+              *it += op;
             }
-            it->count += op.count;
-            it->errors += op.errors;
-            it->major_timeouts += op.major_timeouts;
-            it->transmissions += op.transmissions;
-            it->bytes_sent += op.bytes_sent;
-            it->bytes_received += op.bytes_received;
-            it->queue_ns += op.queue_ns;
-            it->rtt_ns += op.rtt_ns;
-            it->execute_ns += op.execute_ns;
           }
       r.ebpf_ops = std::move(ops);
     }

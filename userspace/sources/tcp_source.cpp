@@ -65,6 +65,8 @@ void TcpSource::on_record(const void* data, size_t size) {
   ev.srtt_us = r.srtt_us;
   ev.snd_wnd = r.snd_wnd;
   ev.zero_window_ns = r.zero_window_ns;
+  ev.in_flight = r.snd_nxt - r.snd_una;
+  ev.backlog = r.write_seq - r.snd_una;
   auto& last = last_[ev.cookie];
   if (ev.time_ns >= last.time_ns) last = ev;
   if (ev.kind == TcpEvent::Kind::State && ev.new_state == 7 /* TCP_CLOSE */) last_.erase(ev.cookie);
@@ -85,6 +87,8 @@ void TcpSource::poll(uint64_t /*now_ns*/) {
     ev.bytes_sent = l.bytes_sent;
     ev.total_retrans = l.total_retrans;
     ev.zero_window_ns = l.zero_window_ns;
+    ev.in_flight = l.in_flight;
+    ev.backlog = l.backlog;
     it->second = ev;
     emit(std::move(ev));
   }

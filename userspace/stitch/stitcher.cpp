@@ -25,6 +25,21 @@ constexpr size_t kMaxNfsEvents = 4'000'000;
 constexpr uint64_t kJobLevelTimeoutEveryNs = 60'000'000'000ull;
 // RPC errors that mean the storage failed the checkpoint; others (ENOENT on
 // a LOOKUP, EEXIST, NFS4ERR_DELAY retries) are counted per op, not flagged.
+// Adds one finished RPC (an RpcEvent, or one kept as an RpcPoint) to its
+// procedure's figures, as mountstats sums them.
+template <typename Rpc>
+void count_rpc(RpcOpStats& op, const Rpc& r) {
+  ++op.count;
+  if (r.status < 0) ++op.errors;
+  op.major_timeouts += r.timeouts;
+  op.transmissions += r.ntrans;
+  op.bytes_sent += r.bytes_sent;
+  op.bytes_received += r.bytes_recv;
+  op.queue_ns += r.queue_ns;
+  op.rtt_ns += r.rtt_ns;
+  op.execute_ns += r.execute_ns;
+}
+
 bool is_storage_rpc_errno(int err) {
   return err == EIO || err == ETIMEDOUT || err == ESTALE || err == ENOSPC || err == EDQUOT ||
          err == EROFS;
@@ -223,18 +238,9 @@ void Stitcher::on_nfs_io(const NfsIoEvent& ev) {
 
 void Stitcher::on_rpc(const RpcEvent& ev) {
   if (ev.kind != RpcEvent::Kind::Timeout) {
-    auto& ops = rpc_totals_[{ev.server, ev.vers}];
-    RpcOpStats& op = ops[ev.op];
+    RpcOpStats& op = rpc_totals_[{ev.server, ev.vers}][ev.op];
     op.op = ev.op;
-    ++op.count;
-    if (ev.status < 0) ++op.errors;
-    op.major_timeouts += ev.timeouts;
-    op.transmissions += ev.ntrans;
-    op.bytes_sent += ev.bytes_sent;
-    op.bytes_received += ev.bytes_recv;
-    op.queue_ns += ev.queue_ns;
-    op.rtt_ns += ev.rtt_ns;
-    op.execute_ns += ev.execute_ns;
+    count_rpc(op, ev);
   } else {
     flag_server_timeout(ev);
   }
@@ -438,10 +444,10 @@ void Stitcher::on_io(IoEvent&& ev) {
 }
 
 void Stitcher::on_tcp(const TcpEvent& ev) {
-  out_tcp_samples_.push_back(
-      TcpSampleRecord{ev.time_ns, ev.cookie, std::string(to_string(ev.kind)), ev.bytes_acked,
-                      ev.bytes_received, ev.snd_nxt - ev.snd_una, ev.snd_cwnd, ev.srtt_us,
-                      ev.snd_wnd, ev.total_retrans, ev.zero_window_ns, ev.new_state});
+  out_tcp_samples_.push_back(TcpSampleRecord{ev.time_ns, ev.cookie, std::string(to_string(ev.kind)),
+                                             ev.bytes_acked, ev.bytes_received, ev.in_flight,
+                                             ev.backlog, ev.snd_cwnd, ev.srtt_us, ev.snd_wnd,
+                                             ev.total_retrans, ev.zero_window_ns, ev.new_state});
   auto [it, inserted] = connections_.try_emplace(ev.cookie);
   Connection& conn = it->second;
   if (inserted) {
@@ -473,13 +479,10 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
     ++r.resets;
     // A checkpoint that closes around it claims it; otherwise the job does.
     pending_resets_.push_back(
-        FailureRecord{"tcp_reset", ev.time_ns,
-                      fmt::format("connection {} -> {} reset ({})", r.local, ev.remote,
-                                  ev.kind == TcpEvent::Kind::ResetSent ? "sent" : "received"),
-                      std::nullopt});
+        PendingReset{ev.time_ns, r.local, ev.remote, ev.kind == TcpEvent::Kind::ResetSent});
   }
-  TcpPoint p{ev.time_ns,       data_acked,        ev.bytes_received,
-             ev.total_retrans, ev.zero_window_ns, ev.snd_nxt - ev.snd_una};
+  TcpPoint p{ev.time_ns,        data_acked,   ev.bytes_received, ev.total_retrans,
+             ev.zero_window_ns, ev.in_flight, ev.backlog};
   if (!conn.points.empty() && conn.points.back().time_ns > p.time_ns) {
     auto pos = std::upper_bound(conn.points.begin(), conn.points.end(), p.time_ns,
                                 [](uint64_t t, const TcpPoint& q) { return t < q.time_ns; });
@@ -532,21 +535,51 @@ void Stitcher::flag_live_stalls(uint64_t now_ns) {
   }
 }
 
+std::vector<FailureRecord> Stitcher::group_resets(std::vector<PendingReset> resets,
+                                                  std::optional<uint64_t> checkpoint_id) {
+  // A server that refuses every reconnect resets hundreds of connections in
+  // a few seconds: one failure per server, with the count and the span.
+  std::map<std::string, std::vector<PendingReset>> by_remote;
+  for (auto& r : resets) by_remote[r.remote].push_back(std::move(r));
+  std::vector<FailureRecord> out;
+  for (auto& [remote, group] : by_remote) {
+    std::sort(group.begin(), group.end(),
+              [](const PendingReset& a, const PendingReset& b) { return a.time_ns < b.time_ns; });
+    const PendingReset& first = group.front();
+    std::string evidence = fmt::format("connection {} -> {} reset ({})", first.local, remote,
+                                       first.sent ? "sent" : "received");
+    if (group.size() > 1) {
+      const auto sent =
+          std::count_if(group.begin(), group.end(), [](const PendingReset& r) { return r.sent; });
+      evidence +=
+          fmt::format("; {} resets with {} over {:.1f} s ({} sent, {} received)", group.size(),
+                      remote, static_cast<double>(group.back().time_ns - first.time_ns) / 1e9, sent,
+                      static_cast<long>(group.size()) - sent);
+    }
+    out.push_back(FailureRecord{"tcp_reset", first.time_ns, std::move(evidence), checkpoint_id});
+  }
+  return out;
+}
+
 void Stitcher::release_unclaimed_resets(uint64_t now_ns) {
-  // A reset no checkpoint claimed is the job's: never dropped.
+  // A reset no checkpoint claimed is the job's: never dropped. A server's
+  // resets go out together once the newest is past the horizon.
   const uint64_t horizon = config_.checkpoint.quiet_gap_ns + kReorderSlackNs;
+  std::map<std::string, uint64_t> newest;
+  for (const auto& r : pending_resets_) newest[r.remote] = std::max(newest[r.remote], r.time_ns);
+  std::vector<PendingReset> ready;
   for (auto it = pending_resets_.begin(); it != pending_resets_.end();) {
-    if (open_ && it->time_ns + horizon >= open_->start_ns) {
+    const bool claimable = open_ && it->time_ns + horizon >= open_->start_ns;
+    const bool settled = now_ns == UINT64_MAX || newest[it->remote] + horizon <= now_ns;
+    if (claimable || !settled) {
       ++it;
       continue;
     }
-    if (now_ns != UINT64_MAX && it->time_ns + horizon > now_ns) {
-      ++it;
-      continue;
-    }
-    out_failures_.push_back(std::move(*it));
+    ready.push_back(std::move(*it));
     it = pending_resets_.erase(it);
   }
+  for (auto& f : group_resets(std::move(ready), std::nullopt))
+    out_failures_.push_back(std::move(f));
 }
 
 void Stitcher::prune(uint64_t horizon_ns) {
@@ -640,9 +673,15 @@ std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Di
     for (size_t i = 1; i < conn.points.size(); ++i) {
       const TcpPoint& a = conn.points[i - 1];
       const TcpPoint& b = conn.points[i];
-      if (b.*member > a.*member)
+      // Busy while the counter grew, and, for a save, all along while data
+      // was outstanding: a slow link delivers acks far apart, and the time
+      // between them is the transport at work, not idle.
+      if (d == Direction::Save && a.backlog > 0) {
+        iv.emplace_back(a.time_ns, b.time_ns);
+      } else if (b.*member > a.*member) {
         iv.emplace_back(std::max(a.time_ns, b.time_ns > interval ? b.time_ns - interval : 0),
                         b.time_ns);
+      }
     }
     if (!s.max_Bps && conn.record.link_max_Bps) {
       s.max_Bps = conn.record.link_max_Bps;
@@ -668,15 +707,16 @@ std::optional<StageRecord> Stitcher::transport_stage(const OpenCheckpoint& c, Di
                         id});
     }
   }
+  std::vector<PendingReset> claimed;
   for (auto it = pending_resets_.begin(); it != pending_resets_.end();) {
     if (it->time_ns >= c.start_ns && it->time_ns <= c.end_ns + interval) {
-      it->checkpoint_id = id;
-      failures.push_back(std::move(*it));
+      claimed.push_back(std::move(*it));
       it = pending_resets_.erase(it);
     } else {
       ++it;
     }
   }
+  for (auto& f : group_resets(std::move(claimed), id)) failures.push_back(std::move(f));
   s.busy_ns = union_length(iv, c.start_ns, c.end_ns + interval);
   if (!s.max_Bps) {
     auto m = maxima_->transport("");
@@ -913,15 +953,7 @@ void Stitcher::add_nfs_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
     const std::string& name = names_[r.op];
     RpcOpStats& op = ops[name];
     op.op = name;
-    ++op.count;
-    if (r.status < 0) ++op.errors;
-    op.major_timeouts += r.timeouts;
-    op.transmissions += r.ntrans;
-    op.bytes_sent += r.bytes_sent;
-    op.bytes_received += r.bytes_recv;
-    op.queue_ns += r.queue_ns;
-    op.rtt_ns += r.rtt_ns;
-    op.execute_ns += r.execute_ns;
+    count_rpc(op, r);
     const int err = -r.status;
     if (r.status >= 0 || !is_storage_rpc_errno(err)) continue;
     const bool has_file = r.has_io && r.file.known();
@@ -942,7 +974,8 @@ void Stitcher::add_nfs_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
     }
   }
   for (auto& [key, g] : errors) {
-    if (g.count > 1) g.evidence += fmt::format(" ({} RPCs failed so in this checkpoint)", g.count);
+    if (g.count > 1)
+      g.evidence += fmt::format(" ({} RPCs failed this way in this checkpoint)", g.count);
     failures.push_back(
         FailureRecord{"rpc_" + key.first, g.first_ns, std::move(g.evidence), rec.id});
   }
@@ -962,6 +995,8 @@ void Stitcher::add_nfs_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
   if (available_.transport) {
     uint64_t in_flight_max = 0;
     long double in_flight_sum = 0;
+    uint64_t backlog_max = 0;
+    long double backlog_sum = 0;
     uint64_t points = 0;
     double retrans = 0;
     bool any = false;
@@ -972,6 +1007,8 @@ void Stitcher::add_nfs_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
         if (p.time_ns < lo || p.time_ns > c.end_ns) continue;
         in_flight_max = std::max(in_flight_max, p.in_flight);
         in_flight_sum += static_cast<long double>(p.in_flight);
+        backlog_max = std::max(backlog_max, p.backlog);
+        backlog_sum += static_cast<long double>(p.backlog);
         ++points;
       }
       const uint64_t interval = config_.tcp_sample_interval_ns;
@@ -983,6 +1020,9 @@ void Stitcher::add_nfs_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
       nfs.tcp_in_flight_mean =
           points ? static_cast<double>(in_flight_sum / static_cast<long double>(points)) : 0.0;
       nfs.tcp_retransmits = static_cast<uint64_t>(std::llround(std::max(0.0, retrans)));
+      nfs.tcp_backlog_max = backlog_max;
+      nfs.tcp_backlog_mean =
+          points ? static_cast<double>(backlog_sum / static_cast<long double>(points)) : 0.0;
     }
   }
 

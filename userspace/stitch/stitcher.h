@@ -84,6 +84,13 @@ class Stitcher : public EventSink {
     uint64_t retrans;
     uint64_t zero_window_ns;
     uint64_t in_flight;
+    uint64_t backlog;
+  };
+  struct PendingReset {
+    uint64_t time_ns;
+    std::string local;
+    std::string remote;
+    bool sent;
   };
   // One finished (or timed-out) RPC, compact: a big checkpoint has one per
   // wsize of data, so names are interned.
@@ -151,6 +158,8 @@ class Stitcher : public EventSink {
   [[nodiscard]] bool call_in_flight_within(const OpenCheckpoint& c) const;
   void flag_live_stalls(uint64_t now_ns);
   void release_unclaimed_resets(uint64_t now_ns);
+  static std::vector<FailureRecord> group_resets(std::vector<PendingReset> resets,
+                                                 std::optional<uint64_t> checkpoint_id);
   void on_cpu(const CpuEvent& ev);
   void on_proc(const ProcEvent& ev);
   void flag_partial_save(const ProcEvent& ev);
@@ -201,7 +210,7 @@ class Stitcher : public EventSink {
   // Flush calls on checkpoint files that have started and not returned, by tid.
   std::unordered_map<uint32_t, InFlightCall> in_flight_;
   std::set<std::pair<uint32_t, uint64_t>> stalls_flagged_;  // (tid, start) reported live
-  std::vector<FailureRecord> pending_resets_;               // not yet claimed by a checkpoint
+  std::vector<PendingReset> pending_resets_;                // not yet claimed by a checkpoint
 
   std::vector<CheckpointRecord> out_checkpoints_;
   std::vector<FailureRecord> out_failures_;

@@ -103,6 +103,8 @@ Trace nfs_trace() {
       {"backlog", 0}, {"sending", 20'000'000}, {"pending", 110'000'000}, {"other", 5}};
   n.tcp_in_flight_max = kMiB;
   n.tcp_in_flight_mean = 524'288.5;
+  n.tcp_backlog_max = 4 * kMiB;
+  n.tcp_backlog_mean = 1'572'864.25;
   n.tcp_retransmits = 2;
 
   NfsMountRecord v4;
@@ -323,7 +325,7 @@ TEST(SummaryJsonTest, CheckpointNfsMatchesTheContract) {
   EXPECT_EQ(keys_of(n),
             (std::set<std::string>{"servers", "io_rpcs", "io_bytes", "rpc_ops", "queue_wait", "rtt",
                                    "wait_by_queue_ns", "tcp_in_flight_max", "tcp_in_flight_mean",
-                                   "tcp_retransmits"}));
+                                   "tcp_backlog_max", "tcp_backlog_mean", "tcp_retransmits"}));
   EXPECT_EQ(n["servers"], json({"10.0.0.5:2049"}));
   EXPECT_EQ(n["io_rpcs"], 132);
   EXPECT_EQ(n["io_bytes"], 3 * kGiB);
@@ -358,6 +360,10 @@ TEST(SummaryJsonTest, CheckpointNfsMatchesTheContract) {
       json({{"backlog", 0}, {"sending", 20'000'000}, {"pending", 110'000'000}, {"other", 5}}));
   EXPECT_EQ(n["tcp_in_flight_max"], kMiB);
   EXPECT_DOUBLE_EQ(n["tcp_in_flight_mean"].get<double>(), 524'288.5);
+  EXPECT_EQ(n["tcp_backlog_max"], 4 * kMiB);
+  EXPECT_TRUE(n["tcp_backlog_max"].is_number_unsigned());
+  EXPECT_DOUBLE_EQ(n["tcp_backlog_mean"].get<double>(), 1'572'864.25);
+  EXPECT_TRUE(n["tcp_backlog_mean"].is_number_float());
   EXPECT_EQ(n["tcp_retransmits"], 2);
 }
 
@@ -366,6 +372,8 @@ TEST(SummaryJsonTest, CheckpointNfsUnknownsAreNull) {
   NfsCheckpointRecord& n = *t.checkpoints[0].nfs;
   n.tcp_in_flight_max.reset();
   n.tcp_in_flight_mean.reset();
+  n.tcp_backlog_max.reset();
+  n.tcp_backlog_mean.reset();
   n.tcp_retransmits.reset();
   n.rpc_ops.clear();
   n.servers.clear();
@@ -373,6 +381,8 @@ TEST(SummaryJsonTest, CheckpointNfsUnknownsAreNull) {
   const json nfs = summary_json(t)["checkpoints"][0]["nfs"];
   EXPECT_TRUE(nfs["tcp_in_flight_max"].is_null());
   EXPECT_TRUE(nfs["tcp_in_flight_mean"].is_null());
+  EXPECT_TRUE(nfs["tcp_backlog_max"].is_null());
+  EXPECT_TRUE(nfs["tcp_backlog_mean"].is_null());
   EXPECT_TRUE(nfs["tcp_retransmits"].is_null());
   EXPECT_EQ(nfs["rpc_ops"], json::array());
   EXPECT_EQ(nfs["servers"], json::array());
@@ -712,7 +722,8 @@ TEST(SummaryTableTest, NfsLineFollowsTheStagesOfACheckpointWithNfs) {
   EXPECT_EQ(*nfs,
             "  nfs: RPCs: WRITE 128, COMMIT 4, GETATTR 3; queue wait p50 1.20 ms, p99 4.50 ms;");
   EXPECT_EQ(*(nfs + 1),
-            "       rtt p50 850 us, p99 2.10 ms; TCP in flight max 1.00 MiB, 2 retransmits");
+            "       rtt p50 850 us, p99 2.10 ms; TCP in flight max 1.00 MiB, backlog max 4.00 MiB, "
+            "2 retransmits");
   EXPECT_EQ(*(nfs + 2), "");
   EXPECT_THAT(*(nfs + 3), ::testing::StartsWith("checkpoint 2 "));
 }
@@ -721,6 +732,7 @@ TEST(SummaryTableTest, NfsLineLeavesOutWhatIsNotKnown) {
   Trace t = nfs_trace();
   NfsCheckpointRecord& n = *t.checkpoints[0].nfs;
   n.tcp_in_flight_max.reset();
+  n.tcp_backlog_max.reset();
   n.tcp_retransmits = 1;
   n.rpc_ops.resize(1);
   auto nfs_text = [&]() {
@@ -738,8 +750,21 @@ TEST(SummaryTableTest, NfsLineLeavesOutWhatIsNotKnown) {
   EXPECT_THAT(nfs_text(),
               HasSubstr("rtt p50 850 us, p99 2.10 ms;\n       TCP in flight max 64.0 KiB\n"));
   EXPECT_THAT(nfs_text(), Not(HasSubstr("retransmit")));
+  EXPECT_THAT(nfs_text(), Not(HasSubstr("backlog")));
+  n.tcp_in_flight_max.reset();
+  n.tcp_backlog_max = 96 * 1024;  // backlog alone
+  EXPECT_THAT(nfs_text(),
+              HasSubstr("rtt p50 850 us, p99 2.10 ms;\n       TCP backlog max 96.0 KiB\n"));
+  EXPECT_THAT(nfs_text(), Not(HasSubstr("in flight")));
+  n.tcp_in_flight_max = 64 * 1024;
+  n.tcp_retransmits = 3;  // all three, in that order
+  EXPECT_THAT(nfs_text(), HasSubstr("TCP in flight max 64.0 KiB, backlog max 96.0 KiB, "
+                                    "3 retransmits\n"));
+  n.tcp_retransmits.reset();
   n.tcp_in_flight_max.reset();
   n.tcp_in_flight_mean.reset();
+  n.tcp_backlog_max.reset();  // a mean without a max shows nothing
+  ASSERT_TRUE(n.tcp_backlog_mean.has_value());
   n.rpc_ops.clear();
   n.queue_wait = {};
   n.rtt = {};
@@ -806,10 +831,13 @@ TEST(SummaryTableTest, NfsLinesFitInOneHundredColumns) {
   }
   const auto nfs = block_of(lines, "  nfs: ", "       ");
   EXPECT_GE(nfs.size(), 3u);
-  std::string joined;
-  for (const std::string& l : nfs) joined += l + " ";
+  std::string joined;  // the lines as one, continuation indents dropped
+  for (const std::string& l : nfs) joined += (joined.empty() ? l : l.substr(7)) + " ";
   EXPECT_THAT(joined, HasSubstr("OP19 1019"));
-  EXPECT_THAT(joined, HasSubstr("TCP in flight max 1.00 MiB, 2 retransmits"));
+  EXPECT_THAT(joined, HasSubstr("TCP in flight max 1.00 MiB, backlog max 4.00 MiB, 2 retransmits"));
+  for (const std::string& l : nfs) {
+    EXPECT_THAT(l, Not(::testing::EndsWith(" TCP"))) << "TCP stays with its first figure";
+  }
   const auto ops = block_of(lines, "    20191 ops: ", "      ");  // 1 + 20 * 1000 + 190
   ASSERT_GE(ops.size(), 2u);
   EXPECT_THAT(ops.back(), HasSubstr("OP19 1019 (4.00 KiB)"));

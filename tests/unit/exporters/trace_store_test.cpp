@@ -138,6 +138,8 @@ void diff_checkpoint_nfs(Differ& d, const std::string& p,
   FIELD(p, a, b, wait_by_queue_ns);
   FIELD(p, a, b, tcp_in_flight_max);
   FIELD(p, a, b, tcp_in_flight_mean);
+  FIELD(p, a, b, tcp_backlog_max);
+  FIELD(p, a, b, tcp_backlog_mean);
   FIELD(p, a, b, tcp_retransmits);
 }
 
@@ -287,6 +289,7 @@ std::vector<std::string> diff_traces(const Trace& a, const Trace& b) {
       FIELD(q, x, y, bytes_acked);
       FIELD(q, x, y, bytes_received);
       FIELD(q, x, y, in_flight);
+      FIELD(q, x, y, backlog);
       FIELD(q, x, y, cwnd);
       FIELD(q, x, y, srtt_us);
       FIELD(q, x, y, snd_wnd);
@@ -376,6 +379,8 @@ Trace full_trace() {
                           {"\xff\xfe", 2}};  // order and a repeated name survive
   nfs.tcp_in_flight_max = kAbove63;
   nfs.tcp_in_flight_mean = 0.1 + 0.2;
+  nfs.tcp_backlog_max = kU64Max - 1;
+  nfs.tcp_backlog_mean = 1.0 / 3.0;
   nfs.tcp_retransmits = kU64Max;
 
   CheckpointRecord load;  // id above 2^63; nothing measured
@@ -402,9 +407,9 @@ Trace full_trace() {
        "unknown"},
   };
   t.tcp_samples = {
-      {1, kAbove63, "sample", 10, 20, 30, 40, 50, 60, 70, 80, 1},
-      {kU64Max, 7, "state", kU64Max, kU64Max, kU32Max, kU32Max, kU32Max, kU32Max, kU32Max, kU64Max,
-       -7},
+      {1, kAbove63, "sample", 10, 20, 30, 35, 40, 50, 60, 70, 80, 1},
+      {kU64Max, 7, "state", kU64Max, kU64Max, kU32Max, kU32Max, kU32Max, kU32Max, kU32Max, kU32Max,
+       kU64Max, -7},
   };
   t.drops = {{"jobio", "ringbuf_full", 0}, {"tcp", "ringbuf_full", kU64Max}, {"collector", "x", 3}};
 
@@ -534,6 +539,8 @@ TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
   EXPECT_EQ(read->job.command[6], std::string("nul\0inside", 10));
   EXPECT_EQ(read->checkpoints[0].file_io[0].path, "/ckpt/step-100/模型-🚀.pt");
   EXPECT_EQ(read->io_calls[2].ret, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(read->tcp_samples[0].backlog, 35u);
+  EXPECT_EQ(read->tcp_samples[1].backlog, kU32Max);
   EXPECT_EQ(read->tcp_samples[1].new_state, -7);
   EXPECT_EQ(read->job.exit_code, -1);
   EXPECT_FALSE(read->job.exit_signal.has_value());
@@ -543,6 +550,8 @@ TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
   EXPECT_EQ(read->checkpoints[0].nfs->wait_by_queue_ns[1],
             (std::pair<std::string, uint64_t>{"sending", kU64Max}));
   EXPECT_EQ(read->checkpoints[0].nfs->tcp_in_flight_mean, 0.1 + 0.2);
+  EXPECT_EQ(read->checkpoints[0].nfs->tcp_backlog_max, kU64Max - 1);
+  EXPECT_EQ(read->checkpoints[0].nfs->tcp_backlog_mean, 1.0 / 3.0);
   ASSERT_THAT(read->nfs_mounts, SizeIs(2));
   ASSERT_TRUE(read->nfs_mounts[0].ebpf_ops.has_value());
   EXPECT_THAT(*read->nfs_mounts[0].ebpf_ops, SizeIs(2));
@@ -570,18 +579,23 @@ TEST_F(TraceStoreTest, ComparatorCatchesADifference) {
   e.checkpoints[0].nfs->rtt.p90_ns = 1;
   e.checkpoints[0].nfs->wait_by_queue_ns.pop_back();
   e.checkpoints[0].nfs->tcp_in_flight_mean.reset();
+  e.checkpoints[0].nfs->tcp_backlog_max.reset();
+  e.checkpoints[0].nfs->tcp_backlog_mean = std::nextafter(1.0 / 3.0, 1.0);
   e.checkpoints[1].nfs.emplace();
+  e.tcp_samples[0].backlog = 36;
   e.nfs_mounts[0].avg_pending_queue = 0;
   e.nfs_mounts[0].ebpf_ops->at(0).op = "READ";
   e.nfs_mounts[1].ops[0].errors.reset();
   e.nfs_mounts[1].ebpf_ops.emplace();
-  EXPECT_THAT(diff_traces(a, e),
-              ElementsAre("checkpoints[0].nfs.rpc_ops[1].execute_ns",
-                          "checkpoints[0].nfs.rtt.p90_ns", "checkpoints[0].nfs.wait_by_queue_ns",
-                          "checkpoints[0].nfs.tcp_in_flight_mean (presence)",
-                          "checkpoints[1].nfs (presence)", "nfs_mounts[0].avg_pending_queue",
-                          "nfs_mounts[0].ebpf_ops[0].op", "nfs_mounts[1].ops[0].errors",
-                          "nfs_mounts[1].ebpf_ops (presence)"));
+  EXPECT_THAT(
+      diff_traces(a, e),
+      ElementsAre("checkpoints[0].nfs.rpc_ops[1].execute_ns", "checkpoints[0].nfs.rtt.p90_ns",
+                  "checkpoints[0].nfs.wait_by_queue_ns",
+                  "checkpoints[0].nfs.tcp_in_flight_mean (presence)",
+                  "checkpoints[0].nfs.tcp_backlog_max", "checkpoints[0].nfs.tcp_backlog_mean",
+                  "checkpoints[1].nfs (presence)", "tcp_samples[0].backlog",
+                  "nfs_mounts[0].avg_pending_queue", "nfs_mounts[0].ebpf_ops[0].op",
+                  "nfs_mounts[1].ops[0].errors", "nfs_mounts[1].ebpf_ops (presence)"));
 }
 
 TEST_F(TraceStoreTest, UnsignedAbove2To63IsStoredTwosComplementAndDocumentedSo) {
@@ -617,6 +631,8 @@ TEST_F(TraceStoreTest, NfsRecordsWithOptionalsAbsentAndEmptyListsRoundTrip) {
   c.nfs->rpc_ops = {{"WRITE", 1, 0, 0, 1, 100, 50, 1, 2, 3}};
   c.nfs->tcp_in_flight_max = 0;  // present zeros stay present
   c.nfs->tcp_in_flight_mean = 0.0;
+  c.nfs->tcp_backlog_max = 0;
+  c.nfs->tcp_backlog_mean = 0.0;
   t.checkpoints.push_back(c);
   NfsMountRecord m;
   m.device = "nas:/empty";
@@ -630,8 +646,12 @@ TEST_F(TraceStoreTest, NfsRecordsWithOptionalsAbsentAndEmptyListsRoundTrip) {
   ASSERT_TRUE(read->checkpoints[0].nfs.has_value());
   EXPECT_FALSE(read->checkpoints[0].nfs->tcp_in_flight_max.has_value());
   EXPECT_FALSE(read->checkpoints[0].nfs->tcp_in_flight_mean.has_value());
+  EXPECT_FALSE(read->checkpoints[0].nfs->tcp_backlog_max.has_value());
+  EXPECT_FALSE(read->checkpoints[0].nfs->tcp_backlog_mean.has_value());
   EXPECT_FALSE(read->checkpoints[0].nfs->tcp_retransmits.has_value());
   EXPECT_EQ(read->checkpoints[1].nfs->tcp_in_flight_max, uint64_t{0});
+  EXPECT_EQ(read->checkpoints[1].nfs->tcp_backlog_max, uint64_t{0});
+  EXPECT_EQ(read->checkpoints[1].nfs->tcp_backlog_mean, 0.0);
   EXPECT_FALSE(read->checkpoints[1].nfs->tcp_retransmits.has_value());
   ASSERT_TRUE(read->nfs_mounts[0].ebpf_ops.has_value());
   EXPECT_THAT(*read->nfs_mounts[0].ebpf_ops, IsEmpty());
@@ -651,6 +671,12 @@ TEST_F(TraceStoreTest, NfsTablesAreQueryableInPlainSql) {
   EXPECT_EQ(query_text(path, "SELECT wait_by_queue FROM checkpoint_nfs"),
             R"({"backlog":1,"sending":18446744073709551615})");
   EXPECT_EQ(query_text(path, "SELECT rtt_p99_ns FROM checkpoint_nfs"), "2000000");
+  EXPECT_EQ(query_text(path, "SELECT typeof(tcp_backlog_max) FROM checkpoint_nfs"), "integer");
+  EXPECT_EQ(query_text(path, "SELECT typeof(tcp_backlog_mean) FROM checkpoint_nfs"), "real");
+  EXPECT_EQ(query_text(path,
+                       "SELECT group_concat(backlog, ',') FROM "
+                       "(SELECT backlog FROM tcp_samples ORDER BY seq)"),
+            "35,4294967295");
   EXPECT_EQ(query_text(path,
                        "SELECT group_concat(op, ',') FROM (SELECT op FROM rpc_ops "
                        "WHERE checkpoint_id = 1 ORDER BY seq)"),
@@ -718,33 +744,54 @@ TEST_F(TraceStoreTest, SetNfsMountsReplacesMountsAndTheirOps) {
 TEST_F(TraceStoreTest, Version1FileFromTheVersion2WriterMinusNfsTablesStillReads) {
   const std::string path = file("v1.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
+  // Version 1 has neither the NFS tables nor tcp_samples.backlog (the table is
+  // rebuilt rather than ALTER TABLE DROP COLUMN, which needs SQLite 3.35).
   exec_sql(path,
            "DROP TABLE rpc_ops; DROP TABLE checkpoint_nfs; DROP TABLE nfs_mount_ebpf_ops; "
-           "DROP TABLE nfs_mount_ops; DROP TABLE nfs_mounts; PRAGMA user_version = 1; "
-           "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+           "DROP TABLE nfs_mount_ops; DROP TABLE nfs_mounts; "
+           "CREATE TABLE t AS SELECT seq, time_ns, cookie, event, bytes_acked, bytes_received, "
+           "in_flight, cwnd, srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state "
+           "FROM tcp_samples; DROP TABLE tcp_samples; ALTER TABLE t RENAME TO tcp_samples; "
+           "PRAGMA user_version = 1; UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   auto read = read_trace(path);
   ASSERT_TRUE(read) << read.error().message;
   Trace expected = full_trace();
   for (CheckpointRecord& c : expected.checkpoints) c.nfs.reset();
+  for (TcpSampleRecord& s : expected.tcp_samples) s.backlog = 0;
   expected.nfs_mounts.clear();
   EXPECT_THAT(diff_traces(expected, *read), IsEmpty());
 }
 
 TEST_F(TraceStoreTest, Version1FileWithTheVersion1DdlStillReads) {
-  // The version 1 DDL is the version 2 DDL up to the first NFS table.
+  // The version 1 DDL is the version 2 DDL up to the first NFS table, without
+  // tcp_samples.backlog.
   const std::string_view ddl = kTraceSchemaSql;
   const size_t nfs_at = ddl.find("-- The NFS side of a checkpoint");
   ASSERT_NE(nfs_at, std::string_view::npos);
+  std::string v1_ddl(ddl.substr(0, nfs_at));
+  const size_t backlog_at = v1_ddl.find("\n  backlog ");
+  const size_t cwnd_at = v1_ddl.find("\n  cwnd ");
+  ASSERT_NE(backlog_at, std::string::npos);
+  ASSERT_NE(cwnd_at, std::string::npos);
+  ASSERT_LT(backlog_at, cwnd_at);
+  v1_ddl.erase(backlog_at, cwnd_at - backlog_at);
   const std::string path = file("v1-ddl.db");
   exec_sql(path,
-           std::string(ddl.substr(0, nfs_at)) +
+           v1_ddl +
                "PRAGMA user_version = 1;"
                "INSERT INTO meta VALUES ('schema_version', '1');"
                "INSERT INTO checkpoints (id, direction, start_ns, end_ns, bytes, files, "
                "bottleneck) VALUES (1, 'save', 10, 20, 4096, 1, 'host_io');"
                "INSERT INTO stages VALUES (1, 0, 'host_io', 4096, 10, NULL, 'unknown');"
-               "INSERT INTO drops (source, cause, count) VALUES ('jobio', 'ringbuf_full', 2)");
+               "INSERT INTO drops (source, cause, count) VALUES ('jobio', 'ringbuf_full', 2);"
+               "INSERT INTO tcp_samples (time_ns, cookie, event, bytes_acked, bytes_received, "
+               "in_flight, cwnd, srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state) "
+               "VALUES (15, 77, 'sample', 4096, 0, 1448, 10, 250, 65535, 0, 0, 0)");
   EXPECT_EQ(query_text(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%nfs%'"), "0");
+  EXPECT_EQ(query_text(path,
+                       "SELECT count(*) FROM pragma_table_info('tcp_samples') "
+                       "WHERE name = 'backlog'"),
+            "0");
   auto read = read_trace(path);
   ASSERT_TRUE(read) << read.error().message;
   ASSERT_THAT(read->checkpoints, SizeIs(1));
@@ -754,6 +801,10 @@ TEST_F(TraceStoreTest, Version1FileWithTheVersion1DdlStillReads) {
   EXPECT_THAT(read->nfs_mounts, IsEmpty());
   ASSERT_THAT(read->drops, SizeIs(1));
   EXPECT_EQ(read->drops[0].count, 2u);
+  ASSERT_THAT(read->tcp_samples, SizeIs(1));
+  EXPECT_EQ(read->tcp_samples[0].in_flight, 1448u);
+  EXPECT_EQ(read->tcp_samples[0].backlog, 0u) << "version 1 has no backlog: read as 0";
+  EXPECT_EQ(read->tcp_samples[0].cwnd, 10u);
 }
 
 TEST_F(TraceStoreTest, Version2FileMissingAnNfsTableIsNamed) {
@@ -769,6 +820,19 @@ TEST_F(TraceStoreTest, Version2FileMissingAnNfsTableIsNamed) {
         read.error().message,
         HasSubstr("'" + path + "' is a damaged ckptscope trace: table '" + table + "' is missing"));
   }
+}
+
+TEST_F(TraceStoreTest, Version2FileWithoutTheBacklogColumnNamesIt) {
+  const std::string path = file("v2-no-backlog.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path,
+           "CREATE TABLE t AS SELECT seq, time_ns, cookie, event, bytes_acked, bytes_received, "
+           "in_flight, cwnd, srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state "
+           "FROM tcp_samples; DROP TABLE tcp_samples; ALTER TABLE t RENAME TO tcp_samples");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("tcp_samples"));
+  EXPECT_THAT(read.error().message, HasSubstr("backlog"));
 }
 
 TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {

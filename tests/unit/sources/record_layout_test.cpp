@@ -73,7 +73,13 @@ TEST(RecordLayoutTest, TcpRecordMatchesTheBpfObject) {
                  {"raddr", offsetof(ckpt_tcp_record, raddr)},
                  {"bytes_acked", offsetof(ckpt_tcp_record, bytes_acked)},
                  {"total_retrans", offsetof(ckpt_tcp_record, total_retrans)},
-                 {"zero_window_ns", offsetof(ckpt_tcp_record, zero_window_ns)}});
+                 {"zero_window_ns", offsetof(ckpt_tcp_record, zero_window_ns)},
+                 {"write_seq", offsetof(ckpt_tcp_record, write_seq)}});
+  expect_layout(kTcp, "ckpt_tcp_sock_state", sizeof(ckpt_tcp_sock_state),
+                {{"latest", offsetof(ckpt_tcp_sock_state, latest)}});
+  expect_layout(kTcp, "ckpt_tcp_latest", sizeof(ckpt_tcp_latest),
+                {{"in_flight", offsetof(ckpt_tcp_latest, in_flight)},
+                 {"backlog", offsetof(ckpt_tcp_latest, backlog)}});
   expect_layout(
       kTcp, "ckpt_endpoint_key", sizeof(ckpt_endpoint_key),
       {{"port", offsetof(ckpt_endpoint_key, port)}, {"addr", offsetof(ckpt_endpoint_key, addr)}});

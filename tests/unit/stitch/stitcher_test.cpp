@@ -66,7 +66,8 @@ class StreamBuilder {
     s_.on_event(std::move(e));
   }
   void tcp(uint64_t t, uint64_t acked, uint64_t received, uint32_t retrans = 0,
-           TcpEvent::Kind kind = TcpEvent::Kind::Sample, uint64_t zero_window_ns = 0) {
+           TcpEvent::Kind kind = TcpEvent::Kind::Sample, uint64_t zero_window_ns = 0,
+           uint32_t backlog = 0) {
     TcpEvent e;
     e.kind = kind;
     e.time_ns = t;
@@ -77,6 +78,8 @@ class StreamBuilder {
     e.bytes_received = received;
     e.total_retrans = retrans;
     e.zero_window_ns = zero_window_ns;
+    e.backlog = backlog;
+    e.in_flight = backlog;
     s_.on_event(std::move(e));
   }
 
@@ -485,6 +488,42 @@ TEST_F(StitcherTest, AResetNoCheckpointClaimsIsTheJobs) {
   ASSERT_EQ(job.size(), 1u);
   EXPECT_EQ(job[0].kind, "tcp_reset");
   EXPECT_FALSE(job[0].checkpoint_id);
+}
+
+TEST_F(StitcherTest, AResetStormIsOneFailurePerServerWithItsCount) {
+  Stitcher s = make({true, true});
+  StreamBuilder b(s);
+  // A server refusing every reconnect for 3 s: 30 resets, outside checkpoints.
+  for (int i = 0; i < 30; ++i)
+    b.tcp((10 + 100 * i) * kMs, 0, 0, 0,
+          i % 3 ? TcpEvent::Kind::ResetReceived : TcpEvent::Kind::ResetSent);
+  s.advance(3000 * kMs);
+  EXPECT_TRUE(s.take_failures().empty()) << "the storm is still going (within the horizon)";
+  s.advance(10'000 * kMs);
+  auto job = s.take_failures();
+  ASSERT_EQ(job.size(), 1u);
+  EXPECT_EQ(job[0].kind, "tcp_reset");
+  EXPECT_EQ(job[0].time_ns, 10 * kMs);
+  EXPECT_THAT(job[0].evidence,
+              HasSubstr("30 resets with 10.0.0.9:2049 over 2.9 s (10 sent, 20 received)"));
+}
+
+TEST_F(StitcherTest, ASlowLinkIsBusyWhileDataIsOutstanding) {
+  maxima_->transport_Bps = 1e6;
+  Stitcher s = make({true, true});
+  StreamBuilder b(s);
+  b.data(1, IoOp::Write, kShard0, kId0, 0, 1 * kMs, 100000);
+  // Acks 100 ms apart on a slow link, data outstanding all along: busy the
+  // whole 400 ms, not one 10 ms sample interval before each ack.
+  for (int i = 0; i <= 4; ++i)
+    b.tcp(i * 100 * kMs, i * 25000, 0, 0, TcpEvent::Kind::Sample, 0, i < 4 ? 60000 : 0);
+  b.data(1, IoOp::Close, kShard0, kId0, 399 * kMs, 400 * kMs, 0);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(stage(cps[0], kStageTransport).busy_ns, 400 * kMs);
+  EXPECT_EQ(stage(cps[0], kStageTransport).bytes, 100000u);
+  EXPECT_EQ(cps[0].bottleneck, "transport");
 }
 
 TEST_F(StitcherTest, RestartedCallsAreNotFailures) {

@@ -58,14 +58,70 @@ vm_nfs_server_start() {
 		{ [ ! -e /proc/fs/nfsd/v4_end_grace ] || echo Y >/proc/fs/nfsd/v4_end_grace; }
 }
 
+# vm_nfs_mount [OPTIONS]: the export on $VM_MNT, OPTIONS (e.g. timeo=10,retrans=2)
+# added to the version's usual ones.
 vm_nfs_mount() {
 	mkdir -p "$VM_MNT"
+	_extra=${1:+,$1}
 	case $VM_NFS in
 	3) vm_step "mount NFSv3 $VM_SERVER:$VM_EXPORT on $VM_MNT" \
-		mount.nfs "$VM_SERVER:$VM_EXPORT" "$VM_MNT" -o vers=3,proto=tcp,mountproto=tcp,nolock ;;
+		mount.nfs "$VM_SERVER:$VM_EXPORT" "$VM_MNT" -o "vers=3,proto=tcp,mountproto=tcp,nolock$_extra" ;;
 	4*) vm_step "mount NFSv$VM_NFS $VM_SERVER:/ on $VM_MNT" \
-		mount.nfs "$VM_SERVER:/" "$VM_MNT" -o "vers=$VM_NFS" ;;
+		mount.nfs "$VM_SERVER:/" "$VM_MNT" -o "vers=$VM_NFS$_extra" ;;
 	*) vm_fail "unknown NFS version $VM_NFS" ;;
 	esac || return 1
 	grep " $VM_MNT " /proc/mounts
+}
+
+# The time on the guest's clock in ns, as "S.CC" of /proc/uptime turned into
+# nanoseconds. /proc/uptime is CLOCK_BOOTTIME at 10 ms resolution; nothing
+# suspends in the VM, so it equals CLOCK_MONOTONIC (the clock of ckptscope's
+# and the workload's *_ns) to within those 10 ms.
+vm_now_ns() {
+	_up=$(cut -d' ' -f1 /proc/uptime)
+	echo "${_up%.*}${_up#*.}0000000"
+}
+
+# vm_ckptscope NAME CKPTSCOPE-RUN-ARGS... -- COMMAND...: `ckptscope run --trace
+# /tmp/NAME.db ARGS...`, its stdout and stderr in $VM_OUT/NAME.stdout and
+# NAME.stderr (and on the console). Sets vm_rc to its exit status (the job's);
+# records a failure when ckptscope could not load its probes. Returns 0.
+vm_ckptscope() {
+	_name=$1
+	shift
+	vm_say "ckptscope run --trace /tmp/$_name.db $*"
+	vm_rc=0
+	ckptscope run --trace "/tmp/$_name.db" "$@" >"$VM_OUT/$_name.stdout" 2>"$VM_OUT/$_name.stderr" || vm_rc=$?
+	cat "$VM_OUT/$_name.stdout" "$VM_OUT/$_name.stderr"
+	vm_say "ckptscope run exited $vm_rc"
+	if grep -q 'nothing will be traced' "$VM_OUT/$_name.stderr"; then
+		# All of it: libbpf's log comes before the warning.
+		vm_fail "ckptscope could not load its probes; its stderr: $(head -c 16000 "$VM_OUT/$_name.stderr")"
+	fi
+	return 0
+}
+
+# vm_summary NAME OUTFILE: `ckptscope summary /tmp/NAME.db --json` into
+# $VM_OUT/OUTFILE, and the trace gzip'd next to it ($VM_OUT/NAME.db.gz).
+vm_summary() {
+	[ -s "/tmp/$1.db" ] || { vm_fail "ckptscope wrote no trace /tmp/$1.db"; return 1; }
+	vm_step "ckptscope summary /tmp/$1.db --json" sh -c "ckptscope summary '/tmp/$1.db' --json >'$VM_OUT/$2'" || return 1
+	gzip -c "/tmp/$1.db" >"$VM_OUT/$1.db.gz"
+}
+
+# vm_keep_truths NAME...: the workload's ground truths /tmp/truth-NAME.json
+# into $VM_OUT, each missing one a failure.
+vm_keep_truths() {
+	for _t in "$@"; do
+		if [ -s "/tmp/truth-$_t.json" ]; then
+			cp "/tmp/truth-$_t.json" "$VM_OUT/truth-$_t.json"
+		else
+			vm_fail "the workload's $_t run wrote no ground truth"
+		fi
+	done
+}
+
+# vm_mountstats FILE: /proc/self/mountstats now, into $VM_OUT/FILE.
+vm_mountstats() {
+	cat /proc/self/mountstats >"$VM_OUT/$1"
 }

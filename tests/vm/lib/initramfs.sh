@@ -189,7 +189,7 @@ vm_conf_segment() {
   chmod 0755 "$root/init"
   mkdir -p "$root/vm/scenarios"
   cp "$VM_HERE/guest/lib.sh" "$root/vm/lib.sh"
-  cp "$VM_HERE/scenarios/$scenario.sh" "$root/vm/scenarios/$scenario.sh"
+  cp "$VM_SCENARIO_DIR/$scenario.sh" "$root/vm/scenarios/$scenario.sh"
   {
     printf 'VM_SCENARIO=%s\n' "$scenario"
     printf 'VM_NFS=%s\n' "$nfs"

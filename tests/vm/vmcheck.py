@@ -1,0 +1,179 @@
+"""Shared helpers of the host-side VM checkers (tests/vm/check_*.py).
+
+Python 3 standard library only. A checker collects failed assertions with
+Checker.check, prints the figures it compared with Checker.say and ends with
+Checker.finish (exit status 0 when every assertion held).
+"""
+import json
+import os
+import re
+import sys
+
+# The stages a checkpoint on NFS has, in pipeline order (gpu_copy is not
+# traced in these builds).
+NFS_STAGES = ["serialize", "host_io", "metadata", "nfs_client", "rpc_queue", "rpc_rtt", "transport"]
+READ_OPS = ("READ", "READ_PLUS")
+NFS_PORT_SERVER = "127.0.0.1:2049"
+
+
+class Checker:
+    def __init__(self, name, run_dir):
+        self.name = name
+        self.run = run_dir
+        self.errors = []
+        self.lines = []
+
+    def check(self, cond, msg):
+        if not cond:
+            self.errors.append(msg)
+        return bool(cond)
+
+    def say(self, msg):
+        self.lines.append(msg)
+
+    def load(self, name):
+        """The run's JSON file NAME; None (and a failure) when missing or broken."""
+        try:
+            with open(os.path.join(self.run, name)) as f:
+                return json.load(f)
+        except (OSError, ValueError) as e:
+            self.errors.append(f"cannot read {name}: {e}")
+            return None
+
+    def text(self, name):
+        try:
+            with open(os.path.join(self.run, name)) as f:
+                return f.read()
+        except OSError as e:
+            self.errors.append(f"cannot read {name}: {e}")
+            return None
+
+    def finish(self):
+        for line in self.lines:
+            print(line)
+        if self.errors:
+            for e in self.errors:
+                print("FAIL: " + e)
+            return 1
+        print(f"{self.name}: all checks passed")
+        return 0
+
+
+def usage(doc):
+    if len(sys.argv) != 2:
+        print(doc.strip().splitlines()[2], file=sys.stderr)
+        sys.exit(2)
+    return sys.argv[1]
+
+
+def checkpoints(summary):
+    return sorted(summary.get("checkpoints", []), key=lambda c: c.get("start_ns", 0))
+
+
+def truth_checkpoints(*truths):
+    """The checkpoints of one or more ground truths, merged, in time order."""
+    out = []
+    for t in truths:
+        if t:
+            out.extend(t.get("checkpoints", []))
+    return sorted(out, key=lambda c: c.get("start_ns", 0))
+
+
+def truth_file_bytes(gt):
+    key = "bytes_written" if gt.get("direction") == "save" else "bytes_read"
+    return sum(f.get(key, 0) for f in gt.get("files", []))
+
+
+def stages(cp):
+    return {s.get("name"): s for s in cp.get("stages", [])}
+
+
+def rpc_ops(cp):
+    """{op: RPC_OP} of a checkpoint's eBPF figures ({} when it has none)."""
+    nfs = cp.get("nfs") or {}
+    return {o.get("op"): o for o in nfs.get("rpc_ops", [])}
+
+
+def op_sum(ops, names, key):
+    return sum(ops[n].get(key, 0) for n in names if n in ops)
+
+
+def all_failures(summary):
+    """Every failure: the job-level ones and each checkpoint's, as (checkpoint_id, failure)."""
+    out = [(f.get("checkpoint_id"), f) for f in summary.get("failures", [])]
+    for cp in summary.get("checkpoints", []):
+        out.extend((cp.get("id"), f) for f in cp.get("failures", []))
+    return sorted(out, key=lambda x: x[1].get("time_ns", 0))
+
+
+def fmt_failure(cid, f):
+    return f"[cp {cid}] {f.get('kind')} at {f.get('time_ns', 0) / 1e9:.3f} s: {f.get('evidence')}"
+
+
+def within(a, b, frac):
+    """|a - b| <= frac * max(a, b) (both numbers)."""
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        return False
+    hi = max(abs(a), abs(b))
+    return abs(a - b) <= frac * hi
+
+
+def diff_fraction(a, b):
+    hi = max(a, b)
+    return 0.0 if hi == 0 else abs(a - b) / hi
+
+
+def stage_row(s):
+    frac = s.get("fraction_of_max")
+    mx = s.get("max_Bps")
+    return (f"{s.get('name'):10} bytes {s.get('bytes'):>10}  busy {s.get('busy_ns', 0) / 1e6:8.1f} ms"
+            f"  {s.get('bandwidth_Bps', 0) / 1e6:8.2f} MB/s  max {'-' if mx is None else f'{mx / 1e6:.2f} MB/s'}"
+            f"  of max {'-' if frac is None else f'{frac:.3f}'}  ({s.get('max_source')})")
+
+
+# /proc/self/mountstats: per NFS mount point, its per-op statistics
+# {op: [ops, transmissions, major_timeouts, bytes_sent, bytes_received,
+#       queue_ms, rtt_ms, execute_ms, (errors)]} and its "bytes:" counters.
+_DEVICE = re.compile(r"^device (\S+) mounted on (\S+) with fstype (nfs4?)\b")
+_OP = re.compile(r"^\s+([A-Z_0-9]+):\s+(\d+(?:\s+\d+)*)\s*$")
+
+
+def parse_mountstats(text):
+    mounts = {}
+    cur = None
+    in_ops = False
+    for line in text.splitlines():
+        m = _DEVICE.match(line)
+        if m:
+            cur = {"device": m.group(1), "fstype": m.group(3), "ops": {}, "bytes": None}
+            mounts[m.group(2)] = cur
+            in_ops = False
+            continue
+        if line.startswith("device "):
+            cur = None
+            continue
+        if cur is None:
+            continue
+        s = line.strip()
+        if s.startswith("bytes:"):
+            cur["bytes"] = [int(x) for x in s.split()[1:]]
+        elif s == "per-op statistics":
+            in_ops = True
+        elif in_ops:
+            m = _OP.match(line)
+            if m:
+                cur["ops"][m.group(1)] = [int(x) for x in m.group(2).split()]
+            elif s:
+                in_ops = False
+    return mounts
+
+
+def mountstats_delta(before, after, mount_point):
+    """Per-op differences after - before on MOUNT_POINT: {op: [ops, trans, timeouts, sent, received, ...]}."""
+    a = after.get(mount_point, {}).get("ops", {})
+    b = before.get(mount_point, {}).get("ops", {})
+    out = {}
+    for op, vals in a.items():
+        prev = b.get(op, [0] * len(vals))
+        out[op] = [x - y for x, y in zip(vals, prev)]
+    return out
