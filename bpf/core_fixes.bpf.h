@@ -137,4 +137,25 @@ static __always_inline __u64 ckpt_wakeup_flags(void *ringbuf, __u64 threshold)
 									  : BPF_RB_NO_WAKEUP;
 }
 
+/*
+ * Calls fn(i, ctx) for i = 0, 1, ... until it returns non-zero or the bound;
+ * returns the bound. bpf_loop (v5.17, commit e6f2dd0f8067 "bpf: Add bpf_loop
+ * helper") walks up to 64K fds in one verified call; before it, a bounded
+ * loop the verifier unrolls must stay short (1024 turns of an fd check hit
+ * its 8192-jump limit on 6.1), so older kernels see the first 256.
+ */
+#define CKPT_FD_SCAN_LOOP 65536
+#define CKPT_FD_SCAN_UNROLLED 256
+static __always_inline unsigned int ckpt_for_each_fd(long (*fn)(__u32, void *), void *ctx)
+{
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
+		bpf_loop(CKPT_FD_SCAN_LOOP, fn, ctx, 0);
+		return CKPT_FD_SCAN_LOOP;
+	}
+	for (__u32 i = 0; i < CKPT_FD_SCAN_UNROLLED; i++)
+		if (fn(i, ctx))
+			break;
+	return CKPT_FD_SCAN_UNROLLED;
+}
+
 #endif /* CKPTSCOPE_CORE_FIXES_BPF_H */

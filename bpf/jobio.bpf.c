@@ -39,6 +39,7 @@ const struct ckpt_io_record *unused_io_record __attribute__((unused));
 const struct ckpt_path_record *unused_path_record __attribute__((unused));
 const struct ckpt_cpu_record *unused_cpu_record __attribute__((unused));
 const struct ckpt_proc_record *unused_proc_record __attribute__((unused));
+const struct ckpt_open_file_record *unused_open_file_record __attribute__((unused));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -624,6 +625,84 @@ int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *ch
 	return 0;
 }
 
+/* FMODE_WRITE (include/linux/fs.h), stable since 2.6. */
+#define CKPT_FMODE_WRITE 0x2
+
+static __always_inline void emit_open_file(__u64 pid_tgid, __u64 now, __s32 fd, __u64 dev,
+					   __u64 ino)
+{
+	struct ckpt_open_file_record *rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_OPEN_FILE, 0, pid_tgid, now, now);
+	rec->hdr.cpu_window_start_ns = now;
+	rec->hdr.cpu_ns = 0;
+	rec->dev = dev;
+	rec->ino = ino;
+	rec->fd = fd;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, 0);
+}
+
+struct fd_scan {
+	struct file **fds;
+	unsigned int max_fds;
+	__u64 pid_tgid;
+	__u64 now;
+};
+
+/* One fd of a dying process: emit it when it is a regular file open for
+ * writing. Returns 1 past the end of the table (bpf_loop's stop). */
+static long scan_fd(__u32 fd, void *data)
+{
+	struct fd_scan *scan = data;
+	struct file *file = NULL;
+	struct inode *inode;
+
+	if (fd >= scan->max_fds)
+		return 1;
+	if (bpf_probe_read_kernel(&file, sizeof(file), &scan->fds[fd]) || !file)
+		return 0;
+	if (!(BPF_CORE_READ(file, f_mode) & CKPT_FMODE_WRITE))
+		return 0;
+	inode = BPF_CORE_READ(file, f_inode);
+	if (!inode || mode_file_type(BPF_CORE_READ(inode, i_mode)) != CKPT_FT_REGULAR)
+		return 0;
+	emit_open_file(scan->pid_tgid, scan->now, fd, BPF_CORE_READ(inode, i_sb, s_dev),
+		       BPF_CORE_READ(inode, i_ino));
+	return 0;
+}
+
+/*
+ * A process killed by a signal leaves the files it had open for writing as
+ * they were: a checkpoint shard cut short. sched_process_exit runs before
+ * exit_files() in do_exit(), so the fd table is still there to read. Only at
+ * a signalled death, so the walk costs nothing in normal runs.
+ */
+static __always_inline void emit_files_open_for_write(struct task_struct *task, __u64 pid_tgid)
+{
+	struct files_struct *files = task->files;
+	struct fd_scan scan = {};
+	struct fdtable *fdt;
+	unsigned int scanned;
+
+	if (!files)
+		return;
+	fdt = files->fdt;
+	if (!fdt)
+		return;
+	scan.fds = fdt->fd;
+	scan.max_fds = fdt->max_fds;
+	scan.pid_tgid = pid_tgid;
+	scan.now = bpf_ktime_get_ns();
+	scanned = ckpt_for_each_fd(scan_fd, &scan);
+	if (scan.max_fds > scanned)
+		emit_open_file(pid_tgid, scan.now, -1, 0, 0);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_process_exit, struct task_struct *task)
 {
@@ -642,6 +721,8 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 		emit_proc(CKPT_PROC_THREAD_EXIT, tgid, tid, 0, task->exit_code, task);
 		return 0;
 	}
+	if (task->exit_code & 0x7f)
+		emit_files_open_for_write(task, ((__u64)tgid << 32) | tid);
 	emit_proc(CKPT_PROC_EXIT, tgid, tid, 0, task->exit_code, task);
 	if (filter_mode != CKPT_FILTER_ALL)
 		bpf_map_delete_elem(&traced_tgids, &tgid);

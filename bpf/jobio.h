@@ -25,6 +25,9 @@ enum ckpt_record_kind {
 	 * ckpt_io_record with end_ns 0. These can run for seconds (an NFS
 	 * close flushes): user space must know they are in flight. */
 	CKPT_REC_IO_START = 5,
+	/* A traced process died by a signal: one per regular file it still had
+	 * open for writing (struct ckpt_open_file_record), before its exit. */
+	CKPT_REC_OPEN_FILE = 6,
 };
 
 /* Calls on an open file descriptor. */
@@ -111,6 +114,17 @@ struct ckpt_proc_record {
 	__u32 child_tgid;
 	__s32 exit_code; /* task->exit_code: wait status encoding */
 	char comm[16];
+};
+
+/* Files open for writing at a signalled death; fd -1 (dev and ino 0) says the
+ * fd table was larger than the kernel could scan (see ckpt_for_each_fd): the
+ * list is incomplete. */
+struct ckpt_open_file_record {
+	struct ckpt_record_header hdr;
+	__u64 dev; /* inode->i_sb->s_dev, the kernel's encoding */
+	__u64 ino;
+	__s32 fd;
+	__u32 pad;
 };
 
 /*

@@ -173,6 +173,33 @@ TEST(RunTest, EnospcOnASmallTmpfsIsFlagged) {
   EXPECT_THAT(r.err, HasSubstr("enospc")) << "the summary shows it";
 }
 
+TEST(RunTest, AJobKilledMidSaveLeavesItsPartialShardFlagged) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  const std::string ckpt = dir / "checkpoint-1";
+  std::filesystem::create_directories(ckpt);
+  // The shell itself writes (printf is a builtin): shard-0 written and
+  // closed (by dup2, which close(2) tracing alone would miss), shard-1
+  // written, then it dies by SIGKILL with shard-1 still open for writing: a
+  // partial shard on the storage.
+  // (Absolute names: a relative one needs the process' cwd from /proc,
+  // gone once a job this short has exited; see README's known limits.)
+  const std::string script = "printf '%65536s' x > " + quote(ckpt + "/shard-0.pt") +
+                             " && exec 3> " + quote(ckpt + "/shard-1.pt") +
+                             " && printf '%65536s' x >&3 && kill -KILL $$";
+  auto r = run(profiled(dir, {"/bin/sh", "-c", script}), dir);
+  EXPECT_EQ(r.code, 128 + SIGKILL) << r.err;
+  Trace t = read_trace_or_fail(dir / "trace.db");
+  ASSERT_EQ(t.checkpoints.size(), 1u) << r.err;
+  std::vector<FailureRecord> partial;
+  for (const auto& f : t.checkpoints[0].failures)
+    if (f.kind == "partial_save") partial.push_back(f);
+  ASSERT_EQ(partial.size(), 1u) << r.err;
+  EXPECT_THAT(partial[0].evidence, HasSubstr("shard-1.pt"));
+  EXPECT_THAT(partial[0].evidence, ::testing::Not(HasSubstr("shard-0.pt")));
+  EXPECT_THAT(partial[0].evidence, HasSubstr("signal 9"));
+}
+
 TEST(RunTest, EioFromAFailingFileSystemIsFlagged) {
   REQUIRE_ROOT();
   ScratchDir dir;

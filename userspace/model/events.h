@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace ckpt {
 
@@ -95,6 +96,10 @@ struct ProcEvent {
   uint32_t child_tgid = 0;
   int32_t exit_code = 0;
   std::string comm;
+  // Exit by a signal: the regular files the process still had open for
+  // writing (the kernel listed them before closing them), when the list is
+  // complete.
+  std::optional<std::vector<FileId>> open_for_write;
 };
 
 struct TcpEvent {

@@ -172,6 +172,17 @@ void JobIoSource::on_record(const void* data, size_t size) {
     case CKPT_REC_CPU:
       emit(CpuEvent{h.cpu_window_start_ns, h.end_ns, h.tgid, h.tid, h.cpu_ns});
       return;
+    case CKPT_REC_OPEN_FILE: {
+      if (size < sizeof(ckpt_open_file_record)) break;
+      const auto& r = *static_cast<const ckpt_open_file_record*>(data);
+      auto& list = open_for_write_[h.tgid];
+      if (r.fd < 0) {
+        list.complete = false;
+      } else {
+        list.files.push_back(FileId{kernel_dev_to_user(r.dev), r.ino});
+      }
+      return;
+    }
     case CKPT_REC_PROC: {
       if (size < sizeof(ckpt_proc_record)) break;
       const auto& r = *static_cast<const ckpt_proc_record*>(data);
@@ -186,6 +197,16 @@ void JobIoSource::on_record(const void* data, size_t size) {
       ev.exit_code = r.exit_code;
       ev.comm = std::string(r.comm, strnlen(r.comm, sizeof(r.comm)));
       if (ev.kind == ProcEvent::Kind::Fork) resolver_.forked(ev.tgid, ev.child_tgid);
+      if (ev.kind == ProcEvent::Kind::Exit && (ev.exit_code & 0x7f) != 0) {
+        // The kernel listed the files still open for writing just before.
+        auto it = open_for_write_.find(ev.tgid);
+        if (it == open_for_write_.end()) {
+          ev.open_for_write.emplace();
+        } else {
+          if (it->second.complete) ev.open_for_write = std::move(it->second.files);
+          open_for_write_.erase(it);
+        }
+      }
       emit(std::move(ev));
       return;
     }

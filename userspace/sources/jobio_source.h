@@ -2,6 +2,8 @@
 // into events, resolving each call's file to a path.
 #pragma once
 
+#include <unordered_map>
+
 #include "sources/path_resolver.h"
 #include "sources/source.h"
 
@@ -25,7 +27,13 @@ class JobIoSource : public RecordSource {
   void on_io(const ::ckpt_io_record& r);
   void on_path(const ::ckpt_path_record& r);
 
+  struct OpenFiles {
+    std::vector<FileId> files;
+    bool complete = true;
+  };
+
   PathResolver& resolver_;
+  std::unordered_map<uint32_t, OpenFiles> open_for_write_;  // by tgid, until its exit
   uint64_t malformed_ = 0;
   uint64_t truncated_ = 0;  // names cut at CKPT_PATH_MAX that no fd could restore
 };

@@ -352,9 +352,18 @@ void Stitcher::flag_partial_save(const ProcEvent& ev) {
         it->second.unflushed = false;
     }
   }
+  // The kernel's list of what the process still had open for writing is
+  // the truth (a file closed by dup2 or exec was not: close(2) alone does
+  // not say); without it, a file is partial when no close or fsync followed
+  // its last write.
   std::vector<std::string> partial;
-  for (const auto& [key, w] : files)
-    if (w.unflushed) partial.push_back(w.path);
+  for (const auto& [key, w] : files) {
+    const bool still_open = ev.open_for_write
+                                ? std::find(ev.open_for_write->begin(), ev.open_for_write->end(),
+                                            key) != ev.open_for_write->end()
+                                : w.unflushed;
+    if (still_open) partial.push_back(w.path);
+  }
   if (partial.empty()) return;
   std::sort(partial.begin(), partial.end());
   std::string list;
@@ -362,8 +371,8 @@ void Stitcher::flag_partial_save(const ProcEvent& ev) {
   if (partial.size() > 8) list += fmt::format(" and {} more", partial.size() - 8);
   open_->live_failures.push_back(FailureRecord{
       "partial_save", ev.time_ns,
-      fmt::format("pid {} ({}) died by signal {} ({}) with {} checkpoint file(s) written and not "
-                  "closed or synced: {}",
+      fmt::format("pid {} ({}) died by signal {} ({}) with {} checkpoint file(s) written and still "
+                  "open for writing: {}",
                   ev.tgid, ev.comm, signal, strsignal(signal), partial.size(), list),
       std::nullopt});
 }

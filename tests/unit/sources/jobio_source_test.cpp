@@ -263,5 +263,38 @@ TEST(TcpSourceTest, NewestKernelCountersBecomeASampleWhenNewer) {
   EXPECT_EQ(e.remote, "0.0.0.0:2049");
 }
 
+TEST(JobIoSourceTest, ASignalledExitCarriesTheFilesStillOpenForWriting) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  auto open_file = [&](int32_t fd, uint64_t ino) {
+    ckpt_open_file_record r{};
+    r.hdr = header(CKPT_REC_OPEN_FILE, 0);
+    r.dev = (8ull << 20) | 3;
+    r.ino = ino;
+    r.fd = fd;
+    src.on_record(&r, sizeof(r));
+  };
+  auto exit_with = [&](int32_t code) {
+    ckpt_proc_record p{};
+    p.hdr = header(CKPT_REC_PROC, CKPT_PROC_EXIT);
+    p.exit_code = code;
+    src.on_record(&p, sizeof(p));
+    return std::get<ProcEvent>(sink.events.back());
+  };
+  open_file(3, 77);
+  open_file(5, 78);
+  ProcEvent killed = exit_with(9);
+  ASSERT_TRUE(killed.open_for_write);
+  EXPECT_EQ(*killed.open_for_write,
+            (std::vector<FileId>{{makedev(8, 3), 77}, {makedev(8, 3), 78}}));
+  ProcEvent none = exit_with(15);
+  ASSERT_TRUE(none.open_for_write) << "listed, and nothing was open";
+  EXPECT_TRUE(none.open_for_write->empty());
+  open_file(-1, 0);  // more fds than the kernel scanned
+  EXPECT_FALSE(exit_with(9).open_for_write) << "an incomplete list is no list";
+  EXPECT_FALSE(exit_with(1 << 8).open_for_write) << "exit(1) is not a signal";
+}
+
 }  // namespace
 }  // namespace ckpt

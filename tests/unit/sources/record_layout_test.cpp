@@ -65,6 +65,10 @@ TEST(RecordLayoutTest, JobioRecordsMatchTheBpfObject) {
   expect_layout(kJobio, "ckpt_proc_record", sizeof(ckpt_proc_record),
                 {{"child_tgid", offsetof(ckpt_proc_record, child_tgid)},
                  {"comm", offsetof(ckpt_proc_record, comm)}});
+  expect_layout(kJobio, "ckpt_open_file_record", sizeof(ckpt_open_file_record),
+                {{"dev", offsetof(ckpt_open_file_record, dev)},
+                 {"ino", offsetof(ckpt_open_file_record, ino)},
+                 {"fd", offsetof(ckpt_open_file_record, fd)}});
 }
 
 TEST(RecordLayoutTest, TcpRecordMatchesTheBpfObject) {

@@ -414,3 +414,38 @@ TEST_F(NfsStagesTest, ANormalExitIsNotAPartialSave) {
 
 }  // namespace
 }  // namespace ckpt
+
+namespace ckpt {
+namespace {
+
+TEST_F(NfsStagesTest, TheKernelsOpenFileListDecidesWhatIsPartial) {
+  Stitcher s = make(/*nfs=*/false);
+  const FileId other{53, 778};
+  call(s, IoOp::Write, T, T + kMs, static_cast<int64_t>(kMiB));
+  IoEvent w;
+  w.tgid = w.tid = 100;
+  w.op = IoOp::Write;
+  w.start_ns = T + 2 * kMs;
+  w.end_ns = T + 3 * kMs;
+  w.path = "/nfs/run/checkpoint-1/shard-1.pt";
+  w.file = other;
+  w.ret = 4096;
+  s.on_event(IoEvent(w));
+  // No close(2) for either (the shell closed shard-0 with dup2); the kernel
+  // says only shard-1 was still open for writing at the death.
+  ProcEvent exit;
+  exit.kind = ProcEvent::Kind::Exit;
+  exit.time_ns = T + 6 * kMs;
+  exit.tgid = exit.tid = 100;
+  exit.exit_code = 9;
+  exit.open_for_write = std::vector<FileId>{other};
+  s.on_event(ProcEvent(exit));
+  auto cps = close(s);
+  ASSERT_EQ(cps.size(), 1u);
+  ASSERT_EQ(cps[0].failures.size(), 1u);
+  EXPECT_THAT(cps[0].failures[0].evidence, HasSubstr("shard-1.pt"));
+  EXPECT_THAT(cps[0].failures[0].evidence, ::testing::Not(HasSubstr("shard-0.pt")));
+}
+
+}  // namespace
+}  // namespace ckpt
