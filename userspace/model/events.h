@@ -131,6 +131,7 @@ std::string_view to_string(NfsIoKind kind);  // "read", "write", "commit"
 
 // One NFS page-I/O RPC of the NFS client (nfs_initiate_* to *_done): it ran
 // in a writeback or rpciod thread, so it is tied to the job by its file.
+// Reported twice: when initiated (started) and when done.
 struct NfsIoEvent {
   NfsIoKind kind = NfsIoKind::Write;
   uint64_t start_ns = 0;  // initiated (the done time when the start was missed)
@@ -140,6 +141,11 @@ struct NfsIoEvent {
   uint64_t count = 0;         // requested
   uint64_t result_count = 0;  // bytes the server took or returned (0 for a commit)
   int32_t status = 0;         // 0 or -errno
+  // The carrying rpc_task (an opaque id): pairs a start with its completion.
+  uint64_t id = 0;
+  // Initiated and not yet completed (end_ns 0): the NFS client still owes
+  // these bytes to the server.
+  bool started = false;
   [[nodiscard]] uint64_t bytes() const {
     return status >= 0 && kind != NfsIoKind::Commit ? result_count : 0;
   }

@@ -64,6 +64,15 @@ void NfsSource::on_record(const void* data, size_t size) {
 
 void NfsSource::on_io_start(const ckpt_nfs_record& r, NfsIoKind kind) {
   pending_[r.task_id] = Pending{kind, r.time_ns, file_of(r), r.offset, r.count};
+  NfsIoEvent ev;
+  ev.kind = kind;
+  ev.start_ns = r.time_ns;
+  ev.file = file_of(r);
+  ev.offset = r.offset;
+  ev.count = r.count;
+  ev.id = r.task_id;
+  ev.started = true;
+  emit(Event(ev));
 }
 
 void NfsSource::on_io_done(const ckpt_nfs_record& r, NfsIoKind kind) {
@@ -76,6 +85,7 @@ void NfsSource::on_io_done(const ckpt_nfs_record& r, NfsIoKind kind) {
   ev.count = r.count;
   ev.result_count = r.result_count;
   ev.status = r.status;
+  ev.id = r.task_id;
   auto it = pending_.find(r.task_id);
   // The same task carries one I/O at a time; a retried RPC keeps its start.
   if (it != pending_.end() && it->second.file == ev.file && it->second.kind == kind) {

@@ -23,6 +23,7 @@ constexpr uint64_t kMinStormRetransmits = 10;
 // wsize/rsize of data, so about 4 TiB of checkpoint at 1 MiB per RPC.
 constexpr size_t kMaxNfsEvents = 4'000'000;
 constexpr uint64_t kJobLevelTimeoutEveryNs = 60'000'000'000ull;
+constexpr uint64_t kForgetOutstandingNs = 600'000'000'000ull;
 // RPC errors that mean the storage failed the checkpoint; others (ENOENT on
 // a LOOKUP, EEXIST, NFS4ERR_DELAY retries) are counted per op, not flagged.
 // Adds one finished RPC (an RpcEvent, or one kept as an RpcPoint) to its
@@ -229,6 +230,11 @@ uint32_t Stitcher::intern(const std::string& name) {
 }
 
 void Stitcher::on_nfs_io(const NfsIoEvent& ev) {
+  if (ev.started) {
+    nfs_outstanding_[ev.id] = NfsOutstanding{ev.file, ev.start_ns, ev.kind};
+    return;
+  }
+  nfs_outstanding_.erase(ev.id);
   if (nfs_io_.size() >= kMaxNfsEvents) {
     ++nfs_buffer_full_;
     return;
@@ -502,6 +508,12 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
 }
 
 void Stitcher::advance(uint64_t now_ns) {
+  // NFS I/O whose completion never came (its task killed): the source
+  // forgets it after ten minutes, and so does this, or it would hold a
+  // checkpoint open for ever.
+  for (auto it = nfs_outstanding_.begin(); it != nfs_outstanding_.end();)
+    it = it->second.start_ns + kForgetOutstandingNs < now_ns ? nfs_outstanding_.erase(it)
+                                                             : std::next(it);
   flag_live_stalls(now_ns);
   if (open_ &&
       now_ns > open_->last_activity_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs &&
@@ -518,10 +530,45 @@ void Stitcher::finish() {
 
 bool Stitcher::call_in_flight_within(const OpenCheckpoint& c) const {
   // A flush (an NFS close) that began inside the checkpoint is part of it,
-  // however long it runs.
+  // however long it runs; so is NFS page I/O on its files not yet done.
   for (const auto& [tid, call] : in_flight_)
     if (call.start.start_ns <= c.last_activity_ns + config_.checkpoint.quiet_gap_ns) return true;
+  for (const auto& [id, io] : nfs_outstanding_)
+    if (c.files_touched.count(io.file)) return true;
   return false;
+}
+
+void Stitcher::flag_nfs_stall(uint64_t now_ns) {
+  if (!open_ || open_->nfs_stall_flagged) return;
+  // A hung flush already said it: one stall, not two, for one hang.
+  if (std::any_of(open_->live_failures.begin(), open_->live_failures.end(),
+                  [](const FailureRecord& f) { return f.kind == "stall"; })) {
+    open_->nfs_stall_flagged = true;
+    return;
+  }
+  // The oldest NFS page I/O on the checkpoint's files that has not completed.
+  const NfsOutstanding* oldest = nullptr;
+  size_t count = 0;
+  for (const auto& [id, io] : nfs_outstanding_) {
+    if (!open_->files_touched.count(io.file)) continue;
+    ++count;
+    if (!oldest || io.start_ns < oldest->start_ns) oldest = &io;
+  }
+  if (!oldest || now_ns < oldest->start_ns + config_.checkpoint.stall_ns) return;
+  open_->nfs_stall_flagged = true;
+  std::string path = fmt::format("dev {} ino {}", oldest->file.dev, oldest->file.ino);
+  for (const auto& call : open_->calls)
+    if (call.file == oldest->file && !call.path.empty()) {
+      path = call.path;
+      break;
+    }
+  open_->live_failures.push_back(FailureRecord{
+      "stall", now_ns,
+      fmt::format("no progress: NFS {} of {} initiated {:.1f} s ago has not completed ({} NFS "
+                  "I/O RPCs of this checkpoint outstanding)",
+                  to_string(oldest->kind), path,
+                  static_cast<double>(now_ns - oldest->start_ns) / 1e9, count),
+      std::nullopt});
 }
 
 void Stitcher::flag_live_stalls(uint64_t now_ns) {
@@ -542,6 +589,7 @@ void Stitcher::flag_live_stalls(uint64_t now_ns) {
       out_failures_.push_back(std::move(f));
     }
   }
+  flag_nfs_stall(now_ns);
 }
 
 std::vector<FailureRecord> Stitcher::group_resets(std::vector<PendingReset> resets,

@@ -146,6 +146,7 @@ class Stitcher : public EventSink {
     std::vector<IoEvent> calls;
     std::unordered_set<FileId, FileIdHash> files_touched;
     std::map<std::string, ServerTrouble> server_trouble;
+    bool nfs_stall_flagged = false;
   };
 
   struct InFlightCall {
@@ -156,6 +157,7 @@ class Stitcher : public EventSink {
   void on_io(IoEvent&& ev);
   void on_call_start(CallStartEvent&& ev);
   [[nodiscard]] bool call_in_flight_within(const OpenCheckpoint& c) const;
+  void flag_nfs_stall(uint64_t now_ns);
   void flag_live_stalls(uint64_t now_ns);
   void release_unclaimed_resets(uint64_t now_ns);
   static std::vector<FailureRecord> group_resets(std::vector<PendingReset> resets,
@@ -199,6 +201,15 @@ class Stitcher : public EventSink {
 
   // NFS page I/O and RPCs, kept until no checkpoint can claim them.
   std::deque<NfsIoEvent> nfs_io_;
+  // NFS page I/O initiated and not yet done, by rpc_task: a checkpoint whose
+  // files still have some is not over (a write(2) blocked on a dead server
+  // is not a flush call, but its pages are here).
+  struct NfsOutstanding {
+    FileId file;
+    uint64_t start_ns;
+    NfsIoKind kind;
+  };
+  std::unordered_map<uint64_t, NfsOutstanding> nfs_outstanding_;
   std::deque<RpcPoint> rpcs_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> name_ids_;

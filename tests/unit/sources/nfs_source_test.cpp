@@ -63,15 +63,20 @@ TEST(NfsSourceTest, PairsAnIoWithItsRpcAndCompletion) {
   NfsSource src(sink);
   auto start = io(CKPT_NFS_IO_START, CKPT_NFS_WRITE, 1000, 0xffff0001);
   src.on_record(&start, sizeof(start));
-  EXPECT_TRUE(sink.events.empty()) << "a start alone is not an event";
+  ASSERT_EQ(sink.events.size(), 1u);
+  const auto& s0 = std::get<NfsIoEvent>(sink.events[0]);
+  EXPECT_TRUE(s0.started) << "initiated, not done: the bytes are still owed";
+  EXPECT_EQ(s0.id, 0xffff0001u);
+  EXPECT_EQ(s0.start_ns, 1000u);
+  EXPECT_EQ(s0.bytes(), 0u);
   auto done_rpc = rpc(CKPT_RPC_DONE, 10000, 0xffff0001, "WRITE");
   src.on_record(&done_rpc, sizeof(done_rpc));
   auto done = io(CKPT_NFS_IO_DONE, CKPT_NFS_WRITE, 10100, 0xffff0001);
   done.result_count = 131072;
   src.on_record(&done, sizeof(done));
-  ASSERT_EQ(sink.events.size(), 2u);
+  ASSERT_EQ(sink.events.size(), 3u);
 
-  const auto& r = std::get<RpcEvent>(sink.events[0]);
+  const auto& r = std::get<RpcEvent>(sink.events[1]);
   EXPECT_EQ(r.kind, RpcEvent::Kind::Done);
   EXPECT_EQ(r.op, "WRITE");
   EXPECT_EQ(r.time_ns, 10000u);
@@ -87,7 +92,9 @@ TEST(NfsSourceTest, PairsAnIoWithItsRpcAndCompletion) {
   EXPECT_EQ(r.file, (FileId{makedev(0, 53), 4242}));
   EXPECT_EQ(r.io_count, 131072u);
 
-  const auto& n = std::get<NfsIoEvent>(sink.events[1]);
+  const auto& n = std::get<NfsIoEvent>(sink.events[2]);
+  EXPECT_FALSE(n.started);
+  EXPECT_EQ(n.id, 0xffff0001u);
   EXPECT_EQ(n.kind, NfsIoKind::Write);
   EXPECT_EQ(n.start_ns, 1000u);
   EXPECT_EQ(n.end_ns, 10100u);

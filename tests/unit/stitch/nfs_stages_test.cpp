@@ -449,3 +449,86 @@ TEST_F(NfsStagesTest, TheKernelsOpenFileListDecidesWhatIsPartial) {
 
 }  // namespace
 }  // namespace ckpt
+
+namespace ckpt {
+namespace {
+
+// A write(2) blocked on a dead server is no flush call, but the NFS client
+// owes the server its pages: the checkpoint stays open, stalls are flagged
+// while it hangs, and the server's timeouts belong to it.
+TEST_F(NfsStagesTest, OutstandingNfsIoHoldsTheCheckpointOpenAndStalls) {
+  config_.checkpoint.stall_ns = 2000 * kMs;
+  Stitcher s = make();
+  call(s, IoOp::Write, T, T + kMs, static_cast<int64_t>(kMiB));
+  NfsIoEvent start;
+  start.kind = NfsIoKind::Write;
+  start.start_ns = T + 2 * kMs;
+  start.file = kFile;
+  start.count = kMiB;
+  start.id = 0xabc;
+  start.started = true;
+  s.on_event(NfsIoEvent(start));
+  s.advance(T + 1500 * kMs);
+  EXPECT_TRUE(s.take_checkpoints().empty()) << "closed while its pages are still owed";
+  s.advance(T + 2500 * kMs);
+  RpcEvent t;
+  t.kind = RpcEvent::Kind::Timeout;
+  t.time_ns = T + 3000 * kMs;
+  t.op = "WRITE";
+  t.server = kServer;
+  s.on_event(std::move(t));
+  s.advance(T + 5000 * kMs);
+  EXPECT_TRUE(s.take_checkpoints().empty());
+  EXPECT_TRUE(s.take_failures().empty()) << "the timeout is the checkpoint's, not the job's";
+  // The server is back: the WRITE completes.
+  rpc(s, "WRITE", T + 2 * kMs, 0, 5998 * kMs, NfsIoKind::Write, kMiB);
+  NfsIoEvent done = start;
+  done.started = false;
+  done.end_ns = T + 6000 * kMs;
+  done.result_count = kMiB;
+  s.on_event(NfsIoEvent(done));
+  s.advance(T + 9000 * kMs);
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  std::vector<std::string> kinds;
+  for (const auto& f : cps[0].failures) kinds.push_back(f.kind);
+  EXPECT_THAT(kinds, ::testing::ElementsAre("stall", "nfs_server_not_responding"));
+  EXPECT_EQ(cps[0].failures[0].time_ns, T + 2500 * kMs);
+  EXPECT_THAT(cps[0].failures[0].evidence, HasSubstr("NFS write of " + kShard));
+  EXPECT_EQ(cps[0].nfs->io_bytes, kMiB);
+}
+
+}  // namespace
+}  // namespace ckpt
+
+namespace ckpt {
+namespace {
+
+TEST_F(NfsStagesTest, OneHangIsOneStallWhenAFlushAndItsPagesWaitTogether) {
+  config_.checkpoint.stall_ns = 2000 * kMs;
+  Stitcher s = make();
+  call(s, IoOp::Write, T, T + kMs, static_cast<int64_t>(kMiB));
+  s.on_event(CallStartEvent{T + 2 * kMs, 100, 100, IoOp::Fsync, kFile, kShard});
+  NfsIoEvent start;
+  start.kind = NfsIoKind::Write;
+  start.start_ns = T + 3 * kMs;
+  start.file = kFile;
+  start.id = 7;
+  start.started = true;
+  s.on_event(NfsIoEvent(start));
+  s.advance(T + 2500 * kMs);
+  NfsIoEvent done = start;
+  done.started = false;
+  done.end_ns = T + 4000 * kMs;
+  s.on_event(NfsIoEvent(done));
+  call(s, IoOp::Fsync, T + 2 * kMs, T + 4001 * kMs, 0);
+  s.advance(T + 9000 * kMs);
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  ASSERT_EQ(cps[0].failures.size(), 1u);
+  EXPECT_EQ(cps[0].failures[0].kind, "stall");
+  EXPECT_THAT(cps[0].failures[0].evidence, HasSubstr("fsync("));
+}
+
+}  // namespace
+}  // namespace ckpt
