@@ -18,6 +18,7 @@ constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t T = 5'000 * kMs;
 const std::string kServer = "10.0.0.9:2049";
 const std::string kShard = "/nfs/run/checkpoint-1/shard-0.pt";
+const std::string kShard1 = "/nfs/run/checkpoint-1/shard-1.pt";
 const FileId kFile{53, 777};
 
 class Maxima : public MaximaProvider {
@@ -39,16 +40,29 @@ class NfsStagesTest : public ::testing::Test {
     return Stitcher(config_, maxima_, StageAvailability{true, transport, nfs});
   }
 
-  static void call(Stitcher& s, IoOp op, uint64_t t0, uint64_t t1, int64_t ret) {
+  static void call(Stitcher& s, IoOp op, uint64_t t0, uint64_t t1, int64_t ret,
+                   const std::string& path = kShard, FileId file = kFile) {
     IoEvent e;
     e.tgid = 100;
     e.tid = 100;
     e.op = op;
     e.start_ns = t0;
     e.end_ns = t1;
-    e.path = kShard;
-    e.file = kFile;
+    e.path = path;
+    e.file = file;
     e.ret = ret;
+    s.on_event(std::move(e));
+  }
+  // Process 100 exits at t with `code` (task->exit_code encoding).
+  static void exit_by(Stitcher& s, uint64_t t, int32_t code,
+                      std::optional<std::vector<FileId>> open_for_write = std::nullopt) {
+    ProcEvent e;
+    e.kind = ProcEvent::Kind::Exit;
+    e.time_ns = t;
+    e.tgid = e.tid = 100;
+    e.exit_code = code;
+    e.comm = "python";
+    e.open_for_write = std::move(open_for_write);
     s.on_event(std::move(e));
   }
   static void nfs_io(Stitcher& s, NfsIoKind kind, uint64_t t0, uint64_t t1, uint64_t bytes,
@@ -366,27 +380,9 @@ TEST_F(NfsStagesTest, AProcessKilledMidSaveLeavesPartialFilesFlagged) {
   const FileId other{53, 778};
   call(s, IoOp::Write, T, T + kMs, static_cast<int64_t>(kMiB));
   // A second file written and closed: complete, not flagged.
-  IoEvent w;
-  w.tgid = w.tid = 100;
-  w.op = IoOp::Write;
-  w.start_ns = T + 2 * kMs;
-  w.end_ns = T + 3 * kMs;
-  w.path = "/nfs/run/checkpoint-1/shard-1.pt";
-  w.file = other;
-  w.ret = 4096;
-  s.on_event(IoEvent(w));
-  w.op = IoOp::Close;
-  w.start_ns = T + 4 * kMs;
-  w.end_ns = T + 5 * kMs;
-  w.ret = 0;
-  s.on_event(IoEvent(w));
-  ProcEvent exit;
-  exit.kind = ProcEvent::Kind::Exit;
-  exit.time_ns = T + 6 * kMs;
-  exit.tgid = exit.tid = 100;
-  exit.exit_code = 9;  // SIGKILL
-  exit.comm = "python";
-  s.on_event(ProcEvent(exit));
+  call(s, IoOp::Write, T + 2 * kMs, T + 3 * kMs, 4096, kShard1, other);
+  call(s, IoOp::Close, T + 4 * kMs, T + 5 * kMs, 0, kShard1, other);
+  exit_by(s, T + 6 * kMs, 9);  // SIGKILL
   auto cps = close(s);
   ASSERT_EQ(cps.size(), 1u);
   ASSERT_EQ(cps[0].failures.size(), 1u);
@@ -401,12 +397,7 @@ TEST_F(NfsStagesTest, AProcessKilledMidSaveLeavesPartialFilesFlagged) {
 TEST_F(NfsStagesTest, ANormalExitIsNotAPartialSave) {
   Stitcher s = make(/*nfs=*/false);
   call(s, IoOp::Write, T, T + kMs, 4096);
-  ProcEvent exit;
-  exit.kind = ProcEvent::Kind::Exit;
-  exit.time_ns = T + 2 * kMs;
-  exit.tgid = exit.tid = 100;
-  exit.exit_code = 1 << 8;  // exit(1): a status, not a signal
-  s.on_event(ProcEvent(exit));
+  exit_by(s, T + 2 * kMs, 1 << 8);  // exit(1): a status, not a signal
   auto cps = close(s);
   ASSERT_EQ(cps.size(), 1u);
   EXPECT_TRUE(cps[0].failures.empty());
@@ -422,24 +413,10 @@ TEST_F(NfsStagesTest, TheKernelsOpenFileListDecidesWhatIsPartial) {
   Stitcher s = make(/*nfs=*/false);
   const FileId other{53, 778};
   call(s, IoOp::Write, T, T + kMs, static_cast<int64_t>(kMiB));
-  IoEvent w;
-  w.tgid = w.tid = 100;
-  w.op = IoOp::Write;
-  w.start_ns = T + 2 * kMs;
-  w.end_ns = T + 3 * kMs;
-  w.path = "/nfs/run/checkpoint-1/shard-1.pt";
-  w.file = other;
-  w.ret = 4096;
-  s.on_event(IoEvent(w));
+  call(s, IoOp::Write, T + 2 * kMs, T + 3 * kMs, 4096, kShard1, other);
   // No close(2) for either (the shell closed shard-0 with dup2); the kernel
   // says only shard-1 was still open for writing at the death.
-  ProcEvent exit;
-  exit.kind = ProcEvent::Kind::Exit;
-  exit.time_ns = T + 6 * kMs;
-  exit.tgid = exit.tid = 100;
-  exit.exit_code = 9;
-  exit.open_for_write = std::vector<FileId>{other};
-  s.on_event(ProcEvent(exit));
+  exit_by(s, T + 6 * kMs, 9, std::vector<FileId>{other});
   auto cps = close(s);
   ASSERT_EQ(cps.size(), 1u);
   ASSERT_EQ(cps[0].failures.size(), 1u);
