@@ -51,12 +51,7 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
   }
   endpoints_ = options.endpoints;
   if (options.tcp)
-    for (const auto& ep : nfs_mount_endpoints(mounts_before_)) {
-      const bool covered = std::any_of(endpoints_.begin(), endpoints_.end(), [&](const auto& e) {
-        return e.port == ep.port && (e.host.empty() || e.host == ep.host);
-      });
-      if (!covered) endpoints_.push_back(ep);
-    }
+    for (const auto& ep : nfs_mount_endpoints(mounts_before_)) follow_endpoint(ep);
   options.endpoints = endpoints_;
 
   auto jobio = std::make_unique<JobIoSource>(*this, resolver_);
@@ -144,13 +139,18 @@ void Collector::watch_nfs(uint64_t now_ns) {
   auto mounts = read_mountstats();
   if (!mounts) return;
   for (const auto& ep : nfs_mount_endpoints(*mounts)) {
-    const bool covered = std::any_of(endpoints_.begin(), endpoints_.end(), [&](const auto& e) {
-      return e.port == ep.port && (e.host.empty() || e.host == ep.host);
-    });
-    if (covered) continue;
-    endpoints_.push_back(ep);
+    if (!follow_endpoint(ep)) continue;
     if (auto ok = probes_->add_storage_endpoint(ep); !ok) notes_.push_back(ok.error().message);
   }
+}
+
+bool Collector::follow_endpoint(const StorageEndpoint& ep) {
+  // "*:2049" already covers every server on that port.
+  const bool covered = std::any_of(endpoints_.begin(), endpoints_.end(), [&](const auto& e) {
+    return e.port == ep.port && (e.host.empty() || e.host == ep.host);
+  });
+  if (!covered) endpoints_.push_back(ep);
+  return !covered;
 }
 
 std::vector<DropRecord> Collector::current_drops() const {

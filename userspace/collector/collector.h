@@ -54,6 +54,8 @@ class Collector : public EventSink {
   void flush_outputs();
   void await_storage_acks();
   void watch_nfs(uint64_t now_ns);
+  // Adds a storage server to endpoints_ unless one there covers it; true if added.
+  bool follow_endpoint(const StorageEndpoint& ep);
   std::vector<DropRecord> current_drops() const;
 
   Config config_;

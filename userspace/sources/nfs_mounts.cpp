@@ -6,6 +6,8 @@
 #include <charconv>
 #include <map>
 
+#include "common/endpoint.h"
+
 namespace ckpt {
 namespace {
 
@@ -23,15 +25,6 @@ uint32_t rpc_version(const std::string& vers) {
   return v;
 }
 
-// "127.0.0.1:2049" -> "127.0.0.1", "[::1]:2049" -> "::1".
-std::string host_of(const std::string& endpoint) {
-  auto colon = endpoint.rfind(':');
-  std::string host = colon == std::string::npos ? endpoint : endpoint.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  return host;
-}
-
 }  // namespace
 
 std::string nfs_mount_server(const NfsMountStats& m) {
@@ -40,10 +33,7 @@ std::string nfs_mount_server(const NfsMountStats& m) {
   // mountstats prints no addr= option: the device is "server:/export".
   auto split = m.device.find(":/");
   if (split == std::string::npos) return {};
-  std::string host = m.device.substr(0, split);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  return host;
+  return endpoint_host(std::string_view(m.device).substr(0, split));
 }
 
 std::vector<StorageEndpoint> nfs_mount_endpoints(const std::vector<NfsMountStats>& mounts) {
@@ -117,7 +107,7 @@ std::vector<NfsMountRecord> nfs_mount_records(const std::vector<NfsMountStats>& 
     if (ebpf && sharing[{r.server, vers}] == 1) {
       std::vector<RpcOpStats> ops;
       for (const auto& t : *ebpf)
-        if (t.vers == vers && host_of(t.server) == r.server)
+        if (t.vers == vers && endpoint_host(t.server) == r.server)
           for (const auto& op : t.ops) {
             auto it = std::find_if(ops.begin(), ops.end(),
                                    [&](const RpcOpStats& o) { return o.op == op.op; });

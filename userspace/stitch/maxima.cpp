@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "common/endpoint.h"
+
 namespace ckpt {
 namespace {
 
@@ -22,15 +24,6 @@ std::optional<std::string> read_first_line(const fs::path& p) {
   std::string line;
   if (!in || !std::getline(in, line)) return std::nullopt;
   return line;
-}
-
-std::string host_of(const std::string& endpoint) {
-  if (!endpoint.empty() && endpoint.front() == '[') {
-    auto close = endpoint.find(']');
-    return close == std::string::npos ? endpoint : endpoint.substr(1, close - 1);
-  }
-  auto colon = endpoint.rfind(':');
-  return colon == std::string::npos ? endpoint : endpoint.substr(0, colon);
 }
 
 // The interface that owns a local address (a connection's source address).
@@ -132,7 +125,7 @@ StageMax SystemMaxima::serialize() {
 StageMax SystemMaxima::transport(const std::string& local_endpoint) {
   if (configured_.transport_Bps)
     return StageMax{configured_.transport_Bps, "config:maxima.transport_bandwidth"};
-  if (auto ifname = interface_of(host_of(local_endpoint)))
+  if (auto ifname = interface_of(endpoint_host(local_endpoint)))
     if (auto m = nic_speed(*ifname)) return *m;
   return StageMax{};
 }
