@@ -168,7 +168,9 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
       present = true;
       stage_row(out, s, s.name == c.bottleneck);
     }
-    if (!present) out += fmt::format("    {:<11}  —  not traced in this build\n", name);
+    if (!present)
+      out += fmt::format(
+          "    {:<11}  —  not traced in this build or on this node (see the warning)\n", name);
   }
   // Stages outside the fixed vocabulary (a newer stitcher) still get shown.
   for (const StageRecord& s : c.stages) {
