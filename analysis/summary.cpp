@@ -28,11 +28,30 @@ json duration_or_null(uint64_t start, uint64_t end) {
   return end >= start ? json(end - start) : json(nullptr);
 }
 
-json job_json(const JobRecord& job) {
-  json command = json::array();
-  for (const std::string& arg : job.command) command.push_back(text(arg));
+json strings_json(const std::vector<std::string>& values) {
+  json out = json::array();
+  for (const std::string& v : values) out.push_back(text(v));
+  return out;
+}
+
+json job_failure_json(const std::optional<JobFailure>& failure) {
+  if (!failure) return nullptr;
+  json evidence = json::array();
+  for (const JobEvidence& e : failure->evidence) {
+    evidence.push_back({{"line", e.line}, {"text", text(e.text)}, {"source", text(e.source)}});
+  }
   return {
-      {"command", std::move(command)},
+      {"class", text(failure->cls)},
+      {"rule", text(failure->rule)},
+      {"evidence", std::move(evidence)},
+      {"symptoms", strings_json(failure->symptoms)},
+  };
+}
+
+json job_json(const JobRecord& job) {
+  return {
+      {"command", strings_json(job.command)},
+      {"name", text(job.name)},
       {"mode", text(job.mode)},
       {"node", text(job.node)},
       {"kernel", text(job.kernel)},
@@ -44,6 +63,8 @@ json job_json(const JobRecord& job) {
       {"start_wall_ns", job.start_wall_ns},
       {"duration_ns", duration_or_null(job.start_mono_ns, job.end_mono_ns)},
       {"root_pids", job.root_pids},
+      {"log", job.log_path.empty() ? json(nullptr) : text(job.log_path)},
+      {"failure", job_failure_json(job.failure)},
   };
 }
 

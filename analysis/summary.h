@@ -12,10 +12,13 @@ namespace ckpt {
 // The machine-readable summary. Other tools rely on these keys; new keys may
 // be added, existing ones are never renamed or retyped:
 //
-//   {"job": {"command": [..], "mode", "node", "kernel", "ckptscope_version",
+//   {"job": {"command": [..], "name", "mode", "node", "kernel", "ckptscope_version",
 //            "exit_code": int|null, "exit_signal": int|null, "traced",
 //            "trace_warning", "start_wall_ns", "duration_ns": uint|null,
-//            "root_pids": [..]},
+//            "root_pids": [..], "log": string|null,
+//            "failure": null | {"class", "rule",
+//                               "evidence": [{"line", "text", "source"}],
+//                               "symptoms": [string, ..]}},
 //    "checkpoints": [{"id", "direction": "save"|"load", "start_ns", "end_ns",
 //                     "start_offset_ns" (signed, from job start),
 //                     "duration_ns": uint|null (null when end < start),
@@ -72,17 +75,31 @@ namespace ckpt {
 // bytes_received, "*_diff_fraction" = |a - b| / max(a, b) (0 when both are
 // 0) and "agree" when both fractions are <= 0.01 (analysis/nfs_crosscheck.h).
 //
-// Top-level "failures" are the job-level ones (outside any checkpoint).
+// The job's "name" is "" when it has none, its "log" (the durable log `run`
+// wrote) null when there is none. Its "failure" is the failure classifier's
+// cause, present only when the job failed (a non-zero exit or a signal) and
+// the trace records a cause (traces before schema version 3 never do):
+// "class" ("cuda_oom", "gpu_lost", ..., "unknown"), "rule" ("" for unknown),
+// the "evidence" lines in the classifier's order, each with its 1-based
+// "line" (0 when not from a log) in its "source" (the job log's path, "kmsg"
+// or "exit_status"), and the "symptoms", other classes seen, as text.
+//
+// Top-level "failures" are the job-level ones (outside any checkpoint), among
+// them those from the kernel log ("gpu_xid", "oom_kill",
+// "kernel_nfs_not_responding").
 // Strings are made valid UTF-8 (invalid bytes become U+FFFD) so the result
 // always dumps.
 nlohmann::json summary_json(const Trace& trace);
 
-// The terminal rendering: the job, then per checkpoint a header line, one
+// The terminal rendering: the job (with its failure cause, evidence,
+// symptoms and log when it has them), then per checkpoint a header line, one
 // row per stage in pipeline order (kAllStages) and, with NFS figures, one
 // "nfs" line (RPCs by op, queue wait and RTT p50/p99, TCP in flight,
 // backlog and retransmits when known); then the NFS mounts (mountstats, with
 // the eBPF cross-check), failures, connections and drops. Fits 100 columns
-// except for long evidence, addresses, NFS op lists and mount names.
+// except for the job's log path, the failures section's long evidence,
+// addresses, NFS op lists and mount names. The job's failure evidence and
+// symptoms are cut to fit (one line each, control bytes shown as spaces).
 std::string summary_table(const Trace& trace);
 
 }  // namespace ckpt

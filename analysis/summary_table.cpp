@@ -46,12 +46,57 @@ std::string trace_status(const JobRecord& job) {
   return job.trace_warning.empty() ? "traced" : "traced with warnings";
 }
 
+// A line from a log as one terminal line: control bytes (carriage returns,
+// escape sequences, tabs) become spaces, trailing blanks go.
+std::string one_line(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// `prefix` then `text`, the text cut to what is left of kWidth (at least 20).
+std::string fitted(const std::string& prefix, std::string_view text) {
+  const size_t room = kWidth > prefix.size() + 20 ? kWidth - prefix.size() : 20;
+  return prefix + fit_head(one_line(text), room) + "\n";
+}
+
+// Where an evidence line is: "line N" in the job's own log, "SOURCE:N"
+// elsewhere (the kernel log), "SOURCE" for what is not a line of a log (the
+// exit status).
+std::string evidence_where(const JobEvidence& e, const JobRecord& job) {
+  const bool own_log = e.source.empty() || e.source == job.log_path;
+  if (own_log && e.line != 0) return fmt::format("line {}", e.line);
+  std::string source = fit_tail(one_line(e.source), 40);
+  if (e.line == 0) return source;
+  return fmt::format("{}:{}", source, e.line);
+}
+
+// The classifier's cause of a failed job: class and rule, the evidence lines
+// in its order, then the other classes it saw.
+void job_failure_lines(std::string& out, const JobRecord& job) {
+  if (!job.failure) return;
+  const JobFailure& f = *job.failure;
+  const std::string cls = f.cls.empty() ? std::string("unknown") : one_line(f.cls);
+  out += f.rule.empty() ? fmt::format("  failure: {}\n", cls)
+                        : fmt::format("  failure: {} (rule {})\n", cls, one_line(f.rule));
+  for (const JobEvidence& e : f.evidence) {
+    out += fitted(fmt::format("    {}: ", evidence_where(e, job)), e.text);
+  }
+  for (const std::string& symptom : f.symptoms) out += fitted("    also seen: ", symptom);
+}
+
 void job_lines(std::string& out, const JobRecord& job) {
   const std::string status = fmt::format("  ({}, {})", exit_status(job), trace_status(job));
   const std::string prefix = "job: ";
   const size_t room =
       kWidth > prefix.size() + status.size() ? kWidth - prefix.size() - status.size() : 20;
   out += fmt::format("{}{}{}\n", prefix, fit_head(shell_join(job.command), room), status);
+  job_failure_lines(out, job);
+  // The log's path is never cut: it is there to be copied.
+  if (!job.log_path.empty()) out += fmt::format("  log: {}\n", one_line(job.log_path));
   if (!job.trace_warning.empty()) out += fmt::format("  warning: {}\n", job.trace_warning);
   std::string where = job.node.empty() ? "unknown node" : job.node;
   if (!job.kernel.empty()) where += fmt::format(" (kernel {})", job.kernel);
@@ -253,11 +298,15 @@ void failure_lines(std::string& out, const Trace& trace) {
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
     return a.first->time_ns < b.first->time_ns;
   });
+  // The kind column widens for long kinds (kernel_nfs_not_responding) so the
+  // columns after it stay aligned.
+  size_t kind_w = 20;
+  for (const auto& [f, where] : all) kind_w = std::max(kind_w, f->kind.size());
   out += fmt::format("\nfailures ({})\n", all.size());
   for (const auto& [f, where] : all) {
-    out += fmt::format("  {:>10}  {:<20}  {:<13}  {}\n",
+    out += fmt::format("  {:>10}  {:<{}}  {:<13}  {}\n",
                        format_offset_s(static_cast<int64_t>(f->time_ns - trace.job.start_mono_ns)),
-                       f->kind, where, f->evidence);
+                       f->kind, kind_w, where, f->evidence);
   }
 }
 

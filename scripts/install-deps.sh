@@ -15,12 +15,16 @@ packages=(
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
   # userspace libraries
   libsqlite3-dev sqlite3 libfmt-dev nlohmann-json3-dev libcli11-dev
+  # the failure classifier's rule engine (RE2::Set) and --notify's SMTP/HTTPS client
+  libre2-dev libcurl4-openssl-dev
   # tests, benchmarks, lint
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy
   # test helpers: iproute2 (namespaces), nftables (a lossy link), util-linux (setpriv, mount),
   # procps, python3,
   # FUSE (a file system that fails with EIO), e2fsprogs
   iproute2 nftables util-linux procps python3 libfuse3-dev fuse3 e2fsprogs
+  # --notify tests: a real SMTP server (aiosmtpd) and certificates for STARTTLS
+  python3-aiosmtpd openssl ca-certificates
   # the real-kernel NFS tests under QEMU (tests/vm/; run.sh adds bookworm-backports
   # to apt's sources itself for the 6.12 guest kernel, and fetches guest packages
   # with apt-get download without installing them here)

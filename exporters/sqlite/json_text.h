@@ -1,7 +1,8 @@
 // The JSON text columns of the trace (job.command, job.root_pids,
-// checkpoint_nfs.servers, checkpoint_nfs.wait_by_queue), encoded and decoded
-// by hand rather than with nlohmann::json for one reason: argv and names are
-// bytes, not UTF-8, and the trace must give back exactly what it was given.
+// job.failure_symptoms, checkpoint_nfs.servers, checkpoint_nfs.wait_by_queue),
+// encoded and decoded by hand rather than with nlohmann::json for one reason:
+// argv and names are bytes, not UTF-8, and the trace must give back exactly
+// what it was given.
 // The encoder escapes what JSON requires (quote, backslash, control bytes) and
 // copies every other byte as is, so valid UTF-8 input yields standard JSON and
 // anything else still round-trips. The decoder accepts standard JSON arrays

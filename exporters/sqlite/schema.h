@@ -11,9 +11,11 @@ namespace ckpt {
 // PRAGMA user_version of the files this build writes, and the newest it reads.
 // Bump it for any change an older reader would misread (see docs/trace-schema.md).
 // Version 2 added the NFS tables (checkpoint_nfs, rpc_ops, nfs_mounts,
-// nfs_mount_ops, nfs_mount_ebpf_ops) and tcp_samples.backlog; version 1 files
-// still read.
-inline constexpr int kTraceSchemaVersion = 2;
+// nfs_mount_ops, nfs_mount_ebpf_ops) and tcp_samples.backlog. Version 3 added
+// the job's name, log and failure cause (job.name, job.log_path,
+// job.failure_class, job.failure_rule, job.failure_symptoms and the
+// job_failure_evidence table). Version 1 and 2 files still read.
+inline constexpr int kTraceSchemaVersion = 3;
 
 // The oldest schema version read_trace still reads.
 inline constexpr int kOldestTraceSchemaVersion = 1;
@@ -26,16 +28,32 @@ struct TraceTable {
   int since;
 };
 inline constexpr TraceTable kTraceTables[] = {
-    {"meta", 1},        {"job", 1},           {"checkpoints", 1},       {"stages", 1},
-    {"failures", 1},    {"files", 1},         {"io_calls", 1},          {"connections", 1},
-    {"tcp_samples", 1}, {"drops", 1},         {"checkpoint_nfs", 2},    {"rpc_ops", 2},
-    {"nfs_mounts", 2},  {"nfs_mount_ops", 2}, {"nfs_mount_ebpf_ops", 2}};
+    {"meta", 1},
+    {"job", 1},
+    {"checkpoints", 1},
+    {"stages", 1},
+    {"failures", 1},
+    {"files", 1},
+    {"io_calls", 1},
+    {"connections", 1},
+    {"tcp_samples", 1},
+    {"drops", 1},
+    {"checkpoint_nfs", 2},
+    {"rpc_ops", 2},
+    {"nfs_mounts", 2},
+    {"nfs_mount_ops", 2},
+    {"nfs_mount_ebpf_ops", 2},
+    {"job_failure_evidence", 3},
+};
 
 inline constexpr std::string_view kTraceSchemaSql = R"sql(
--- ckptscope trace, schema version 2 (PRAGMA user_version = 2, set by the writer).
+-- ckptscope trace, schema version 3 (PRAGMA user_version = 3, set by the writer).
 -- Version 2 added checkpoint_nfs, rpc_ops, nfs_mounts, nfs_mount_ops and
 -- nfs_mount_ebpf_ops; version 1 files lack them and mean "no NFS figures".
 -- Version 2 also added tcp_samples.backlog; version 1 files lack it (read as 0).
+-- Version 3 added job.name, job.log_path, job.failure_class, job.failure_rule,
+-- job.failure_symptoms and job_failure_evidence; older files lack them and
+-- mean "no name, no log, failure not classified".
 -- Conventions:
 --  * Times are CLOCK_MONOTONIC nanoseconds except *_wall_ns (CLOCK_REALTIME).
 --    job.start_wall_ns was read at job.start_mono_ns: wall = start_wall_ns +
@@ -76,7 +94,20 @@ CREATE TABLE job (
   exit_signal       INTEGER,           -- NULL: no signal ended the job
   traced            INTEGER NOT NULL,  -- 1 when eBPF tracing ran, 0 when it could not load
   trace_warning     TEXT NOT NULL,     -- why nothing (or less) was traced; '' if all went well
-  root_pids         TEXT NOT NULL      -- JSON array of the job's root process ids
+  root_pids         TEXT NOT NULL,     -- JSON array of the job's root process ids
+  name              TEXT NOT NULL,     -- the job name, e.g. 'train'; '' when none (since
+                                       -- version 3)
+  log_path          TEXT NOT NULL,     -- the durable job log 'ckptscope run' wrote; '' when
+                                       -- none (since version 3)
+  failure_class     TEXT,              -- why the job failed, the classifier's class ('cuda_oom',
+                                       -- 'gpu_lost', 'storage_io', ..., 'unknown'); NULL: no
+                                       -- failure cause (the job did not fail, or has not ended).
+                                       -- Since version 3, as are the two columns below
+  failure_rule      TEXT,              -- the rule that fired, '' for unknown; NULL iff
+                                       -- failure_class is NULL
+  failure_symptoms  TEXT               -- JSON array of strings: the other classes seen, e.g.
+                                       -- 'nccl (rule nccl) at line 8'; NULL iff failure_class
+                                       -- is NULL. The evidence is in job_failure_evidence.
 );
 
 -- One row per detected checkpoint save or load.
@@ -113,7 +144,9 @@ CREATE TABLE failures (
                                          -- NULL: the job-level list (outside any checkpoint)
   checkpoint_id       INTEGER,           -- the checkpoint the failure is attributed to; NULL: none
   kind                TEXT NOT NULL,     -- enospc, edquot, estale, eio, io_error, tcp_reset,
-                                         -- tcp_retransmit_storm, tcp_zero_window, ...
+                                         -- tcp_retransmit_storm, tcp_zero_window, ...; from
+                                         -- the kernel log: gpu_xid, oom_kill,
+                                         -- kernel_nfs_not_responding
   time_ns             INTEGER NOT NULL,
   evidence            TEXT NOT NULL      -- human-readable: the call, the file, the errno
 );
@@ -310,6 +343,17 @@ CREATE TABLE nfs_mount_ebpf_ops (
   queue_ns       INTEGER NOT NULL,
   rtt_ns         INTEGER NOT NULL,
   execute_ns     INTEGER NOT NULL
+);
+
+-- The lines that made the failure classifier decide (since version 3), in the
+-- classifier's order (ORDER BY seq). Rows exist only while job.failure_class
+-- is not NULL; the job row's writer replaces them with the row.
+CREATE TABLE job_failure_evidence (
+  seq    INTEGER PRIMARY KEY,
+  line   INTEGER NOT NULL,  -- 1-based line in source; 0 when not from a log (the exit status)
+  text   TEXT NOT NULL,     -- the line as the classifier read it; bytes kept raw
+  source TEXT NOT NULL      -- the job log's path (job.log_path), 'kmsg' (the kernel log) or
+                            -- 'exit_status'
 );
 )sql";
 

@@ -142,33 +142,62 @@ class Reader {
     return n > 0 ? static_cast<size_t>(std::min<int64_t>(n, int64_t{1} << 24)) : 0;
   }
 
+  // job.name, job.log_path and the failure columns are new in version 3:
+  // older files read as no name, no log and no failure cause.
   Expected<void> read_job(JobRecord& job) {
     bool seen = false;
-    return each_row(
-        "job",
+    const std::string sql = fmt::format(
         "SELECT command, mode, node, kernel, ckptscope_version, config_json, start_wall_ns, "
-        "start_mono_ns, end_mono_ns, exit_code, exit_signal, traced, trace_warning, root_pids "
-        "FROM job ORDER BY id LIMIT 1",
+        "start_mono_ns, end_mono_ns, exit_code, exit_signal, traced, trace_warning, root_pids, "
+        "{} FROM job ORDER BY id LIMIT 1",
+        version_ >= 3 ? "name, log_path, failure_class, failure_rule, failure_symptoms"
+                      : "'', '', NULL, NULL, NULL");
+    auto read = each_row("job", sql, [&](const Stmt& s) -> Expected<void> {
+      seen = true;
+      auto command = json_text::decode_strings(s.col_text(0));
+      if (!command) return damaged("job.command is not a JSON array of strings");
+      auto root_pids = json_text::decode_u32s(s.col_text(13));
+      if (!root_pids) return damaged("job.root_pids is not a JSON array of process ids");
+      job.command = std::move(*command);
+      job.mode = s.col_text(1);
+      job.node = s.col_text(2);
+      job.kernel = s.col_text(3);
+      job.ckptscope_version = s.col_text(4);
+      job.config_json = s.col_text(5);
+      job.start_wall_ns = s.col_u64(6);
+      job.start_mono_ns = s.col_u64(7);
+      job.end_mono_ns = s.col_u64(8);
+      job.exit_code = s.col_opt_int(9);
+      job.exit_signal = s.col_opt_int(10);
+      job.traced = s.col_i64(11) != 0;
+      job.trace_warning = s.col_text(12);
+      job.root_pids = std::move(*root_pids);
+      job.name = s.col_text(14);
+      job.log_path = s.col_text(15);
+      const bool has_class = !s.is_null(16);
+      if (has_class != !s.is_null(17) || has_class != !s.is_null(18)) {
+        return damaged(
+            "job.failure_class, job.failure_rule and job.failure_symptoms are not all NULL or "
+            "all set");
+      }
+      if (!has_class) return {};
+      auto symptoms = json_text::decode_strings(s.col_text(18));
+      if (!symptoms) return damaged("job.failure_symptoms is not a JSON array of strings");
+      JobFailure& f = job.failure.emplace();
+      f.cls = s.col_text(16);
+      f.rule = s.col_text(17);
+      f.symptoms = std::move(*symptoms);
+      return {};
+    });
+    if (!read || version_ < 3) return read;
+    return each_row(
+        "job_failure_evidence", "SELECT line, text, source FROM job_failure_evidence ORDER BY seq",
         [&](const Stmt& s) -> Expected<void> {
-          seen = true;
-          auto command = json_text::decode_strings(s.col_text(0));
-          if (!command) return damaged("job.command is not a JSON array of strings");
-          auto root_pids = json_text::decode_u32s(s.col_text(13));
-          if (!root_pids) return damaged("job.root_pids is not a JSON array of process ids");
-          job.command = std::move(*command);
-          job.mode = s.col_text(1);
-          job.node = s.col_text(2);
-          job.kernel = s.col_text(3);
-          job.ckptscope_version = s.col_text(4);
-          job.config_json = s.col_text(5);
-          job.start_wall_ns = s.col_u64(6);
-          job.start_mono_ns = s.col_u64(7);
-          job.end_mono_ns = s.col_u64(8);
-          job.exit_code = s.col_opt_int(9);
-          job.exit_signal = s.col_opt_int(10);
-          job.traced = s.col_i64(11) != 0;
-          job.trace_warning = s.col_text(12);
-          job.root_pids = std::move(*root_pids);
+          if (!job.failure) {
+            return damaged(seen ? "job_failure_evidence has rows but job.failure_class is NULL"
+                                : "job_failure_evidence has rows but there is no job row");
+          }
+          job.failure->evidence.push_back({s.col_u64(0), s.col_text(1), s.col_text(2)});
           return {};
         });
   }

@@ -43,7 +43,8 @@ class TraceWriter {
   // Commits what is pending and closes (close(), errors ignored).
   ~TraceWriter();
 
-  // The single job row: inserted the first time, replaced after.
+  // The single job row: inserted the first time, replaced after, together
+  // with its failure's evidence rows.
   Expected<void> write_job(const JobRecord& job);
   // The checkpoint with its stages, failures, file I/O and NFS figures.
   Expected<void> append_checkpoint(const CheckpointRecord& checkpoint);

@@ -94,9 +94,9 @@ struct TraceWriter::Impl {
   std::string path;
   Mode mode = Mode::Incremental;
 
-  Stmt job, checkpoint, stage, failure, file, io_call, connection_insert, connection_update,
-      tcp_sample, drops_clear, drop, checkpoint_nfs, rpc_op, nfs_mount, nfs_mount_op,
-      nfs_mount_ebpf_op;
+  Stmt job, job_evidence_clear, job_evidence, checkpoint, stage, failure, file, io_call,
+      connection_insert, connection_update, tcp_sample, drops_clear, drop, checkpoint_nfs, rpc_op,
+      nfs_mount, nfs_mount_op, nfs_mount_ebpf_op;
 
   Expected<void> prepare_all() {
     struct Entry {
@@ -107,8 +107,12 @@ struct TraceWriter::Impl {
         {&job,
          "INSERT OR REPLACE INTO job (id, command, mode, node, kernel, ckptscope_version, "
          "config_json, start_wall_ns, start_mono_ns, end_mono_ns, exit_code, exit_signal, traced, "
-         "trace_warning, root_pids) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-         "?13, ?14)"},
+         "trace_warning, root_pids, name, log_path, failure_class, failure_rule, "
+         "failure_symptoms) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+         "?14, ?15, ?16, ?17, ?18, ?19)"},
+        {&job_evidence_clear, "DELETE FROM job_failure_evidence"},
+        {&job_evidence,
+         "INSERT INTO job_failure_evidence (line, text, source) VALUES (?1, ?2, ?3)"},
         {&checkpoint,
          "INSERT INTO checkpoints (id, direction, start_ns, end_ns, bytes, files, bottleneck) "
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
@@ -494,7 +498,31 @@ Expected<void> TraceWriter::write_job(const JobRecord& j) {
     s.bind_i64(12, j.traced ? 1 : 0);
     s.bind_text(13, j.trace_warning);
     s.bind_text(14, root_pids);
-    return s.run();
+    s.bind_text(15, j.name);
+    s.bind_text(16, j.log_path);
+    // The failure columns are NULL together when there is no failure.
+    const JobFailure* f = j.failure ? &*j.failure : nullptr;
+    const std::string symptoms = f ? json_text::encode_strings(f->symptoms) : std::string();
+    if (f) {
+      s.bind_text(17, f->cls);
+      s.bind_text(18, f->rule);
+      s.bind_text(19, symptoms);
+    } else {
+      s.bind_null(17);
+      s.bind_null(18);
+      s.bind_null(19);
+    }
+    if (auto r = s.run(); !r) return r;
+    // The evidence goes with the row it belongs to: replaced, never appended.
+    if (auto r = w.job_evidence_clear.run(); !r) return r;
+    if (!f) return Expected<void>{};
+    for (const JobEvidence& e : f->evidence) {
+      w.job_evidence.bind_u64(1, e.line);
+      w.job_evidence.bind_text(2, e.text);
+      w.job_evidence.bind_text(3, e.source);
+      if (auto r = w.job_evidence.run(); !r) return r;
+    }
+    return Expected<void>{};
   });
 }
 

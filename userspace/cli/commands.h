@@ -1,6 +1,7 @@
 // The subcommands. Each returns the process exit code.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,8 +10,21 @@
 
 namespace ckpt::cli {
 
+// The wrapper's side of `run`: the durable log, the failure cause, notifying.
+struct RunOptions {
+  std::string log_path;  // --log; empty = <log dir>/<job>-<time>-<pid>.log
+  std::string log_dir;   // --log-dir; else the config's log_dir, else CKPTSCOPE_LOG_DIR, else .
+  std::string job_name;  // --job-name; else from the command
+  std::vector<std::string> notify;  // --notify mailto:ADDR | https://URL
+  std::string smtp_url;             // --smtp
+  std::vector<std::string> attach;  // --attach FILE: more files for the message
+  std::string attach_budget;        // --attach-budget SIZE
+  double output_grace_s = 2;        // wait this long for output of processes the job left behind
+};
+
 // Exits with the job's status (128+N for signal N); never changes it.
-int run_command(const TraceFlags& flags, const std::vector<std::string>& command);
+int run_command(const TraceFlags& flags, const RunOptions& run,
+                const std::vector<std::string>& command);
 
 struct AttachTarget {
   std::optional<int> pid;
@@ -28,5 +42,24 @@ struct DemoOptions {
   int checkpoints = 2;
 };
 int demo_command(const TraceFlags& flags, const DemoOptions& demo);
+
+struct ClassifyOptions {
+  std::vector<std::string> logs;  // "-" = standard input
+  bool json = false;
+  bool list_rules = false;
+  std::string rules_path;  // empty = the built-in rules
+  uint64_t tail_bytes = 0;
+  std::optional<int> exit_code;  // negative = killed by that signal, >128 = 128+signal
+};
+int classify_command(const ClassifyOptions& options);
+
+struct EvalClassifierOptions {
+  std::string corpus;  // the GPUAlert corpus directory
+  std::string extra_labels;
+  std::string rules_path;
+  bool json = false;
+  std::optional<double> min_macro_f1;
+};
+int eval_classifier_command(const EvalClassifierOptions& options);
 
 }  // namespace ckpt::cli

@@ -53,7 +53,9 @@ int demo_command(const TraceFlags& flags, const DemoOptions& demo) {
                                       "--fsync"};
   fmt::print(stderr, "ckptscope demo: {} checkpoints of {} x {} shards in {}, saved then loaded\n",
              demo.checkpoints, demo.shards, demo.shard_size, dir);
-  int rc = run_command(flags, command);
+  RunOptions run;
+  run.job_name = "ckptscope-demo";  // its log lands beside the trace
+  int rc = run_command(flags, run, command);
   if (made_temp) {
     std::error_code ec;
     fs::remove_all(dir, ec);

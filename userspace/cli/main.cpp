@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "notify/notify.h"
 
 int main(int argc, char** argv) {
   using namespace ckpt::cli;
@@ -35,6 +36,30 @@ int main(int argc, char** argv) {
                 "benchmarks: attach the syscall probes but return from them at once, to measure "
                 "what enabling syscall tracepoints costs by itself")
       ->group("");  // hidden: for bench/overhead.py
+  RunOptions run_opts;
+  run->add_option("--log", run_opts.log_path,
+                  "the durable job log: created before the job starts, its stdout and stderr "
+                  "teed into it (default: LOG_DIR/JOB-DATE-TIME-PID.log)");
+  run->add_option("--log-dir", run_opts.log_dir,
+                  "where default job logs go, created if missing (default: the config's log_dir, "
+                  "else $CKPTSCOPE_LOG_DIR, else the current directory)");
+  run->add_option("--job-name", run_opts.job_name,
+                  "the job's name in the log, the trace and messages (default: from the command)");
+  run->add_option(
+         "--notify", run_opts.notify,
+         "when the job ends, send its outcome to mailto:ADDR (SMTP, see --smtp) or POST it "
+         "as JSON to https://URL; repeat for several (docs/notify.md)")
+      ->allow_extra_args(false);
+  run->add_option("--smtp", run_opts.smtp_url,
+                  "the mail relay, smtps://HOST[:PORT] or smtp://HOST[:PORT] (STARTTLS); default: "
+                  "the config's notify.smtp_url, else $CKPTSCOPE_SMTP_URL. Credentials come from "
+                  "the config or $CKPTSCOPE_SMTP_USER/$CKPTSCOPE_SMTP_PASSWORD, never from here");
+  run->add_option("--attach", run_opts.attach,
+                  "a file to attach to the message (after the log and the report); repeat")
+      ->allow_extra_args(false);
+  run->add_option("--attach-budget", run_opts.attach_budget,
+                  "the most the attachments may weigh together (default 10M); what does not fit "
+                  "is listed by path and size in the message");
   run->add_option("command", command, "the command, after --")->required();
 
   TraceFlags attach_flags;
@@ -71,6 +96,40 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--checkpoints", demo.checkpoints, "checkpoints to save and load")
       ->check(CLI::PositiveNumber);
 
+  ClassifyOptions classify_opts;
+  std::string tail_text;
+  auto* classify = app.add_subcommand(
+      "classify", "name the root cause of a failed run from its logs (docs/classifier.md)");
+  classify->add_option("log", classify_opts.logs, "log files ('-' reads standard input)");
+  classify->add_flag("--json", classify_opts.json,
+                     "one JSON object per log: file, class, rule, evidence[{line,text}]");
+  classify
+      ->add_option("--rules", classify_opts.rules_path,
+                   "a rule base to use instead of the built-in one (JSON)")
+      ->check(CLI::ExistingFile);
+  classify->add_option("--tail", tail_text,
+                       "read at most this much from each log's end (e.g. 512M)");
+  classify->add_option("--exit-code", classify_opts.exit_code,
+                       "how the job ended, when the log does not say (139 or -11: SIGSEGV)");
+  classify->add_flag("--list-rules", classify_opts.list_rules, "print the rules in order and exit");
+
+  EvalClassifierOptions eval_opts;
+  auto* eval = app.add_subcommand(
+      "eval-classifier",
+      "score the classifier and two baselines on the GPUAlert corpus (precision, recall, F1)");
+  eval->add_option("--corpus", eval_opts.corpus,
+                   "the corpus directory (default: ../shared/data/gpualert-corpus)")
+      ->check(CLI::ExistingDirectory);
+  eval->add_option("--extra", eval_opts.extra_labels,
+                   "another labels.jsonl to score (default: the repo's infrastructure logs)")
+      ->check(CLI::ExistingFile);
+  eval->add_option("--rules", eval_opts.rules_path,
+                   "a rule base to use instead of the built-in one")
+      ->check(CLI::ExistingFile);
+  eval->add_flag("--json", eval_opts.json, "JSON instead of tables");
+  eval->add_option("--min-macro-f1", eval_opts.min_macro_f1,
+                   "exit 1 when the corpus macro-F1 is below this");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -82,7 +141,7 @@ int main(int argc, char** argv) {
   };
   if (*run) {
     with_default_trace(run_flags);
-    return run_command(run_flags, command);
+    return run_command(run_flags, run_opts, command);
   }
   if (*attach) {
     if (!*pid_opt && !*cg_opt) {
@@ -94,6 +153,22 @@ int main(int argc, char** argv) {
     return attach_command(attach_flags, target);
   }
   if (*summary) return summary_command(summary_path, summary_json);
+  if (*classify) {
+    if (!tail_text.empty()) {
+      auto bytes = ckpt::notify::parse_size(tail_text);
+      if (!bytes) {
+        fmt::print(stderr, "ckptscope classify: --tail {}\n", bytes.error().message);
+        return 2;
+      }
+      classify_opts.tail_bytes = *bytes;
+    }
+    if (classify_opts.logs.empty() && !classify_opts.list_rules) {
+      fmt::print(stderr, "ckptscope classify: give one or more LOG files ('-' for stdin)\n");
+      return 2;
+    }
+    return classify_command(classify_opts);
+  }
+  if (*eval) return eval_classifier_command(eval_opts);
   if (*demo_cmd) {
     with_default_trace(demo_flags);
     return demo_command(demo_flags, demo);

@@ -1,15 +1,25 @@
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/summary.h"
 #include "cli/commands.h"
+#include "cli/job_outcome.h"
 #include "collector/collector.h"
 #include "common/clock.h"
+#include "notify/notify.h"
 #include "runner/child_process.h"
+#include "runner/job_log.h"
+#include "runner/output_tee.h"
+#include "sources/kernel_log.h"
 
 namespace ckpt::cli {
 namespace {
@@ -23,33 +33,98 @@ void write_program_stats(const std::string& path, const std::vector<ProgramStats
   if (!out) warn("warning: --bpf-stats: cannot write " + path);
 }
 
+std::string resolve_log_dir(const RunOptions& run, const Config& config) {
+  if (!run.log_dir.empty()) return run.log_dir;
+  if (!config.log_dir.empty()) return config.log_dir;
+  if (const char* env = std::getenv("CKPTSCOPE_LOG_DIR"); env && *env) return env;
+  return {};
+}
+
+// Waits for the child without a timer: a pidfd is readable once it exits,
+// so `run --no-trace -- /bin/true` costs no poll interval. The kernel log is
+// read as it grows, so its ring buffer cannot overwrite faults of a long job.
+ExitStatus wait_untraced(HeldChild& child, KernelEvents& kernel) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, child.pid(), 0));
+  if (pidfd < 0) return child.wait();  // before Linux 5.3: no live kernel log then
+  for (;;) {
+    pollfd fds[2] = {{pidfd, POLLIN, 0}, {kernel.fd(), POLLIN | POLLPRI, 0}};
+    int n = poll(fds, kernel.fd() >= 0 ? 2 : 1, -1);
+    if (n < 0 && errno != EINTR) break;
+    if (kernel.fd() >= 0 && fds[1].revents) kernel.poll();
+    if (fds[0].revents) break;
+  }
+  close(pidfd);
+  return child.wait();
+}
+
 }  // namespace
 
-int run_command(const TraceFlags& flags, const std::vector<std::string>& command) {
+int run_command(const TraceFlags& flags, const RunOptions& run,
+                const std::vector<std::string>& command) {
   auto config = load_effective_config(flags);
   if (!config) {
     warn(config.error().message);
+    return 2;
+  }
+  // Bad notification settings are the user's to fix before the job runs,
+  // not something to discover when it ends.
+  auto notifier = Notifier::create(run, *config);
+  if (!notifier) {
+    warn(notifier.error().message);
     return 2;
   }
   // A closed stderr must not kill us before we hand back the job's status.
   signal(SIGPIPE, SIG_IGN);
 
   JobRecord job = make_job_record(command, "run", *config);
+  job.name = run.job_name.empty() ? notify::default_job_name(command) : run.job_name;
+
+  // The durable log exists, header written, before anything else can fail.
+  std::optional<JobLog> log;
+  std::optional<OutputTee> tee;
+  {
+    std::string path =
+        run.log_path.empty()
+            ? default_log_path(resolve_log_dir(run, *config), job.name, job.start_wall_ns, getpid())
+            : run.log_path;
+    auto created = JobLog::create(path, job_log_header(job, flags));
+    if (created) {
+      log.emplace(std::move(*created));
+      job.log_path = log->path();
+      auto piped = OutputTee::create(*log);
+      if (piped)
+        tee.emplace(std::move(*piped));
+      else
+        warn("warning: " + piped.error().message + "; the log has only ckptscope's lines");
+    } else {
+      warn("warning: " + created.error().message + "; the job runs without a log");
+    }
+  }
+  KernelEvents kernel;
+  if (auto opened = kernel.open(); !opened) warn("note: " + opened.error().message);
+
   std::unique_ptr<Collector> collector;
   if (!flags.no_trace) {
     auto created = Collector::create(*config, flags.trace_path, job);
     if (!created) {
       warn(created.error().message);
+      if (log) log->note(created.error().message);
       return 2;
     }
     collector = std::move(*created);
   }
 
-  auto child = HeldChild::spawn(command);
+  ChildStdio stdio;
+  if (tee) stdio = {tee->child_stdout(), tee->child_stderr()};
+  auto child = HeldChild::spawn(command, {}, stdio);
   if (!child) {
-    warn(fmt::format("cannot start {}: {}", command.front(), child.error().message));
+    std::string message =
+        fmt::format("cannot start {}: {}", command.front(), child.error().message);
+    warn(message);
+    if (log) log->note(message);
     return 127;
   }
+  if (tee) tee->start();
   if (collector) {
     ProbeOptions options = make_probe_options(*config);
     options.floor_only = flags.probe_floor;
@@ -62,6 +137,7 @@ int run_command(const TraceFlags& flags, const std::vector<std::string>& command
       warn("warning: " + ok.error().message);
   }
   job.root_pids = {static_cast<uint32_t>(child->pid())};
+  kernel.add_job_pid(static_cast<uint32_t>(child->pid()));
 
   int stats_fd = -1;
   if (collector && collector->traced() && !flags.bpf_stats_path.empty()) {
@@ -73,14 +149,23 @@ int run_command(const TraceFlags& flags, const std::vector<std::string>& command
   }
 
   SignalForwarder forwarder(child->pid());
-  if (auto released = child->release(); !released)
-    warn(fmt::format("{}: {}", command.front(), released.error().message));
+  std::string exec_error;
+  if (auto released = child->release(); !released) {
+    exec_error = released.error().message;
+    std::string message = fmt::format("cannot start {}: {}", command.front(), exec_error);
+    warn(message);
+    if (log) log->note(message);
+  }
 
   std::optional<ExitStatus> status;
   if (collector && collector->traced()) {
-    while (!(status = child->try_wait())) collector->pump(100);
+    while (!(status = child->try_wait())) {
+      collector->pump(100);
+      for (uint32_t tgid : collector->live_tgids()) kernel.add_job_pid(tgid);
+      kernel.poll();
+    }
   } else {
-    status = child->wait();  // nothing to collect: just wait
+    status = wait_untraced(*child, kernel);
   }
   forwarder.disarm();  // the pid is reaped and may be reused
   job.end_mono_ns = monotonic_ns();
@@ -91,20 +176,37 @@ int run_command(const TraceFlags& flags, const std::vector<std::string>& command
   }
   // From here on nothing may change the status we return.
   try {
+    if (tee &&
+        !tee->finish(std::chrono::milliseconds(static_cast<int64_t>(run.output_grace_s * 1000))))
+      log->note(fmt::format(
+          "processes the job left behind still hold its output after {:.1f} s: what they print "
+          "from now on is not in this log",
+          run.output_grace_s));
+    kernel.poll();
+    if (collector) kernel.record_into(*collector);
+    if (status->signal || status->code != 0)
+      job.failure = classify_job(job, *status, kernel, exec_error);
+    if (log) write_log_footer(*log, job, *status, kernel);
     if (stats_fd >= 0) {
       write_program_stats(flags.bpf_stats_path, collector->program_stats());
       close(stats_fd);
     }
+    std::optional<Trace> trace;
     if (collector) {
-      auto trace = collector->finish(job);
-      if (!trace) {
-        warn("warning: " + trace.error().message);
+      auto finished = collector->finish(job);
+      if (!finished) {
+        warn("warning: " + finished.error().message);
       } else {
+        trace = std::move(*finished);
         print_result(flags, *trace);
       }
+    } else if (job.failure && !flags.quiet) {
+      warn(describe_failure(*job.failure, job.log_path));
     }
+    notifier->send_all(job, *status, kernel, trace ? &*trace : nullptr, flags.trace_path,
+                       log ? &*log : nullptr);
   } catch (const std::exception& e) {
-    warn(std::string("warning: finishing the trace failed: ") + e.what());
+    warn(std::string("warning: finishing the job failed: ") + e.what());
   }
   return status->shell_code();
 }

@@ -162,6 +162,11 @@ std::vector<DropRecord> Collector::current_drops() const {
   return drops;
 }
 
+void Collector::add_failure(FailureRecord failure) {
+  if (!writer_.append_failure(failure)) ++write_errors_;
+  trace_.failures.push_back(std::move(failure));
+}
+
 void Collector::flush_outputs() {
   if (!stitcher_) return;
   auto count = [this](const Expected<void>& r) {

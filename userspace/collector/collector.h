@@ -41,6 +41,8 @@ class Collector : public EventSink {
   [[nodiscard]] const std::set<uint32_t>& live_tgids() const { return live_tgids_; }
   // Drains the ring buffers, closes open checkpoints, writes the rest.
   Expected<Trace> finish(const JobRecord& job);
+  // A failure found outside the probes (the kernel log): job-level.
+  void add_failure(FailureRecord failure);
 
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
   // Per-program run counts and times (needs BPF run-time stats enabled).

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "notify/notify.h"
+
 namespace ckpt {
 namespace {
 
@@ -177,7 +179,17 @@ Expected<void> parse_failures(const Section& s, FailureThresholds& out) {
 
 Expected<void> parse_root(const json& root, Config& cfg) {
   Section top(root, "");
-  CKPT_TRY_VOID(top.check_keys({"checkpoint", "storage", "maxima", "failures", "tcp", "bpf"}));
+  CKPT_TRY_VOID(top.check_keys(
+      {"checkpoint", "storage", "maxima", "failures", "tcp", "bpf", "log_dir", "notify"}));
+  if (top.has("log_dir")) {
+    if (!root["log_dir"].is_string() || root["log_dir"].get<std::string>().empty())
+      return make_error("log_dir: must be a non-empty string (a directory)");
+    cfg.log_dir = root["log_dir"].get<std::string>();
+  }
+  if (top.has("notify")) {
+    if (!root["notify"].is_object()) return make_error("notify: must be an object");
+    cfg.notify_json = root["notify"].dump();
+  }
   if (top.has("checkpoint"))
     CKPT_TRY_VOID(parse_checkpoint(top.child("checkpoint"), cfg.checkpoint));
   if (top.has("storage")) CKPT_TRY_VOID(parse_storage(top.child("storage"), cfg));
@@ -242,6 +254,11 @@ nlohmann::json Config::to_json() const {
                    {"zero_window_ms", failures.zero_window_ns / kNsPerMs}};
   j["tcp"] = {{"sample_interval_ms", tcp_sample_interval_ns / kNsPerMs}};
   j["bpf"] = {{"ringbuf_mib", ringbuf_bytes >> 20}};
+  if (!log_dir.empty()) j["log_dir"] = log_dir;
+  if (!notify_json.empty()) {
+    // The trace stores this config: never a secret in it.
+    j["notify"] = notify::redact_secrets(json::parse(notify_json));
+  }
   return j;
 }
 

@@ -49,6 +49,11 @@ struct Config {
   FailureThresholds failures;
   uint64_t tcp_sample_interval_ns = 10'000'000;
   uint32_t ringbuf_bytes = 16u << 20;
+  // `run`'s durable job logs go here (created if missing); "" = the current directory.
+  std::string log_dir;
+  // The "notify" section as JSON text ("" = absent); `run --notify` validates
+  // it (userspace/notify/notify.h, docs/notify.md).
+  std::string notify_json;
   std::string source = "built-in defaults";  // where it came from, for messages
 
   static Config defaults();

@@ -48,7 +48,8 @@ struct StageRecord {
 struct FailureRecord {
   std::string kind;  // e.g. "enospc", "edquot", "estale", "eio", "io_error",
                      // "tcp_reset", "tcp_retransmit_storm", "tcp_zero_window",
-                     // "rpc_error", "nfs_server_not_responding", "stall", "partial_save"
+                     // "rpc_error", "nfs_server_not_responding", "stall", "partial_save";
+                     // from the kernel log: "gpu_xid", "oom_kill", "kernel_nfs_not_responding"
   uint64_t time_ns = 0;
   std::string evidence;  // human-readable: the call, the file, the errno
   std::optional<uint64_t> checkpoint_id;
@@ -229,8 +230,24 @@ struct DropRecord {
   uint64_t count = 0;
 };
 
+// One line that made the failure classifier decide (analysis/classifier).
+struct JobEvidence {
+  uint64_t line = 0;  // 1-based line in `source`; 0 when not from a log (the exit status)
+  std::string text;
+  std::string source;  // the job log's path, "kmsg" (the kernel log), or "exit_status"
+};
+
+// Why the job failed: the classifier's root cause (docs/classifier.md).
+struct JobFailure {
+  std::string cls;   // "cuda_oom", "gpu_lost", "storage_io", ..., "unknown"
+  std::string rule;  // the rule that fired; empty for unknown
+  std::vector<JobEvidence> evidence;
+  std::vector<std::string> symptoms;  // other classes seen, e.g. "nccl (rule nccl) at line 8"
+};
+
 struct JobRecord {
   std::vector<std::string> command;
+  std::string name;    // the job name, e.g. "train"
   std::string mode;    // "run" or "attach"
   std::string node;    // hostname
   std::string kernel;  // uname -r
@@ -244,6 +261,8 @@ struct JobRecord {
   bool traced = false;             // false when eBPF could not be loaded
   std::string trace_warning;       // why nothing (or less) was traced
   std::vector<uint32_t> root_pids;
+  std::string log_path;               // the durable log `run` wrote; empty when none
+  std::optional<JobFailure> failure;  // set only when the job failed: non-zero exit or a signal
 };
 
 struct Trace {

@@ -53,7 +53,8 @@ ExitStatus decode_wait_status(int status) {
 }
 
 Expected<HeldChild> HeldChild::spawn(const std::vector<std::string>& argv,
-                                     const std::vector<std::string>& env_additions) {
+                                     const std::vector<std::string>& env_additions,
+                                     ChildStdio stdio) {
   if (argv.empty()) return make_error("no command given");
   int go[2];
   int exec_status[2];
@@ -88,6 +89,10 @@ Expected<HeldChild> HeldChild::spawn(const std::vector<std::string>& argv,
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : kForwarded) signal(sig, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);  // the profiler ignores it; exec would keep that
+    // dup2 clears O_CLOEXEC on 1 and 2; the pipes' other fds close at exec.
+    if ((stdio.out >= 0 && dup2(stdio.out, STDOUT_FILENO) < 0) ||
+        (stdio.err >= 0 && dup2(stdio.err, STDERR_FILENO) < 0))
+      _exit(126);
     char byte;
     ssize_t r;
     do {

@@ -22,12 +22,19 @@ struct ExitStatus {
 
 ExitStatus decode_wait_status(int status);
 
+// Where the child's stdout and stderr go; -1 = inherit ours.
+struct ChildStdio {
+  int out = -1;
+  int err = -1;
+};
+
 class HeldChild {
  public:
   // Forks; the child waits on a pipe, then execvp(argv) with `env_additions`
-  // ("NAME=value") added to our environment.
+  // ("NAME=value") added to our environment and its stdout/stderr on `stdio`.
   static Expected<HeldChild> spawn(const std::vector<std::string>& argv,
-                                   const std::vector<std::string>& env_additions = {});
+                                   const std::vector<std::string>& env_additions = {},
+                                   ChildStdio stdio = {});
   HeldChild(HeldChild&& other) noexcept;
   HeldChild& operator=(HeldChild&&) = delete;
   ~HeldChild();

@@ -73,6 +73,35 @@ Trace known_trace() {
   return t;
 }
 
+// known_trace() for a job that failed: its GPU fell off the bus, which the
+// classifier found in the kernel log and the job's own log, with an NCCL
+// symptom; the kernel log also gave job-level failures.
+constexpr std::string_view kLog = "/scratch/logs/train-20261130-140000-1234.log";
+constexpr std::string_view kXid =
+    "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+
+Trace failed_trace() {
+  Trace t = known_trace();
+  t.job.exit_code = 1;
+  t.job.name = "train";
+  t.job.log_path = std::string(kLog);
+  JobFailure& f = t.job.failure.emplace();
+  f.cls = "gpu_lost";
+  f.rule = "xid-79-fallen-off-bus";
+  f.evidence = {
+      {812, std::string(kXid), "kmsg"},
+      {57, "RuntimeError: CUDA error: unspecified launch failure", std::string(kLog)},
+      {0, "the process exited with status 1", "exit_status"},
+  };
+  f.symptoms = {"nccl (rule nccl) at line 8"};
+  t.failures.push_back({"kernel_nfs_not_responding", 45 * kSec,
+                        "nfs: server 10.0.0.5 not responding, still trying", std::nullopt});
+  t.failures.push_back({"gpu_xid", 50 * kSec, std::string(kXid), std::nullopt});
+  t.failures.push_back(
+      {"oom_kill", 55 * kSec, "Out of memory: Killed process 4242 (python)", std::nullopt});
+  return t;
+}
+
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // known_trace() plus NFS: the save's RPCs (the load has none), and two mounts:
@@ -291,6 +320,76 @@ TEST(SummaryJsonTest, JobFailuresAndConnections) {
   EXPECT_EQ(c["zero_window_ns"], 250'000'000);
   EXPECT_EQ(c["resets"], 1);
   EXPECT_DOUBLE_EQ(c["link_max_Bps"].get<double>(), 1.25e9);
+}
+
+TEST(SummaryJsonTest, JobMatchesTheContract) {
+  const json job = summary_json(known_trace())["job"];
+  EXPECT_EQ(keys_of(job),
+            (std::set<std::string>{"command", "name", "mode", "node", "kernel", "ckptscope_version",
+                                   "exit_code", "exit_signal", "traced", "trace_warning",
+                                   "start_wall_ns", "duration_ns", "root_pids", "log", "failure"}));
+  EXPECT_EQ(job["name"], "");
+  EXPECT_TRUE(job["log"].is_null()) << "no log: null, never \"\"";
+  EXPECT_TRUE(job["failure"].is_null()) << "a job that did not fail has no failure";
+}
+
+TEST(SummaryJsonTest, FailedJobCarriesItsNameLogAndFailureCause) {
+  const json j = summary_json(failed_trace());
+  const json& job = j["job"];
+  EXPECT_EQ(job["name"], "train");
+  EXPECT_EQ(job["log"], kLog);
+  EXPECT_EQ(job["exit_code"], 1);
+  ASSERT_TRUE(job["failure"].is_object());
+  EXPECT_EQ(
+      job["failure"],
+      json({{"class", "gpu_lost"},
+            {"rule", "xid-79-fallen-off-bus"},
+            {"evidence", json::array({json({{"line", 812}, {"text", kXid}, {"source", "kmsg"}}),
+                                      json({{"line", 57},
+                                            {"text",
+                                             "RuntimeError: CUDA error: unspecified launch "
+                                             "failure"},
+                                            {"source", kLog}}),
+                                      json({{"line", 0},
+                                            {"text", "the process exited with status 1"},
+                                            {"source", "exit_status"}})})},
+            {"symptoms", json::array({"nccl (rule nccl) at line 8"})}}));
+  // The kernel log's job-level failures are among the top-level failures.
+  std::vector<std::string> kinds;
+  for (const json& f : j["failures"]) {
+    kinds.push_back(f["kind"]);
+    EXPECT_TRUE(f["checkpoint_id"].is_null());
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"tcp_reset", "kernel_nfs_not_responding", "gpu_xid",
+                                             "oom_kill"}));
+  EXPECT_EQ(j["failures"][2]["evidence"], kXid);
+}
+
+TEST(SummaryJsonTest, UnknownFailureHasAnEmptyRuleAndEmptyLists) {
+  Trace t = known_trace();
+  t.job.exit_signal = 9;
+  t.job.exit_code.reset();
+  t.job.failure.emplace().cls = "unknown";
+  EXPECT_EQ(summary_json(t)["job"]["failure"], json({{"class", "unknown"},
+                                                     {"rule", ""},
+                                                     {"evidence", json::array()},
+                                                     {"symptoms", json::array()}}));
+}
+
+TEST(SummaryJsonTest, FailureTextIsMadeValidUtf8) {
+  Trace t = failed_trace();
+  t.job.name = "tr\xffin";
+  t.job.log_path = "/logs/caf\xe9.log";
+  t.job.failure->evidence[1].text = "open(/ckpt/\xff.pt) failed";
+  t.job.failure->evidence[1].source = t.job.log_path;
+  t.job.failure->symptoms[0] = "\xfe";
+  const json j = summary_json(t);
+  ASSERT_NO_THROW((void)j.dump());
+  EXPECT_EQ(j["job"]["name"], "tr\uFFFDin");
+  EXPECT_EQ(j["job"]["log"], "/logs/caf\uFFFD.log");
+  EXPECT_EQ(j["job"]["failure"]["evidence"][1]["text"], "open(/ckpt/\uFFFD.pt) failed");
+  EXPECT_EQ(j["job"]["failure"]["evidence"][1]["source"], "/logs/caf\uFFFD.log");
+  EXPECT_EQ(j["job"]["failure"]["symptoms"][0], "\uFFFD");
 }
 
 TEST(SummaryJsonTest, KilledUntracedJob) {
@@ -589,6 +688,89 @@ TEST(SummaryTableTest, JobLine) {
   EXPECT_EQ(lines[1],
             "  gpu-node-07 (kernel 6.1.0-18-amd64), mode run, started 2024-05-01 12:00:00 UTC, "
             "ran 1m 00s");
+}
+
+TEST(SummaryTableTest, FailedJobShowsItsCauseEvidenceSymptomsAndLogUnderTheExitLine) {
+  const auto lines = lines_of(summary_table(failed_trace()));
+  ASSERT_GE(lines.size(), 7u);
+  EXPECT_EQ(lines[0], "job: python train.py --lr 0.1  (exit 1, traced)");
+  EXPECT_EQ(lines[1], "  failure: gpu_lost (rule xid-79-fallen-off-bus)");
+  // The kernel log's line is cut to 100 columns; the job's own log is "line N".
+  EXPECT_EQ(lines[2],
+            "    kmsg:812: NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU "
+            "has fallen off...");
+  EXPECT_EQ(lines[3], "    line 57: RuntimeError: CUDA error: unspecified launch failure");
+  EXPECT_EQ(lines[4], "    exit_status: the process exited with status 1");
+  EXPECT_EQ(lines[5], "    also seen: nccl (rule nccl) at line 8");
+  EXPECT_EQ(lines[6], "  log: /scratch/logs/train-20261130-140000-1234.log");
+  EXPECT_THAT(lines[7], ::testing::StartsWith("  gpu-node-07 (kernel 6.1.0-18-amd64)"));
+  for (size_t i = 1; i <= 6; ++i) EXPECT_LE(columns(lines[i]), 100u) << lines[i];
+}
+
+TEST(SummaryTableTest, EvidenceFromAnotherFileAndUnknownCauses) {
+  Trace t = failed_trace();
+  t.job.failure->cls = "unknown";
+  t.job.failure->rule.clear();
+  t.job.failure->symptoms.clear();
+  t.job.failure->evidence = {
+      {3, "Traceback (most recent call last):", "/other/rank1.log"},  // not the job's log
+      {9, "no source: the job's own log", ""},
+  };
+  t.job.log_path.clear();
+  const auto lines = lines_of(summary_table(t));
+  EXPECT_EQ(lines[1], "  failure: unknown");
+  EXPECT_EQ(lines[2], "    /other/rank1.log:3: Traceback (most recent call last):");
+  EXPECT_EQ(lines[3], "    line 9: no source: the job's own log");
+  EXPECT_THAT(lines[4], ::testing::StartsWith("  gpu-node-07")) << "no log line without a log";
+}
+
+TEST(SummaryTableTest, LongOrMessyEvidenceIsCutToOneLine) {
+  Trace t = failed_trace();
+  t.job.failure->evidence = {
+      {57, "\x1b[31mRuntimeError\x1b[0m: boom\r", std::string(kLog)},
+      {58, std::string(200, 'x') + "TAIL", std::string(kLog)},
+      {59, "模" + std::string(97, 'y') + "型型型型型", std::string(kLog)},  // cut inside no char
+  };
+  t.job.failure->symptoms = {"traceback (rule python-exception) at line 60 " +
+                             std::string(100, 'z')};
+  const std::string table = summary_table(t);
+  const auto lines = lines_of(table);
+  EXPECT_EQ(lines[2], "    line 57:  [31mRuntimeError [0m: boom") << "control bytes are spaces";
+  EXPECT_EQ(columns(lines[3]), 100u);
+  EXPECT_THAT(lines[3], ::testing::EndsWith("xxx..."));
+  EXPECT_THAT(lines[3], Not(HasSubstr("TAIL")));
+  EXPECT_LE(lines[4].size(), 100u);
+  EXPECT_THAT(lines[4], ::testing::EndsWith("..."));
+  EXPECT_EQ(valid_utf8(lines[4]), lines[4]) << "no UTF-8 sequence is split";
+  EXPECT_THAT(lines[5], ::testing::StartsWith("    also seen: traceback (rule python-exception)"));
+  EXPECT_EQ(lines[5].size(), 100u);
+  EXPECT_THAT(lines[5], ::testing::EndsWith("zzz..."));
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\r'), 0);
+}
+
+TEST(SummaryTableTest, NoFailureNoFailureLines) {
+  Trace t = known_trace();
+  std::string table = summary_table(t);
+  EXPECT_THAT(table, Not(HasSubstr("  failure: ")));
+  EXPECT_THAT(table, Not(HasSubstr("  log: ")));
+  t.job.log_path = std::string(kLog);  // a log, and a job that did not fail
+  const auto lines = lines_of(summary_table(t));
+  EXPECT_EQ(lines[1], "  log: /scratch/logs/train-20261130-140000-1234.log");
+  EXPECT_THAT(summary_table(t), Not(HasSubstr("  failure: ")));
+}
+
+TEST(SummaryTableTest, KernelLogFailuresAreListedWithAlignedColumns) {
+  const std::string table = summary_table(failed_trace());
+  EXPECT_THAT(table, HasSubstr("\nfailures (5)\n"));
+  // The kind column widens to the longest kind, so every row stays aligned.
+  EXPECT_THAT(table, HasSubstr("   +44.00 s  kernel_nfs_not_responding  job            "
+                               "nfs: server 10.0.0.5 not responding, still trying\n"));
+  EXPECT_THAT(table, HasSubstr("   +49.00 s  gpu_xid                    job            NVRM: Xid"));
+  EXPECT_THAT(table, HasSubstr("   +54.00 s  oom_kill                   job            "
+                               "Out of memory: Killed process 4242 (python)\n"));
+  EXPECT_THAT(table, HasSubstr("   +12.50 s  enospc                     checkpoint 1   "));
+  EXPECT_LT(table.find("tcp_reset "), table.find("kernel_nfs_not_responding "));
+  EXPECT_LT(table.find("  oom_kill "), table.find("\nconnections ("));
 }
 
 TEST(SummaryTableTest, UntracedJobShowsTheWarning) {

@@ -87,7 +87,24 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{R"({"storage": {"read_bandwidth": 0}})", "storage.read_bandwidth"},
         BadConfig{R"({"bpf": {"ringbuf_mib": 3}})", "bpf.ringbuf_mib: must be a power of two"},
         BadConfig{R"({"tcp": {"sample_interval_ms": 0}})", "tcp.sample_interval_ms"},
-        BadConfig{R"({"exporter": {}})", "unknown key 'exporter'"}));
+        BadConfig{R"({"exporter": {}})", "unknown key 'exporter'"},
+        BadConfig{R"({"log_dir": ""})", "log_dir: must be a non-empty string"},
+        BadConfig{R"({"log_dir": 5})", "log_dir: must be a non-empty string"},
+        BadConfig{R"({"notify": "ops@example.com"})", "notify: must be an object"}));
+
+TEST(ConfigTest, LogDirAndNotifyWithSecretsKeptOutOfTheTrace) {
+  auto c = parse_config(
+      R"({"log_dir": "/var/log/ckpt",
+          "notify": {"smtp_url": "smtps://relay:465", "user": "ops", "password": "hunter2"}})",
+      "c.json");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->log_dir, "/var/log/ckpt");
+  EXPECT_THAT(c->notify_json, HasSubstr("hunter2"));  // kept for sending
+  std::string stored = c->to_json().dump();           // what the trace stores
+  EXPECT_THAT(stored, HasSubstr("\"smtp_url\":\"smtps://relay:465\""));
+  EXPECT_THAT(stored, ::testing::Not(HasSubstr("hunter2")));
+  EXPECT_THAT(stored, HasSubstr("/var/log/ckpt"));
+}
 
 TEST(ConfigTest, MissingFileNamed) {
   auto c = load_config("/nonexistent/ckptscope.json");

@@ -93,6 +93,23 @@ void diff_job(Differ& d, const JobRecord& a, const JobRecord& b) {
   FIELD(p, a, b, traced);
   FIELD(p, a, b, trace_warning);
   FIELD(p, a, b, root_pids);
+  FIELD(p, a, b, name);
+  FIELD(p, a, b, log_path);
+  if (!d.both_present(p + ".failure", a.failure.has_value(), b.failure.has_value())) return;
+  const std::string q = p + ".failure";
+  const JobFailure& x = *a.failure;
+  const JobFailure& y = *b.failure;
+  FIELD(q, x, y, cls);
+  FIELD(q, x, y, rule);
+  FIELD(q, x, y, symptoms);
+  if (d.same_size(q + ".evidence", x.evidence.size(), y.evidence.size())) {
+    for (size_t i = 0; i < x.evidence.size(); ++i) {
+      const std::string e = q + ".evidence[" + std::to_string(i) + "]";
+      FIELD(e, x.evidence[i], y.evidence[i], line);
+      FIELD(e, x.evidence[i], y.evidence[i], text);
+      FIELD(e, x.evidence[i], y.evidence[i], source);
+    }
+  }
 }
 
 void diff_rpc_ops(Differ& d, const std::string& p, const std::vector<RpcOpStats>& a,
@@ -339,6 +356,26 @@ Trace full_trace() {
   j.traced = true;
   j.trace_warning = "nfs_client probes unavailable: kernel 6.1 lacks rpc_task tracepoints";
   j.root_pids = {1, 4242, kU32Max};
+  j.name = "train \"模\" \xff";
+  j.log_path = "/scratch/logs/train-20261130-140000-1234.log";
+  // Evidence from all three sources, in an order that is not sorted by any
+  // column (the classifier's order must survive).
+  JobFailure& failure = j.failure.emplace();
+  failure.cls = "gpu_lost";
+  failure.rule = "xid-79-fallen-off-bus";
+  failure.evidence = {
+      {812,
+       "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+       "bus.",
+       "kmsg"},
+      {57, "RuntimeError: CUDA error: unspecified launch failure\r\x1b[0m", j.log_path},
+      {0, "killed by signal 6 (SIGABRT)", "exit_status"},
+      {kU64Max, "\xff\xfe not utf-8 \"q\" 模", "kmsg"},
+      {kAbove63, "", ""},
+      {3, std::string("nul\0inside", 10), "/other/log \xc3\x28"},
+  };
+  failure.symptoms = {"nccl (rule nccl) at line 8", "cuda_runtime (rule cuda-runtime) at line 57",
+                      "\xff\xfe \"q\"", ""};
 
   CheckpointRecord save;
   save.id = 1;
@@ -558,6 +595,22 @@ TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
   EXPECT_FALSE(read->nfs_mounts[0].ops[1].errors.has_value());
   EXPECT_FALSE(read->nfs_mounts[1].ebpf_ops.has_value());
   EXPECT_EQ(read->nfs_mounts[1].ops[0].errors, uint64_t{0});
+  EXPECT_EQ(read->job.name, "train \"模\" \xff");
+  EXPECT_EQ(read->job.log_path, "/scratch/logs/train-20261130-140000-1234.log");
+  ASSERT_TRUE(read->job.failure.has_value());
+  EXPECT_EQ(read->job.failure->cls, "gpu_lost");
+  EXPECT_EQ(read->job.failure->rule, "xid-79-fallen-off-bus");
+  ASSERT_THAT(read->job.failure->evidence, SizeIs(6));
+  std::vector<std::string> sources;
+  for (const JobEvidence& e : read->job.failure->evidence) sources.push_back(e.source);
+  EXPECT_THAT(sources, ElementsAre("kmsg", read->job.log_path, "exit_status", "kmsg", "",
+                                   "/other/log \xc3\x28"))
+      << "evidence keeps the classifier's order";
+  EXPECT_EQ(read->job.failure->evidence[0].line, 812u);
+  EXPECT_EQ(read->job.failure->evidence[2].line, 0u);
+  EXPECT_EQ(read->job.failure->evidence[3].line, kU64Max);
+  EXPECT_EQ(read->job.failure->evidence[5].text, std::string("nul\0inside", 10));
+  EXPECT_THAT(read->job.failure->symptoms, SizeIs(4));
 }
 
 TEST_F(TraceStoreTest, ComparatorCatchesADifference) {
@@ -587,15 +640,27 @@ TEST_F(TraceStoreTest, ComparatorCatchesADifference) {
   e.nfs_mounts[0].ebpf_ops->at(0).op = "READ";
   e.nfs_mounts[1].ops[0].errors.reset();
   e.nfs_mounts[1].ebpf_ops.emplace();
+  e.job.name = "eval";
+  e.job.failure->evidence[1].line = 58;
+  e.job.failure->evidence[2].source = "kmsg";
+  e.job.failure->symptoms.pop_back();
   EXPECT_THAT(
       diff_traces(a, e),
-      ElementsAre("checkpoints[0].nfs.rpc_ops[1].execute_ns", "checkpoints[0].nfs.rtt.p90_ns",
-                  "checkpoints[0].nfs.wait_by_queue_ns",
+      ElementsAre("job.name", "job.failure.symptoms", "job.failure.evidence[1].line",
+                  "job.failure.evidence[2].source", "checkpoints[0].nfs.rpc_ops[1].execute_ns",
+                  "checkpoints[0].nfs.rtt.p90_ns", "checkpoints[0].nfs.wait_by_queue_ns",
                   "checkpoints[0].nfs.tcp_in_flight_mean (presence)",
                   "checkpoints[0].nfs.tcp_backlog_max", "checkpoints[0].nfs.tcp_backlog_mean",
                   "checkpoints[1].nfs (presence)", "tcp_samples[0].backlog",
                   "nfs_mounts[0].avg_pending_queue", "nfs_mounts[0].ebpf_ops[0].op",
                   "nfs_mounts[1].ops[0].errors", "nfs_mounts[1].ebpf_ops (presence)"));
+  Trace f = a;
+  f.job.log_path.clear();
+  f.job.failure->evidence.pop_back();
+  EXPECT_THAT(diff_traces(a, f), ElementsAre("job.log_path", "job.failure.evidence size"));
+  Trace g = a;
+  g.job.failure.reset();
+  EXPECT_THAT(diff_traces(a, g), ElementsAre("job.failure (presence)"));
 }
 
 TEST_F(TraceStoreTest, UnsignedAbove2To63IsStoredTwosComplementAndDocumentedSo) {
@@ -739,7 +804,230 @@ TEST_F(TraceStoreTest, SetNfsMountsReplacesMountsAndTheirOps) {
   EXPECT_THAT(read->nfs_mounts, IsEmpty());
 }
 
+// ---- the job's name, log and failure cause ----
+
+TEST_F(TraceStoreTest, JobWithoutAFailureRoundTripsAsAbsent) {
+  Trace t = full_trace();
+  t.job.failure.reset();
+  t.job.name.clear();
+  t.job.log_path.clear();
+  const std::string path = file("no-failure.db");
+  ASSERT_TRUE(write_trace(path, t));
+  EXPECT_EQ(query_text(path,
+                       "SELECT count(*) FROM job WHERE failure_class IS NULL AND "
+                       "failure_rule IS NULL AND failure_symptoms IS NULL"),
+            "1");
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM job_failure_evidence"), "0");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(t, *read), IsEmpty());
+  EXPECT_FALSE(read->job.failure.has_value());
+  EXPECT_EQ(read->job.name, "");
+  EXPECT_EQ(read->job.log_path, "");
+}
+
+TEST_F(TraceStoreTest, EmptyFailureIsStillAFailure) {
+  // An unknown cause with no evidence and no symptoms is present, not absent.
+  Trace t;
+  t.job.exit_code = 1;
+  t.job.failure.emplace().cls = "unknown";
+  const std::string path = file("unknown.db");
+  ASSERT_TRUE(write_trace(path, t));
+  EXPECT_EQ(query_text(path, "SELECT failure_rule || '|' || failure_symptoms FROM job"), "|[]");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(t, *read), IsEmpty());
+  ASSERT_TRUE(read->job.failure.has_value());
+  EXPECT_EQ(read->job.failure->cls, "unknown");
+  EXPECT_EQ(read->job.failure->rule, "");
+  EXPECT_THAT(read->job.failure->evidence, IsEmpty());
+  EXPECT_THAT(read->job.failure->symptoms, IsEmpty());
+}
+
+TEST_F(TraceStoreTest, WriteJobReplacesTheFailureAndItsEvidence) {
+  const Trace full = full_trace();
+  const std::string path = file("job-rewrite.db");
+  auto w = TraceWriter::open(path);
+  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_TRUE(w->write_job(full.job));
+  ASSERT_TRUE(w->commit());
+  JobRecord other = full.job;
+  other.failure->cls = "nccl";
+  other.failure->evidence = {{8, "NCCL error: unhandled system error", other.log_path}};
+  ASSERT_TRUE(w->write_job(other));  // evidence replaced, not appended
+  ASSERT_TRUE(w->commit());
+  auto mid = read_trace(path);
+  ASSERT_TRUE(mid) << mid.error().message;
+  Trace expected;
+  expected.job = other;
+  EXPECT_THAT(diff_traces(expected, *mid), IsEmpty());
+
+  JobRecord running = full.job;
+  running.failure.reset();
+  ASSERT_TRUE(w->write_job(running));  // and gone with the failure
+  ASSERT_TRUE(w->close());
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM job_failure_evidence"), "0");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  expected.job = running;
+  EXPECT_THAT(diff_traces(expected, *read), IsEmpty());
+}
+
+TEST_F(TraceStoreTest, JobFailureIsQueryableInPlainSql) {
+  const std::string path = file("failure-sql.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  EXPECT_EQ(query_text(path, "SELECT failure_class || ' ' || failure_rule FROM job"),
+            "gpu_lost xid-79-fallen-off-bus");
+  EXPECT_EQ(query_text(path, "SELECT log_path FROM job"),
+            "/scratch/logs/train-20261130-140000-1234.log");
+  EXPECT_EQ(query_text(path, "SELECT json_extract(failure_symptoms, '$[0]') FROM job"),
+            "nccl (rule nccl) at line 8");
+  EXPECT_EQ(query_text(path,
+                       "SELECT group_concat(source || ':' || line, ',') FROM (SELECT source, line "
+                       "FROM job_failure_evidence WHERE source IN ('kmsg', 'exit_status') "
+                       "ORDER BY seq)"),
+            "kmsg:812,exit_status:0,kmsg:-1");
+  EXPECT_EQ(query_text(path,
+                       "SELECT e.line FROM job_failure_evidence e JOIN job j "
+                       "ON e.source = j.log_path"),
+            "57");
+}
+
+TEST_F(TraceStoreTest, Version3FileMissingTheEvidenceTableIsNamed) {
+  const std::string path = file("v3-partial.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path, "DROP TABLE job_failure_evidence");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message,
+              HasSubstr("'" + path +
+                        "' is a damaged ckptscope trace: table 'job_failure_evidence' is missing"));
+}
+
+TEST_F(TraceStoreTest, Version3FileWithoutAJobColumnNamesIt) {
+  const std::string path = file("v3-no-log.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path,
+           "CREATE TABLE j AS SELECT id, command, mode, node, kernel, ckptscope_version, "
+           "config_json, start_wall_ns, start_mono_ns, end_mono_ns, exit_code, exit_signal, "
+           "traced, trace_warning, root_pids, name, failure_class, failure_rule, "
+           "failure_symptoms FROM job; DROP TABLE job; ALTER TABLE j RENAME TO job");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("'" + path + "'"));
+  EXPECT_THAT(read.error().message, HasSubstr("log_path"));
+}
+
 // ---- older schema versions ----
+
+// The DDL of an older version, derived from today's: version 2 is version 3
+// without the job's name, log and failure columns and job_failure_evidence;
+// version 1 is version 2 without the NFS tables and tcp_samples.backlog.
+// Empty when today's DDL no longer has the expected shape.
+std::string ddl_of_version(int version) {
+  std::string ddl(kTraceSchemaSql);
+  if (version < 3) {
+    const std::string last_v2 = "root_pids         TEXT NOT NULL,";
+    const size_t from = ddl.find(last_v2);
+    const size_t to = from == std::string::npos ? from : ddl.find("\n);", from);
+    const size_t evidence = ddl.find("\n-- The lines that made the failure classifier decide");
+    const size_t end = evidence == std::string::npos ? evidence : ddl.find(");\n", evidence);
+    if (to == std::string::npos || end == std::string::npos || evidence < to) return {};
+    ddl.erase(evidence, end + 3 - evidence);
+    ddl.replace(from, to - from, "root_pids         TEXT NOT NULL");
+  }
+  if (version < 2) {
+    const size_t nfs_at = ddl.find("-- The NFS side of a checkpoint");
+    if (nfs_at == std::string::npos) return {};
+    ddl.erase(nfs_at);
+    const size_t backlog_at = ddl.find("\n  backlog ");
+    const size_t cwnd_at = ddl.find("\n  cwnd ");
+    if (backlog_at == std::string::npos || cwnd_at == std::string::npos || cwnd_at < backlog_at) {
+      return {};
+    }
+    ddl.erase(backlog_at, cwnd_at - backlog_at);
+  }
+  return ddl;
+}
+
+TEST_F(TraceStoreTest, OlderDdlsAreWhatTheirVersionsHad) {
+  // Guards ddl_of_version: the derived DDLs create exactly the tables and
+  // columns their versions had.
+  const std::string v2 = file("v2-shape.db");
+  const std::string v1 = file("v1-shape.db");
+  ASSERT_FALSE(ddl_of_version(2).empty());
+  ASSERT_FALSE(ddl_of_version(1).empty());
+  exec_sql(v2, ddl_of_version(2));
+  exec_sql(v1, ddl_of_version(1));
+  const std::string tables =
+      "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE type = 'table' "
+      "ORDER BY name)";
+  EXPECT_EQ(query_text(v2, tables),
+            "checkpoint_nfs,checkpoints,connections,drops,failures,files,io_calls,job,meta,"
+            "nfs_mount_ebpf_ops,nfs_mount_ops,nfs_mounts,rpc_ops,stages,tcp_samples");
+  EXPECT_EQ(query_text(v1, tables),
+            "checkpoints,connections,drops,failures,files,io_calls,job,meta,stages,tcp_samples");
+  const std::string job_columns =
+      "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('job') ORDER BY "
+      "cid)";
+  const std::string v1_v2_job =
+      "id,command,mode,node,kernel,ckptscope_version,config_json,start_wall_ns,start_mono_ns,"
+      "end_mono_ns,exit_code,exit_signal,traced,trace_warning,root_pids";
+  EXPECT_EQ(query_text(v2, job_columns), v1_v2_job);
+  EXPECT_EQ(query_text(v1, job_columns), v1_v2_job);
+  EXPECT_EQ(query_text(v2,
+                       "SELECT count(*) FROM pragma_table_info('tcp_samples') "
+                       "WHERE name = 'backlog'"),
+            "1");
+  EXPECT_EQ(query_text(v1,
+                       "SELECT count(*) FROM pragma_table_info('tcp_samples') "
+                       "WHERE name = 'backlog'"),
+            "0");
+}
+
+TEST_F(TraceStoreTest, Version2FileFromTheVersion3WriterMinusTheJobFailureStillReads) {
+  const std::string path = file("v2.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  // The job table rebuilt without the version 3 columns (ALTER TABLE DROP
+  // COLUMN needs SQLite 3.35).
+  exec_sql(path,
+           "DROP TABLE job_failure_evidence; "
+           "CREATE TABLE j AS SELECT id, command, mode, node, kernel, ckptscope_version, "
+           "config_json, start_wall_ns, start_mono_ns, end_mono_ns, exit_code, exit_signal, "
+           "traced, trace_warning, root_pids FROM job; DROP TABLE job; "
+           "ALTER TABLE j RENAME TO job; "
+           "PRAGMA user_version = 2; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  Trace expected = full_trace();
+  expected.job.name.clear();
+  expected.job.log_path.clear();
+  expected.job.failure.reset();
+  EXPECT_THAT(diff_traces(expected, *read), IsEmpty());
+}
+
+TEST_F(TraceStoreTest, Version2FileWithTheVersion2DdlStillReads) {
+  const std::string path = file("v2-ddl.db");
+  const std::string ddl = ddl_of_version(2);
+  ASSERT_FALSE(ddl.empty());
+  exec_sql(path, ddl +
+                     "PRAGMA user_version = 2;"
+                     "INSERT INTO meta VALUES ('schema_version', '2');"
+                     "INSERT INTO job VALUES (1, '[\"python\",\"train.py\"]', 'run', 'n', 'k', "
+                     "'0.1.0', '{}', 5, 10, 20, 1, NULL, 1, '', '[42]');"
+                     "INSERT INTO checkpoints (id, direction, start_ns, end_ns, bytes, files, "
+                     "bottleneck) VALUES (1, 'save', 10, 20, 4096, 1, 'host_io');");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->job.command, (std::vector<std::string>{"python", "train.py"}));
+  EXPECT_EQ(read->job.exit_code, 1);
+  EXPECT_EQ(read->job.root_pids, std::vector<uint32_t>{42});
+  EXPECT_EQ(read->job.name, "") << "version 2 has no job name";
+  EXPECT_EQ(read->job.log_path, "") << "nor a log";
+  EXPECT_FALSE(read->job.failure.has_value()) << "nor a failure cause";
+  ASSERT_THAT(read->checkpoints, SizeIs(1));
+  EXPECT_EQ(read->checkpoints[0].bytes, 4096u);
+}
 
 TEST_F(TraceStoreTest, Version1FileFromTheVersion2WriterMinusNfsTablesStillReads) {
   const std::string path = file("v1.db");
@@ -752,10 +1040,18 @@ TEST_F(TraceStoreTest, Version1FileFromTheVersion2WriterMinusNfsTablesStillReads
            "CREATE TABLE t AS SELECT seq, time_ns, cookie, event, bytes_acked, bytes_received, "
            "in_flight, cwnd, srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state "
            "FROM tcp_samples; DROP TABLE tcp_samples; ALTER TABLE t RENAME TO tcp_samples; "
+           "DROP TABLE job_failure_evidence; "
+           "CREATE TABLE j AS SELECT id, command, mode, node, kernel, ckptscope_version, "
+           "config_json, start_wall_ns, start_mono_ns, end_mono_ns, exit_code, exit_signal, "
+           "traced, trace_warning, root_pids FROM job; DROP TABLE job; "
+           "ALTER TABLE j RENAME TO job; "
            "PRAGMA user_version = 1; UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   auto read = read_trace(path);
   ASSERT_TRUE(read) << read.error().message;
   Trace expected = full_trace();
+  expected.job.name.clear();
+  expected.job.log_path.clear();
+  expected.job.failure.reset();
   for (CheckpointRecord& c : expected.checkpoints) c.nfs.reset();
   for (TcpSampleRecord& s : expected.tcp_samples) s.backlog = 0;
   expected.nfs_mounts.clear();
@@ -765,16 +1061,8 @@ TEST_F(TraceStoreTest, Version1FileFromTheVersion2WriterMinusNfsTablesStillReads
 TEST_F(TraceStoreTest, Version1FileWithTheVersion1DdlStillReads) {
   // The version 1 DDL is the version 2 DDL up to the first NFS table, without
   // tcp_samples.backlog.
-  const std::string_view ddl = kTraceSchemaSql;
-  const size_t nfs_at = ddl.find("-- The NFS side of a checkpoint");
-  ASSERT_NE(nfs_at, std::string_view::npos);
-  std::string v1_ddl(ddl.substr(0, nfs_at));
-  const size_t backlog_at = v1_ddl.find("\n  backlog ");
-  const size_t cwnd_at = v1_ddl.find("\n  cwnd ");
-  ASSERT_NE(backlog_at, std::string::npos);
-  ASSERT_NE(cwnd_at, std::string::npos);
-  ASSERT_LT(backlog_at, cwnd_at);
-  v1_ddl.erase(backlog_at, cwnd_at - backlog_at);
+  const std::string v1_ddl = ddl_of_version(1);
+  ASSERT_FALSE(v1_ddl.empty());
   const std::string path = file("v1-ddl.db");
   exec_sql(path,
            v1_ddl +
@@ -813,7 +1101,7 @@ TEST_F(TraceStoreTest, Version2FileMissingAnNfsTableIsNamed) {
     SCOPED_TRACE(table);
     const std::string path = file("v2-partial.db");
     ASSERT_TRUE(write_trace(path, full_trace()));
-    exec_sql(path, std::string("DROP TABLE ") + table);
+    exec_sql(path, std::string("DROP TABLE ") + table + "; PRAGMA user_version = 2");
     auto read = read_trace(path);
     ASSERT_FALSE(read);
     EXPECT_THAT(
@@ -828,7 +1116,8 @@ TEST_F(TraceStoreTest, Version2FileWithoutTheBacklogColumnNamesIt) {
   exec_sql(path,
            "CREATE TABLE t AS SELECT seq, time_ns, cookie, event, bytes_acked, bytes_received, "
            "in_flight, cwnd, srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state "
-           "FROM tcp_samples; DROP TABLE tcp_samples; ALTER TABLE t RENAME TO tcp_samples");
+           "FROM tcp_samples; DROP TABLE tcp_samples; ALTER TABLE t RENAME TO tcp_samples; "
+           "PRAGMA user_version = 2");
   auto read = read_trace(path);
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message, HasSubstr("tcp_samples"));
@@ -847,8 +1136,8 @@ TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
 TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
   const std::string path = file("meta.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "2");
-  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "3");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
   EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
               ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
   EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
@@ -1150,7 +1439,7 @@ TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message,
               HasSubstr("'" + path +
-                        "' has trace schema version 99, this ckptscope reads up to 2: "
+                        "' has trace schema version 99, this ckptscope reads up to 3: "
                         "upgrade ckptscope"));
 }
 
@@ -1216,6 +1505,12 @@ TEST_F(TraceStoreTest, BadValuesAreReportedNotTrusted) {
       {"UPDATE nfs_mount_ops SET mount_seq = 82", "NFS mount 82"},
       {"UPDATE nfs_mount_ebpf_ops SET mount_seq = 83", "NFS mount 83"},
       {"UPDATE nfs_mounts SET has_ebpf_ops = 0", "whose has_ebpf_ops is 0"},
+      {"UPDATE job SET failure_symptoms = '[\"a\", 1]'",
+       "job.failure_symptoms is not a JSON array of strings"},
+      {"UPDATE job SET failure_rule = NULL", "are not all NULL or all set"},
+      {"UPDATE job SET failure_class = NULL, failure_rule = NULL, failure_symptoms = NULL",
+       "job_failure_evidence has rows but job.failure_class is NULL"},
+      {"DELETE FROM job", "job_failure_evidence has rows but there is no job row"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.sql);

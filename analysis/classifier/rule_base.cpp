@@ -1,0 +1,162 @@
+#include "analysis/classifier/rule_base.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+#include <nlohmann/json.hpp>
+
+namespace ckpt::classify {
+
+bool is_known_class(std::string_view name) {
+  return std::find(kCorpusClasses.begin(), kCorpusClasses.end(), name) != kCorpusClasses.end() ||
+         std::find(kInfraClasses.begin(), kInfraClasses.end(), name) != kInfraClasses.end();
+}
+
+namespace {
+
+using nlohmann::json;
+
+Expected<void> check_keys(const json& obj, std::initializer_list<std::string_view> allowed,
+                          const std::string& where) {
+  for (const auto& [key, value] : obj.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      return make_error(fmt::format("{}: unknown key \"{}\"", where, key));
+  }
+  return {};
+}
+
+Expected<std::string> string_field(const json& obj, const char* key, const std::string& where,
+                                   bool required) {
+  auto it = obj.find(key);
+  if (it == obj.end()) {
+    if (required) return make_error(fmt::format("{}: missing \"{}\"", where, key));
+    return std::string();
+  }
+  if (!it->is_string()) return make_error(fmt::format("{}.{}: must be a string", where, key));
+  return it->get<std::string>();
+}
+
+Expected<std::vector<std::string>> string_list(const json& obj, const char* key,
+                                               const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_array() || it->empty())
+    return make_error(fmt::format("{}.{}: must be a non-empty list of strings", where, key));
+  std::vector<std::string> out;
+  for (const auto& v : *it) {
+    if (!v.is_string() || v.get<std::string>().empty())
+      return make_error(fmt::format("{}.{}: must be a non-empty list of strings", where, key));
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+Expected<void> check_patterns(const std::vector<std::string>& patterns, const std::string& where) {
+  for (const auto& p : patterns) {
+    RE2 re(p, RE2::Quiet);
+    if (!re.ok())
+      return make_error(
+          fmt::format("{}: pattern \"{}\" does not compile: {}", where, p, re.error()));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string& origin) {
+  json doc;
+  try {
+    doc = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    return make_error(fmt::format("{}: not valid JSON: {}", origin, e.what()));
+  }
+  if (!doc.is_object()) return make_error(origin + ": must be a JSON object");
+  if (auto ok = check_keys(doc, {"version", "about", "noise", "rules"}, origin); !ok)
+    return ok.error();
+  RuleBase base;
+  base.origin = origin;
+  if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"] != 1)
+    return make_error(origin + ": \"version\" must be 1");
+
+  std::set<std::string> ids;
+  if (doc.contains("noise")) {
+    if (!doc["noise"].is_array()) return make_error(origin + ": \"noise\" must be a list");
+    for (size_t i = 0; i < doc["noise"].size(); ++i) {
+      const auto& n = doc["noise"][i];
+      std::string where = fmt::format("{}: noise[{}]", origin, i);
+      if (!n.is_object()) return make_error(where + ": must be an object");
+      NoiseRule rule;
+      auto id = string_field(n, "id", where, true);
+      if (!id) return id.error();
+      rule.id = *id;
+      where = fmt::format("{}: noise rule \"{}\"", origin, rule.id);
+      if (auto ok = check_keys(n, {"id", "doc", "match", "examples"}, where); !ok)
+        return ok.error();
+      auto doc_text = string_field(n, "doc", where, true);
+      if (!doc_text) return doc_text.error();
+      rule.doc = *doc_text;
+      auto patterns = string_list(n, "match", where);
+      if (!patterns) return patterns.error();
+      rule.patterns = *patterns;
+      auto examples = string_list(n, "examples", where);
+      if (!examples) return examples.error();
+      rule.examples = *examples;
+      if (auto ok = check_patterns(rule.patterns, where); !ok) return ok.error();
+      if (!ids.insert(rule.id).second)
+        return make_error(fmt::format("{}: rule id \"{}\" is used twice", origin, rule.id));
+      base.noise.push_back(std::move(rule));
+    }
+  }
+
+  if (!doc.contains("rules") || !doc["rules"].is_array() || doc["rules"].empty())
+    return make_error(origin + ": \"rules\" must be a non-empty list");
+  for (size_t i = 0; i < doc["rules"].size(); ++i) {
+    const auto& r = doc["rules"][i];
+    std::string where = fmt::format("{}: rules[{}]", origin, i);
+    if (!r.is_object()) return make_error(where + ": must be an object");
+    Rule rule;
+    auto id = string_field(r, "id", where, true);
+    if (!id) return id.error();
+    rule.id = *id;
+    where = fmt::format("{}: rule \"{}\"", origin, rule.id);
+    if (auto ok = check_keys(r, {"id", "class", "precedence", "doc", "match", "examples"}, where);
+        !ok)
+      return ok.error();
+    auto cls = string_field(r, "class", where, true);
+    if (!cls) return cls.error();
+    if (!is_known_class(*cls))
+      return make_error(
+          fmt::format("{}: unknown class \"{}\" (docs/classifier.md lists them)", where, *cls));
+    rule.cls = *cls;
+    if (!r.contains("precedence") || !r["precedence"].is_number_integer())
+      return make_error(where + ": \"precedence\" must be an integer");
+    rule.precedence = r["precedence"].get<int>();
+    auto doc_text = string_field(r, "doc", where, true);
+    if (!doc_text) return doc_text.error();
+    rule.doc = *doc_text;
+    auto patterns = string_list(r, "match", where);
+    if (!patterns) return patterns.error();
+    rule.patterns = *patterns;
+    auto examples = string_list(r, "examples", where);
+    if (!examples) return examples.error();
+    rule.examples = *examples;
+    if (auto ok = check_patterns(rule.patterns, where); !ok) return ok.error();
+    if (!ids.insert(rule.id).second)
+      return make_error(fmt::format("{}: rule id \"{}\" is used twice", origin, rule.id));
+    base.rules.push_back(std::move(rule));
+  }
+  return base;
+}
+
+Expected<RuleBase> load_rule_base(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(fmt::format("--rules {}: cannot read it", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_rule_base(text.str(), path);
+}
+
+}  // namespace ckpt::classify

@@ -1,0 +1,106 @@
+#include "runner/job_log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace ckpt {
+
+namespace {
+constexpr std::string_view kNotePrefix = "# ckptscope: ";
+}
+
+Expected<JobLog> JobLog::create(const std::string& path, const std::vector<std::string>& header) {
+  std::filesystem::path p(path);
+  if (p.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec)
+      return make_error(fmt::format("job log {}: cannot create its directory {}: {}", path,
+                                    p.parent_path().string(), ec.message()));
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error(fmt::format("job log {}: {}", path, std::strerror(errno)));
+  JobLog log(path, fd);
+  for (const auto& line : header) log.note(line);
+  if (log.write_errors() > 0)
+    return make_error(fmt::format("job log {}: cannot write it: {}", path, log.first_error()));
+  return log;
+}
+
+JobLog::JobLog(JobLog&& o) noexcept
+    : path_(std::move(o.path_)),
+      fd_(o.fd_),
+      write_errors_(o.write_errors_),
+      first_error_(std::move(o.first_error_)) {
+  o.fd_ = -1;
+}
+
+JobLog::~JobLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void JobLog::write_all(std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t w = ::write(fd_, bytes.data(), bytes.size());
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      // A full disk must not stop the tee: the job's output still reaches
+      // the console; the loss is counted and reported at the end.
+      if (write_errors_++ == 0) first_error_ = std::strerror(w < 0 ? errno : EIO);
+      return;
+    }
+    bytes.remove_prefix(static_cast<size_t>(w));
+  }
+}
+
+void JobLog::append(std::string_view bytes) {
+  std::lock_guard lock(mu_);
+  write_all(bytes);
+}
+
+void JobLog::note(std::string_view line) {
+  // One line per note, whatever it quotes (a command with newlines in an
+  // argument): every line of ours carries the prefix the classifier skips.
+  std::string text(kNotePrefix);
+  for (char c : line) {
+    if (c == '\n')
+      text += "\\n";
+    else if (c == '\r')
+      text += "\\r";
+    else
+      text += c;
+  }
+  text += '\n';
+  std::lock_guard lock(mu_);
+  write_all(text);
+}
+
+uint64_t JobLog::write_errors() const {
+  std::lock_guard lock(mu_);
+  return write_errors_;
+}
+
+std::string JobLog::first_error() const {
+  std::lock_guard lock(mu_);
+  return first_error_;
+}
+
+std::string default_log_path(const std::string& dir, const std::string& job_name,
+                             uint64_t start_wall_ns, int pid) {
+  std::time_t secs = static_cast<std::time_t>(start_wall_ns / 1'000'000'000);
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+  std::string name = fmt::format("{}-{}-{}.log", job_name, stamp, pid);
+  return dir.empty() ? name : (std::filesystem::path(dir) / name).string();
+}
+
+}  // namespace ckpt

@@ -1,0 +1,54 @@
+// The durable job log of `ckptscope run`: created, with its header written,
+// before the job starts, so a job that dies in its first millisecond (or
+// cannot start at all) still leaves a log. A shell redirect to a missing
+// directory leaves nothing; this creates the directory.
+//
+// Written with plain write(2) and no user-space buffer: what the job printed
+// is in the kernel's page cache the moment it is teed, and survives the job,
+// the profiler and a kill -9 of either. (Not fsync: surviving a machine crash
+// would cost milliseconds per write on a real disk, and the header already
+// costs nothing to lose in that case.)
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/expected.h"
+
+namespace ckpt {
+
+class JobLog {
+ public:
+  // Creates missing parent directories, truncates an existing file, writes
+  // `header` lines (each prefixed "# ckptscope: ").
+  static Expected<JobLog> create(const std::string& path, const std::vector<std::string>& header);
+  JobLog(JobLog&& other) noexcept;
+  JobLog& operator=(JobLog&&) = delete;
+  ~JobLog();
+
+  // The job's own bytes, as it printed them.
+  void append(std::string_view bytes);
+  // One line of ours ("# ckptscope: ..."); the classifier ignores these.
+  void note(std::string_view line);
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] uint64_t write_errors() const;
+  [[nodiscard]] std::string first_error() const;
+
+ private:
+  JobLog(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  void write_all(std::string_view bytes);  // holds mu_
+  std::string path_;
+  int fd_ = -1;
+  mutable std::mutex mu_;
+  uint64_t write_errors_ = 0;
+  std::string first_error_;
+};
+
+// "<dir>/<job>-<YYYYmmdd-HHMMSS>-<pid>.log"; dir "" = the current directory.
+std::string default_log_path(const std::string& dir, const std::string& job_name,
+                             uint64_t start_wall_ns, int pid);
+}  // namespace ckpt

@@ -1,0 +1,124 @@
+#include "runner/output_tee.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <future>
+
+#include <fmt/format.h>
+
+namespace ckpt {
+
+namespace {
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// Our own stdout/stderr may be closed or a broken pipe (`| head`): the job's
+// output then still goes to the log, and we stop trying that stream.
+void pass_on(int fd, const char* data, size_t n, bool& broken) {
+  while (n > 0 && !broken) {
+    ssize_t w = ::write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno == EAGAIN) {
+      pollfd p{fd, POLLOUT, 0};
+      ::poll(&p, 1, 100);
+      continue;
+    }
+    if (w <= 0) {
+      broken = true;
+      return;
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
+Expected<OutputTee> OutputTee::create(JobLog& log) {
+  OutputTee tee(log);
+  if (pipe2(tee.out_, O_CLOEXEC) != 0 || pipe2(tee.err_, O_CLOEXEC) != 0 ||
+      pipe2(tee.stop_, O_CLOEXEC) != 0)
+    return make_error(fmt::format("cannot tee the job's output: pipe: {}", std::strerror(errno)));
+  return tee;
+}
+
+OutputTee::OutputTee(OutputTee&& o) noexcept : log_(o.log_), bytes_(o.bytes_), eof_(o.eof_.load()) {
+  for (int i = 0; i < 2; ++i) {
+    out_[i] = o.out_[i];
+    err_[i] = o.err_[i];
+    stop_[i] = o.stop_[i];
+    o.out_[i] = o.err_[i] = o.stop_[i] = -1;
+  }
+}
+
+OutputTee::~OutputTee() {
+  if (thread_.joinable()) finish(std::chrono::milliseconds(0));
+  for (int* fds : {out_, err_, stop_}) {
+    close_fd(fds[0]);
+    close_fd(fds[1]);
+  }
+}
+
+void OutputTee::start() {
+  close_fd(out_[1]);
+  close_fd(err_[1]);
+  std::promise<void> done;
+  finished_ = done.get_future();
+  thread_ = std::thread([this, done = std::move(done)]() mutable {
+    run();
+    done.set_value();
+  });
+}
+
+void OutputTee::run() {
+  char buf[65536];
+  bool broken[2] = {false, false};
+  bool open[2] = {true, true};
+  bool stopping = false;
+  while (open[0] || open[1]) {
+    pollfd fds[3] = {{out_[0], POLLIN, 0}, {err_[0], POLLIN, 0}, {stop_[0], POLLIN, 0}};
+    if (!open[0]) fds[0].fd = -1;
+    if (!open[1]) fds[1].fd = -1;
+    if (stopping) fds[2].fd = -1;
+    int n = ::poll(fds, 3, stopping ? 0 : -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 && stopping) break;  // stopped, and nothing more is ready
+    if (fds[2].revents) stopping = true;
+    for (int i = 0; i < 2; ++i) {
+      if (!open[i] || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t r = ::read(i == 0 ? out_[0] : err_[0], buf, sizeof(buf));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        open[i] = false;
+        continue;
+      }
+      log_->append(std::string_view(buf, static_cast<size_t>(r)));
+      pass_on(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buf, static_cast<size_t>(r), broken[i]);
+      bytes_ += static_cast<uint64_t>(r);
+    }
+  }
+  eof_ = !open[0] && !open[1];
+}
+
+bool OutputTee::finish(std::chrono::milliseconds grace) {
+  if (!thread_.joinable()) return eof_;
+  // Let the pipes reach EOF on their own for `grace`; then the thread copies
+  // what is ready and stops (processes the job left behind keep running; what
+  // they print later is not teed).
+  if (finished_.wait_for(grace) != std::future_status::ready) {
+    char byte = 's';
+    ssize_t w = ::write(stop_[1], &byte, 1);
+    (void)w;
+  }
+  thread_.join();
+  return eof_;
+}
+
+}  // namespace ckpt
