@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <fstream>
 
@@ -85,6 +87,73 @@ TEST_F(RunNotify, MailCarriesTheCauseTheLogAndWhatDidNotFit) {
   std::string attached = tu::read_file(m["attachments"][0]["file"].get<std::string>());
   EXPECT_THAT(attached, HasSubstr("# ckptscope: failure cause: cuda_oom (rule cuda-oom)"));
   EXPECT_THAT(tu::read_file(log_), HasSubstr("# ckptscope: notified mail to ops@example.com"));
+  EXPECT_EQ(m["headers"]["From"], "ckpt@example.org");
+  EXPECT_EQ(m["headers"]["To"], "ops@example.com");
+  EXPECT_EQ(m["date_parses"], true);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  EXPECT_THAT(text, HasSubstr(host));
+  EXPECT_THAT(text, HasSubstr("step 1 | loss 2.1"));                              // the log tail
+  EXPECT_THAT(m["headers"]["Subject"].get<std::string>(), HasSubstr(" after "));  // duration
+}
+
+TEST_F(RunNotify, UnresolvableRelayLeavesTheExitCode) {
+  std::string cfg = config({{"tls", "none"}, {"timeout_s", 5}});
+  // .invalid never resolves (RFC 6761).
+  auto r = run_job({"--config", cfg, "--smtp", "smtp://relay.ckptscope.invalid:25", "--notify",
+                    "mailto:ops@example.com"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_THAT(r.err, HasSubstr("could not notify"));
+  EXPECT_THAT(tu::read_file(log_), HasSubstr("# ckptscope: could not notify"));
+}
+
+// Traced (root): the message carries the checkpoint I/O summary of a
+// workload whose answer is known (one checkpoint of 2 x 1 MiB).
+TEST_F(RunNotify, TracedRunMailsTheCheckpointSummary) {
+  if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
+  int port = start_smtp();
+  ASSERT_NE(port, 0);
+  std::string cfg = config({{"tls", "none"}});
+  std::vector<std::string> argv = {kCkptscope,
+                                   "run",
+                                   "--trace",
+                                   dir_ / "t.db",
+                                   "--quiet",
+                                   "--log",
+                                   log_,
+                                   "--config",
+                                   cfg,
+                                   "--smtp",
+                                   "smtp://127.0.0.1:" + std::to_string(port),
+                                   "--notify",
+                                   "mailto:ops@example.com",
+                                   "--",
+                                   kWorkload,
+                                   "--dir",
+                                   dir_ / "ckpt",
+                                   "--shards",
+                                   "2",
+                                   "--shard-size",
+                                   "1M",
+                                   "--checkpoints",
+                                   "1",
+                                   "--fsync"};
+  auto r = run(argv, dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  json m = json::parse(tu::read_file(dir_ / "out/msg-1.json"));
+  EXPECT_THAT(m["headers"]["Subject"].get<std::string>(), HasSubstr("[ckptscope] OK "));
+  std::string text = m["text"].get<std::string>();
+  EXPECT_THAT(text, HasSubstr("checkpoint"));
+  EXPECT_THAT(text, HasSubstr("host_io"));
+  bool report = false;
+  for (const auto& a : m["attachments"])
+    if (a["filename"].get<std::string>().ends_with(".summary.json")) {
+      auto summary = json::parse(tu::read_file(a["file"].get<std::string>()));
+      ASSERT_FALSE(summary["checkpoints"].empty());
+      EXPECT_EQ(summary["checkpoints"][0]["bytes"], 2 * 1024 * 1024);
+      report = true;
+    }
+  EXPECT_TRUE(report) << "the summary report is attached";
 }
 
 TEST_F(RunNotify, RefusedRelayLeavesTheExitCodeAndIsReported) {
@@ -132,6 +201,22 @@ TEST_F(RunNotify, WebhookGetsTheOutcomeAsJson) {
   EXPECT_EQ(body["failure"]["rule"], "cuda-oom");
 }
 
+TEST_F(RunNotify, AMissingNotifierDoesNotHoldTheJobBack) {
+  // A ckptscope without ckptscope-notify beside it (and none on PATH).
+  std::filesystem::copy_file(kCkptscope, dir_ / "ckptscope");
+  std::vector<std::string> argv = {
+      dir_ / "ckptscope",        "run", "--no-trace", "--log", log_, "--notify",
+      "http://127.0.0.1:1/hook", "--"};
+  argv.insert(argv.end(), kFailingJob.begin(), kFailingJob.end());
+  auto r = run(argv, dir_, "env PATH=/usr/bin:/bin ");
+  EXPECT_EQ(r.code, 3);  // the job ran, and its status came back
+  EXPECT_THAT(r.err, HasSubstr("could not check the --notify settings"));
+  EXPECT_THAT(r.err, HasSubstr("could not notify"));
+  std::string text = tu::read_file(log_);
+  EXPECT_THAT(text, HasSubstr("torch.OutOfMemoryError"));
+  EXPECT_THAT(text, HasSubstr("# ckptscope: could not notify"));
+}
+
 TEST_F(RunNotify, BadSettingsStopTheRunBeforeTheJobStarts) {
   const std::string marker = dir_ / "ran";
   std::vector<std::string> job = {"touch", marker};
@@ -147,6 +232,7 @@ TEST_F(RunNotify, BadSettingsStopTheRunBeforeTheJobStarts) {
   EXPECT_EQ(bad_config.code, 2);
   EXPECT_THAT(bad_config.err, HasSubstr("notify.timeout_s"));
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the job must not have run";
+  EXPECT_THAT(tu::read_file(log_), HasSubstr("the job was not started"));
 }
 
 }  // namespace

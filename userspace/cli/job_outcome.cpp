@@ -17,69 +17,6 @@
 
 namespace ckpt::cli {
 
-Expected<void> KernelEvents::open(const std::string& path) {
-  auto w = KmsgWatcher::open(path, /*from_end=*/true);
-  if (!w) return make_error(w.error().message + "; GPU and NFS faults are not watched");
-  watcher_.emplace(std::move(*w));
-  return {};
-}
-
-void KernelEvents::poll() {
-  if (!watcher_) return;
-  for (auto& f : watcher_->read_available()) faults_.push_back(std::move(f));
-}
-
-std::vector<KernelFaultRecord> KernelEvents::job_faults() const {
-  std::vector<KernelFaultRecord> out;
-  for (const auto& f : faults_) {
-    switch (f.fault.kind) {
-      case KernelFaultKind::GpuXid:
-      case KernelFaultKind::NfsServerNotResponding:
-      case KernelFaultKind::NfsServerOk:
-        out.push_back(f);
-        break;
-      case KernelFaultKind::OomKill:
-      case KernelFaultKind::OomSummary:
-        if (f.fault.pid && job_pids_.contains(*f.fault.pid)) out.push_back(f);
-        break;
-    }
-  }
-  return out;
-}
-
-FailureRecord to_failure_record(const KernelFaultRecord& f) {
-  FailureRecord r;
-  r.time_ns = f.record.mono_ns;
-  const KernelFault& k = f.fault;
-  switch (k.kind) {
-    case KernelFaultKind::GpuXid:
-      r.kind = "gpu_xid";
-      r.evidence = fmt::format("Xid {} ({}) on GPU {}: {}", k.xid, to_string(k.category), k.pci,
-                               f.record.text);
-      break;
-    case KernelFaultKind::NfsServerNotResponding:
-    case KernelFaultKind::NfsServerOk:
-      r.kind = "kernel_nfs_not_responding";
-      r.evidence = "kernel log: " + f.record.text;
-      break;
-    case KernelFaultKind::OomKill:
-    case KernelFaultKind::OomSummary:
-      r.kind = "oom_kill";
-      r.evidence = "kernel log: " + f.record.text;
-      break;
-  }
-  return r;
-}
-
-void KernelEvents::record_into(Collector& collector) const {
-  for (const auto& f : job_faults()) {
-    // The recovery line is evidence for the classifier, not a failure.
-    if (f.fault.kind == KernelFaultKind::NfsServerOk || f.fault.kind == KernelFaultKind::OomSummary)
-      continue;
-    collector.add_failure(to_failure_record(f));
-  }
-}
-
 std::vector<std::string> job_log_header(const JobRecord& job, const TraceFlags& flags) {
   std::string command;
   for (const auto& a : job.command) command += (command.empty() ? "" : " ") + a;
@@ -109,13 +46,20 @@ std::string describe_exit(const ExitStatus& status) {
   return fmt::format("exit code {}", status.code);
 }
 
+constexpr uint64_t kClassifyTailBytes = uint64_t{256} << 20;
+
 JobFailure classify_job(const JobRecord& job, const ExitStatus& status, const KernelEvents& kernel,
                         const std::string& exec_error) {
   if (!exec_error.empty()) {
     // The job never ran: no log of its own to read. exec's errno is the cause.
     JobFailure f;
-    bool denied = exec_error.find("ermission denied") != std::string::npos;
-    f.cls = denied ? "permission" : "file_not_found";
+    bool missing = exec_error.find("No such file or directory") != std::string::npos;
+    bool denied = exec_error.find("Permission denied") != std::string::npos ||
+                  exec_error.find("Operation not permitted") != std::string::npos;
+    // ENOEXEC, ETXTBSY, E2BIG...: no class says it better than the evidence.
+    f.cls = missing  ? "file_not_found"
+            : denied ? "permission"
+                     : std::string(classify::kUnknownClass);
     f.rule = "exec-failed";
     std::string command = job.command.empty() ? std::string() : job.command.front();
     f.evidence.push_back(
@@ -124,12 +68,16 @@ JobFailure classify_job(const JobRecord& job, const ExitStatus& status, const Ke
   }
   const auto& classifier = classify::Classifier::builtin();
   std::vector<classify::Evidence> kernel_lines;
-  for (const auto& f : kernel.job_faults())
+  for (const auto& f : kernel.cause_candidates())
     kernel_lines.push_back(classify::Evidence{f.record.seq, f.record.text, "kmsg"});
   classify::Classification c;
   bool from_file = false;
   if (!job.log_path.empty()) {
-    auto r = classifier.classify_file(job.log_path, {}, kernel_lines);
+    // The last 256 MiB: a multi-GB log must not hold the job's exit for
+    // minutes, and a cause further back than that is rare (docs/failures.md).
+    classify::ScanOptions scan;
+    scan.tail_bytes = kClassifyTailBytes;
+    auto r = classifier.classify_file(job.log_path, scan, kernel_lines);
     if (r) {
       c = std::move(*r);
       from_file = true;
@@ -187,6 +135,9 @@ void write_log_footer(JobLog& log, const JobRecord& job, const ExitStatus& statu
   if (kernel.lost() > 0)
     log.note(fmt::format("kernel log: {} records were overwritten before they could be read",
                          kernel.lost()));
+  if (kernel.others() > 0)
+    log.note(fmt::format("kernel log: {} faults of other processes (Xids, OOM kills) left out",
+                         kernel.others()));
   if (job.failure) {
     const auto& f = *job.failure;
     log.note(f.rule.empty() ? "failure cause: " + f.cls
@@ -201,6 +152,8 @@ void write_log_footer(JobLog& log, const JobRecord& job, const ExitStatus& statu
 constexpr uint64_t kCheckDeadlineMs = 10'000;
 // On top of every target's own timeout: composing, reading attachments.
 constexpr uint64_t kSendMarginMs = 10'000;
+// A target's timeout when the settings could not be read: the default.
+constexpr uint64_t kUncheckedTimeoutMs = 30'000;
 
 Expected<Notifier> Notifier::create(const RunOptions& run, const Config& config) {
   Notifier n;
@@ -211,17 +164,27 @@ Expected<Notifier> Notifier::create(const RunOptions& run, const Config& config)
   if (!run.attach_budget.empty()) {
     auto budget = notify::parse_size(run.attach_budget);
     if (!budget) return make_error("--attach-budget " + budget.error().message);
+    if (*budget > (uint64_t{1} << 30))
+      return make_error("--attach-budget " + run.attach_budget +
+                        ": at most 1G (no mail relay takes more)");
     n.request_.attach_budget = *budget;
   }
-  for (const auto& path : run.attach)
-    if (!std::filesystem::exists(path))
-      return make_error(fmt::format("--attach {}: no such file", path));
+  // --attach names files the job may only create as it runs: one that is
+  // missing at the end is listed as missing in the message, not an error now.
   n.attach_ = run.attach;
   n.request_.mode = NotifyRequest::Mode::Check;
-  auto checked = run_sender(find_sender(), n.request_, kCheckDeadlineMs);
-  if (!checked) return checked.error();
+  bool rejected = false;
+  auto checked = run_sender(find_sender(), n.request_, kCheckDeadlineMs, &rejected);
   n.deadline_ms_ = kSendMarginMs;
-  for (const auto& r : *checked) n.deadline_ms_ += r.timeout_ms;
+  if (checked) {
+    for (const auto& r : *checked) n.deadline_ms_ += r.timeout_ms;
+  } else if (rejected) {
+    return checked.error();
+  } else {
+    n.check_warning_ = "could not check the --notify settings (" + checked.error().message +
+                       "); sending is tried when the job ends";
+    n.deadline_ms_ += kUncheckedTimeoutMs * run.notify.size();
+  }
   n.request_.mode = NotifyRequest::Mode::Send;
   return n;
 }
@@ -246,9 +209,8 @@ void Notifier::send_all(const JobRecord& job, const ExitStatus& status, const Ke
     o.failure_class = job.failure->cls;
     o.failure_rule = job.failure->rule;
     for (const auto& e : job.failure->evidence)
-      o.evidence.push_back(notify::Evidence{e.line, e.source == job.log_path || e.source.empty()
-                                                        ? e.text
-                                                        : e.source + ": " + e.text});
+      o.evidence.push_back(
+          notify::Evidence{e.line, e.text, e.source == job.log_path ? std::string() : e.source});
   }
   for (const auto& f : kernel.job_faults()) o.kernel_events.push_back(f.record.text);
   if (!job.log_path.empty()) {

@@ -18,32 +18,9 @@
 #include "notify/notify.h"
 #include "runner/child_process.h"
 #include "runner/job_log.h"
-#include "sources/kernel_log.h"
+#include "runner/kernel_events.h"
 
 namespace ckpt::cli {
-
-// The kernel log while the job runs: GPU Xids and NFS "not responding" lines
-// from anywhere on the node (they affect every job on it), OOM kills only of
-// the job's own processes.
-class KernelEvents {
- public:
-  Expected<void> open(const std::string& path = std::string(kKmsgPath));
-  [[nodiscard]] int fd() const { return watcher_ ? watcher_->fd() : -1; }
-  void poll();
-  void add_job_pid(uint32_t pid) { job_pids_.insert(pid); }
-  // The faults that concern the job, in log order.
-  [[nodiscard]] std::vector<KernelFaultRecord> job_faults() const;
-  // As failure records in the trace (kinds gpu_xid, oom_kill, kernel_nfs_not_responding).
-  void record_into(Collector& collector) const;
-  [[nodiscard]] uint64_t lost() const { return watcher_ ? watcher_->lost() : 0; }
-
- private:
-  std::optional<KmsgWatcher> watcher_;
-  std::vector<KernelFaultRecord> faults_;
-  std::set<uint32_t> job_pids_;
-};
-
-FailureRecord to_failure_record(const KernelFaultRecord& fault);
 
 std::vector<std::string> job_log_header(const JobRecord& job, const TraceFlags& flags);
 // "exit code 1", "killed by signal 9 (SIGKILL)", "... (core dumped)".
@@ -61,7 +38,11 @@ std::string describe_failure(const JobFailure& failure, const std::string& log_p
 // on stderr and in the log; it never changes the exit code.
 class Notifier {
  public:
+  // An error: the settings or targets are wrong (the run stops). A notifier
+  // that could not be asked leaves check_warning() set; sending is still
+  // tried at the end.
   static Expected<Notifier> create(const RunOptions& run, const Config& config);
+  [[nodiscard]] const std::string& check_warning() const { return check_warning_; }
   void send_all(const JobRecord& job, const ExitStatus& status, const KernelEvents& kernel,
                 const Trace* trace, const std::string& trace_path, JobLog* log) const;
 
@@ -69,6 +50,7 @@ class Notifier {
   NotifyRequest request_;  // mode, targets, settings' sources, budget
   uint64_t deadline_ms_ = 0;
   std::vector<std::string> attach_;
+  std::string check_warning_;
 };
 
 }  // namespace ckpt::cli

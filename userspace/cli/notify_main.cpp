@@ -11,7 +11,7 @@
 
 #include "cli/notify_request.h"
 
-int main(int argc, char** argv) {
+int main(int argc, char** /*argv*/) {
   if (argc != 1) {
     std::fprintf(stderr,
                  "usage: ckptscope-notify < REQUEST.json  (started by `ckptscope run --notify`)\n");

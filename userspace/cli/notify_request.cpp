@@ -20,7 +20,8 @@ namespace {
 
 nlohmann::json outcome_json(const notify::JobOutcome& o) {
   nlohmann::json evidence = nlohmann::json::array();
-  for (const auto& e : o.evidence) evidence.push_back({{"line", e.line}, {"text", e.text}});
+  for (const auto& e : o.evidence)
+    evidence.push_back({{"line", e.line}, {"text", e.text}, {"source", e.source}});
   return {{"job_name", o.job_name},
           {"command", o.command},
           {"host", o.host},
@@ -53,8 +54,9 @@ notify::JobOutcome outcome_from_json(const nlohmann::json& j) {
   o.failure_class = j.at("failure_class").get<std::string>();
   o.failure_rule = j.at("failure_rule").get<std::string>();
   for (const auto& e : j.at("evidence"))
-    o.evidence.push_back(
-        notify::Evidence{e.at("line").get<uint64_t>(), e.at("text").get<std::string>()});
+    o.evidence.push_back(notify::Evidence{e.at("line").get<uint64_t>(),
+                                          e.at("text").get<std::string>(),
+                                          e.value("source", std::string())});
   o.kernel_events = j.at("kernel_events").get<std::vector<std::string>>();
   o.checkpoint_summary_text = j.at("checkpoint_summary_text").get<std::string>();
   o.checkpoint_summary_json = j.at("checkpoint_summary_json");
@@ -129,8 +131,9 @@ std::string find_sender() {
 }
 
 Expected<std::vector<DeliveryResult>> run_sender(const std::string& sender,
-                                                 const NotifyRequest& request,
-                                                 uint64_t deadline_ms) {
+                                                 const NotifyRequest& request, uint64_t deadline_ms,
+                                                 bool* rejected) {
+  if (rejected) *rejected = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
   int in[2];
   int out[2];
@@ -210,7 +213,10 @@ Expected<std::vector<DeliveryResult>> run_sender(const std::string& sender,
     } catch (const nlohmann::json::exception&) {
       return make_error(fmt::format("{} answered something unreadable: {}", sender, line));
     }
-    if (j.contains("request_error")) return make_error(j["request_error"].get<std::string>());
+    if (j.contains("request_error")) {
+      if (rejected) *rejected = true;
+      return make_error(j["request_error"].get<std::string>());
+    }
     auto r = result_from_json(j);
     if (!r) return r.error();
     results.push_back(std::move(*r));

@@ -53,11 +53,12 @@ Expected<std::vector<DeliveryResult>> handle_request(const NotifyRequest& reques
 
 // The wrapper's side: runs `sender` (the ckptscope-notify binary) with the
 // request on its stdin and waits at most `deadline_ms`, killing it after.
-// An error means no answer at all (not started, killed, garbage); a settings
-// error the sender reported comes back as an error too.
+// An error is either the sender rejecting the request (bad settings or
+// targets: *rejected is set) or no usable answer at all (not started,
+// killed at the deadline, garbage).
 Expected<std::vector<DeliveryResult>> run_sender(const std::string& sender,
-                                                 const NotifyRequest& request,
-                                                 uint64_t deadline_ms);
+                                                 const NotifyRequest& request, uint64_t deadline_ms,
+                                                 bool* rejected = nullptr);
 // ckptscope-notify beside this binary (as installed and as built), else PATH.
 std::string find_sender();
 

@@ -66,14 +66,8 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
     warn(config.error().message);
     return 2;
   }
-  // Bad notification settings are the user's to fix before the job runs,
-  // not something to discover when it ends.
-  auto notifier = Notifier::create(run, *config);
-  if (!notifier) {
-    warn(notifier.error().message);
-    return 2;
-  }
-  // A closed stderr must not kill us before we hand back the job's status.
+  // A closed stderr (or a notifier that exits early) must not kill us
+  // before we hand back the job's status.
   signal(SIGPIPE, SIG_IGN);
 
   JobRecord job = make_job_record(command, "run", *config);
@@ -83,10 +77,10 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   std::optional<JobLog> log;
   std::optional<OutputTee> tee;
   {
-    std::string path =
-        run.log_path.empty()
-            ? default_log_path(resolve_log_dir(run, *config), job.name, job.start_wall_ns, getpid())
-            : run.log_path;
+    std::string path = run.log_path.empty()
+                           ? default_log_path(resolve_log_dir(run, *config),
+                                              log_file_stem(job.name), job.start_wall_ns, getpid())
+                           : run.log_path;
     auto created = JobLog::create(path, job_log_header(job, flags));
     if (created) {
       log.emplace(std::move(*created));
@@ -99,6 +93,19 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
     } else {
       warn("warning: " + created.error().message + "; the job runs without a log");
     }
+  }
+  // Bad notification settings are the user's to fix before the job runs,
+  // not something to discover when it ends; a notifier that cannot even be
+  // asked is not a reason to hold the job back.
+  auto notifier = Notifier::create(run, *config);
+  if (!notifier) {
+    warn(notifier.error().message);
+    if (log) log->note(notifier.error().message + "; the job was not started");
+    return 2;
+  }
+  if (!notifier->check_warning().empty()) {
+    warn("warning: " + notifier->check_warning());
+    if (log) log->note(notifier->check_warning());
   }
   KernelEvents kernel;
   if (auto opened = kernel.open(); !opened) warn("note: " + opened.error().message);
@@ -137,7 +144,7 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
       warn("warning: " + ok.error().message);
   }
   job.root_pids = {static_cast<uint32_t>(child->pid())};
-  kernel.add_job_pid(static_cast<uint32_t>(child->pid()));
+  kernel.set_job_root(static_cast<uint32_t>(child->pid()));
 
   int stats_fd = -1;
   if (collector && collector->traced() && !flags.bpf_stats_path.empty()) {
@@ -183,7 +190,8 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
           "from now on is not in this log",
           run.output_grace_s));
     kernel.poll();
-    if (collector) kernel.record_into(*collector);
+    if (collector)
+      for (auto& f : kernel.failure_records()) collector->add_failure(std::move(f));
     if (status->signal || status->code != 0)
       job.failure = classify_job(job, *status, kernel, exec_error);
     if (log) write_log_footer(*log, job, *status, kernel);

@@ -224,8 +224,15 @@ Message compose(const JobOutcome& o, const ArtifactPlan& plan) {
       if (!o.evidence.empty()) t += "Evidence:\n";
       for (const auto& e : o.evidence) {
         std::string line = clean_line(e.text);
-        t += fmt::format("  line {}: {}\n", e.line, line);
-        evidence.push_back({{"line", e.line}, {"text", line}});
+        if (e.source.empty())
+          t += fmt::format("  line {}: {}\n", e.line, line);
+        else if (e.line > 0)
+          t += fmt::format("  {}:{}: {}\n", clean_line(e.source), e.line, line);
+        else
+          t += fmt::format("  {}: {}\n", clean_line(e.source), line);
+        json item = {{"line", e.line}, {"text", line}};
+        if (!e.source.empty()) item["source"] = clean_line(e.source);
+        evidence.push_back(item);
       }
       failure = {{"class", clean_line(o.failure_class)},
                  {"rule", clean_line(o.failure_rule)},

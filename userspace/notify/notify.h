@@ -20,8 +20,9 @@ namespace ckpt::notify {
 
 // A log line that made the failure classifier decide.
 struct Evidence {
-  uint64_t line = 0;  // 1-based line number in the job's log
+  uint64_t line = 0;  // 1-based line number in `source`; 0 when not a line of a log
   std::string text;
+  std::string source;  // "" = the job's log; "kmsg" (line = record number), "exit_status"
 };
 
 // What the caller knows when the job has ended.

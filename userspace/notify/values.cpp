@@ -91,10 +91,17 @@ std::string default_job_name(const std::vector<std::string>& command) {
     return prog == l || (prog.starts_with("python3.") && std::string(l) == "python3");
   });
   if (launcher) {
+    // A script by its extension first ("torchrun --nproc_per_node 8 x.py"
+    // must not be "8"), then the first argument that is not an option, an
+    // option's number, or a subcommand.
+    for (const auto& a : command)
+      if (a.ends_with(".py") || a.ends_with(".sh")) return base(a);
     for (size_t i = 1; i < command.size(); ++i) {
       const std::string& a = command[i];
       if (a.empty() || a[0] == '-' || a.find('=') != std::string::npos) continue;
-      if (a == "launch" || a == "run") continue;  // "accelerate launch x.py"
+      if (a.find_first_not_of("0123456789.:") == std::string::npos) continue;
+      if (a == "launch" || a == "run") continue;                       // "accelerate launch x.py"
+      if (a.find_first_of(" \t\n;|&") != std::string::npos) continue;  // sh -c 'a script'
       return base(a);
     }
   }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -90,6 +91,15 @@ uint64_t JobLog::write_errors() const {
 std::string JobLog::first_error() const {
   std::lock_guard lock(mu_);
   return first_error_;
+}
+
+std::string log_file_stem(const std::string& job_name) {
+  std::string out;
+  for (char c : job_name)
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  if (out.find_first_not_of("._") == std::string::npos) return "job";
+  return out.substr(0, 100);
 }
 
 std::string default_log_path(const std::string& dir, const std::string& job_name,

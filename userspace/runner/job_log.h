@@ -48,6 +48,9 @@ class JobLog {
   std::string first_error_;
 };
 
+// A job name made safe for a file name: [A-Za-z0-9._-] kept, the rest '_';
+// "job" when nothing is left.
+std::string log_file_stem(const std::string& job_name);
 // "<dir>/<job>-<YYYYmmdd-HHMMSS>-<pid>.log"; dir "" = the current directory.
 std::string default_log_path(const std::string& dir, const std::string& job_name,
                              uint64_t start_wall_ns, int pid);

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <future>
@@ -20,16 +21,28 @@ void close_fd(int& fd) {
 }
 
 // Our own stdout/stderr may be closed or a broken pipe (`| head`): the job's
-// output then still goes to the log, and we stop trying that stream.
-void pass_on(int fd, const char* data, size_t n, bool& broken) {
+// output then still goes to the log, and we stop trying that stream. While
+// the job runs, a console that does not take output (a stopped terminal, a
+// full pipe nobody reads) holds the tee as it would have held the job; once
+// the job has ended, a stream that takes nothing for a second is given up on,
+// so the wrapper always returns.
+void pass_on(int fd, const char* data, size_t n, bool& broken, const std::atomic<bool>& stop) {
+  int idle_after_stop_ms = 0;
   while (n > 0 && !broken) {
-    ssize_t w = ::write(fd, data, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && errno == EAGAIN) {
-      pollfd p{fd, POLLOUT, 0};
-      ::poll(&p, 1, 100);
+    pollfd p{fd, POLLOUT, 0};
+    int ready = ::poll(&p, 1, 100);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      if (stop.load() && (idle_after_stop_ms += 100) >= 1000) broken = true;
       continue;
     }
+    if (ready < 0 || (p.revents & (POLLERR | POLLNVAL))) {
+      broken = true;
+      return;
+    }
+    // At most a page per write: what poll promised fits without blocking.
+    ssize_t w = ::write(fd, data, std::min<size_t>(n, 4096));
+    if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (w <= 0) {
       broken = true;
       return;
@@ -38,6 +51,10 @@ void pass_on(int fd, const char* data, size_t n, bool& broken) {
     n -= static_cast<size_t>(w);
   }
 }
+
+// After the stop request: how much more is copied, at most.
+constexpr auto kDrainTime = std::chrono::seconds(1);
+constexpr uint64_t kDrainBytes = uint64_t{4} << 20;
 
 }  // namespace
 
@@ -82,6 +99,8 @@ void OutputTee::run() {
   bool broken[2] = {false, false};
   bool open[2] = {true, true};
   bool stopping = false;
+  std::chrono::steady_clock::time_point drain_deadline;
+  uint64_t drained = 0;
   while (open[0] || open[1]) {
     pollfd fds[3] = {{out_[0], POLLIN, 0}, {err_[0], POLLIN, 0}, {stop_[0], POLLIN, 0}};
     if (!open[0]) fds[0].fd = -1;
@@ -89,8 +108,15 @@ void OutputTee::run() {
     if (stopping) fds[2].fd = -1;
     int n = ::poll(fds, 3, stopping ? 0 : -1);
     if (n < 0 && errno == EINTR) continue;
-    if (n == 0 && stopping) break;  // stopped, and nothing more is ready
-    if (fds[2].revents) stopping = true;
+    // Stopped: copy what is ready, but not for ever (a leftover process may
+    // print without pause).
+    if (stopping &&
+        (n == 0 || std::chrono::steady_clock::now() > drain_deadline || drained > kDrainBytes))
+      break;
+    if (fds[2].revents) {
+      stopping = true;
+      drain_deadline = std::chrono::steady_clock::now() + kDrainTime;
+    }
     for (int i = 0; i < 2; ++i) {
       if (!open[i] || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t r = ::read(i == 0 ? out_[0] : err_[0], buf, sizeof(buf));
@@ -100,8 +126,10 @@ void OutputTee::run() {
         continue;
       }
       log_->append(std::string_view(buf, static_cast<size_t>(r)));
-      pass_on(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buf, static_cast<size_t>(r), broken[i]);
+      pass_on(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buf, static_cast<size_t>(r), broken[i],
+              stop_requested_);
       bytes_ += static_cast<uint64_t>(r);
+      if (stopping) drained += static_cast<uint64_t>(r);
     }
   }
   eof_ = !open[0] && !open[1];
@@ -113,6 +141,7 @@ bool OutputTee::finish(std::chrono::milliseconds grace) {
   // what is ready and stops (processes the job left behind keep running; what
   // they print later is not teed).
   if (finished_.wait_for(grace) != std::future_status::ready) {
+    stop_requested_ = true;
     char byte = 's';
     ssize_t w = ::write(stop_[1], &byte, 1);
     (void)w;

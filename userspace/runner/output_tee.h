@@ -44,6 +44,7 @@ class OutputTee {
   std::future<void> finished_;
   uint64_t bytes_ = 0;  // read after join
   std::atomic<bool> eof_{false};
+  std::atomic<bool> stop_requested_{false};
 };
 
 }  // namespace ckpt

@@ -203,6 +203,9 @@ TEST(NotifyFormat, DefaultJobName) {
   EXPECT_EQ(default_job_name({"accelerate", "launch", "ft.py"}), "ft.py");
   EXPECT_EQ(default_job_name({"/opt/bin/trainer", "--config", "x.yaml"}), "trainer");
   EXPECT_EQ(default_job_name({}), "job");
+  // An option's value is not the script.
+  EXPECT_EQ(default_job_name({"torchrun", "--nproc_per_node", "8", "pretrain.py"}), "pretrain.py");
+  EXPECT_EQ(default_job_name({"sh", "-c", "echo hi; exit 3"}), "sh");
 }
 
 TEST(NotifyFormat, Durations) {

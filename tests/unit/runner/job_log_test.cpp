@@ -67,6 +67,14 @@ TEST(JobLog, DefaultPathNamesTheJobAndItsStart) {
   EXPECT_EQ(default_log_path("", "train", 0, 7).find('/'), std::string::npos);
 }
 
+TEST(JobLog, FileStemsAreSafe) {
+  EXPECT_EQ(log_file_stem("train.py"), "train.py");
+  EXPECT_EQ(log_file_stem("my job/../x"), "my_job_.._x");
+  EXPECT_EQ(log_file_stem(""), "job");
+  EXPECT_EQ(log_file_stem(".."), "job");
+  EXPECT_EQ(log_file_stem(std::string(300, 'a')).size(), 100u);
+}
+
 TEST(OutputTee, CopiesBothStreamsIntoTheLogUntilEof) {
   TempDir dir;
   std::string path = (dir.path / "job.log").string();

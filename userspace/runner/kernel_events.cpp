@@ -1,0 +1,175 @@
+#include "runner/kernel_events.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace ckpt {
+
+namespace {
+
+std::optional<uint32_t> proc_parent(uint32_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  uint32_t ppid = 0;
+  if (!(rest >> state >> ppid)) return std::nullopt;
+  return ppid;
+}
+
+std::optional<std::string> proc_cgroup(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("0::", 0) == 0) return line.substr(3);  // cgroup v2
+  return std::nullopt;
+}
+
+bool within(const std::string& path, const std::string& dir) {
+  if (dir.empty() || dir == "/") return false;  // the root cgroup holds everyone
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         path[dir.size()] == '/');
+}
+
+}  // namespace
+
+ProcView ProcView::system() {
+  ProcView v;
+  v.parent = proc_parent;
+  v.cgroup = [](uint32_t pid) { return proc_cgroup(fmt::format("/proc/{}/cgroup", pid)); };
+  v.own_cgroup = proc_cgroup("/proc/self/cgroup").value_or("");
+  return v;
+}
+
+Expected<void> KernelEvents::open(const std::string& path) {
+  auto w = KmsgWatcher::open(path, /*from_end=*/true);
+  if (!w) return make_error(w.error().message + "; GPU and NFS faults are not watched");
+  watcher_.emplace(std::move(*w));
+  return {};
+}
+
+int KernelEvents::fd() const {
+  if (!watcher_ || watcher_->error()) return -1;
+  return watcher_->fd();
+}
+
+uint64_t KernelEvents::lost() const { return watcher_ ? watcher_->lost() : 0; }
+
+void KernelEvents::poll() {
+  if (watcher_ && !watcher_->error()) take(watcher_->read_available());
+}
+
+bool KernelEvents::is_jobs_process(uint32_t pid) const {
+  if (job_pids_.contains(pid)) return true;
+  if (root_ && proc_.parent) {
+    uint32_t p = pid;
+    for (int depth = 0; depth < 64; ++depth) {
+      auto parent = proc_.parent(p);
+      if (!parent || *parent <= 1) break;
+      if (*parent == *root_) return true;
+      p = *parent;
+    }
+  }
+  if (proc_.cgroup)
+    if (auto cg = proc_.cgroup(pid); cg && within(*cg, proc_.own_cgroup)) return true;
+  return false;
+}
+
+bool KernelEvents::concerns_job(const KernelFaultRecord& f) const {
+  const KernelFault& k = f.fault;
+  switch (k.kind) {
+    case KernelFaultKind::GpuXid:
+      return !k.pid || is_jobs_process(*k.pid);
+    case KernelFaultKind::NfsServerNotResponding:
+    case KernelFaultKind::NfsServerOk:
+      return true;
+    case KernelFaultKind::OomSummary:
+      return (k.pid && is_jobs_process(*k.pid)) || within(k.task_memcg, proc_.own_cgroup);
+    case KernelFaultKind::OomKill: {
+      if (k.pid && is_jobs_process(*k.pid)) return true;
+      // The victim is often gone already; the summary printed just before
+      // names its cgroup.
+      for (auto it = faults_.rbegin(); it != faults_.rend(); ++it)
+        if (it->fault.fault.kind == KernelFaultKind::OomSummary && it->fault.fault.pid == k.pid)
+          return it->job;
+      return false;
+    }
+  }
+  return false;
+}
+
+void KernelEvents::take(std::vector<KernelFaultRecord> records) {
+  for (auto& r : records) {
+    bool job = concerns_job(r);
+    if (!job) ++others_;
+    faults_.push_back(Seen{std::move(r), job});
+  }
+}
+
+std::vector<KernelFaultRecord> KernelEvents::job_faults() const {
+  std::vector<KernelFaultRecord> out;
+  for (const auto& s : faults_)
+    if (s.job) out.push_back(s.fault);
+  return out;
+}
+
+std::vector<KernelFaultRecord> KernelEvents::cause_candidates() const {
+  std::vector<KernelFaultRecord> out;
+  const auto jobs = job_faults();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const KernelFault& k = jobs[i].fault;
+    if (k.kind == KernelFaultKind::NfsServerOk || k.kind == KernelFaultKind::OomSummary) continue;
+    if (k.kind == KernelFaultKind::NfsServerNotResponding) {
+      bool recovered = false;
+      for (size_t j = i + 1; j < jobs.size(); ++j)
+        recovered = recovered || (jobs[j].fault.kind == KernelFaultKind::NfsServerOk &&
+                                  jobs[j].fault.server == k.server);
+      if (recovered) continue;
+    }
+    out.push_back(jobs[i]);
+  }
+  return out;
+}
+
+FailureRecord to_failure_record(const KernelFaultRecord& f) {
+  FailureRecord r;
+  r.time_ns = f.record.mono_ns;
+  const KernelFault& k = f.fault;
+  switch (k.kind) {
+    case KernelFaultKind::GpuXid:
+      r.kind = "gpu_xid";
+      r.evidence = fmt::format("Xid {} ({}) on GPU {}: {}", k.xid, to_string(k.category), k.pci,
+                               f.record.text);
+      break;
+    case KernelFaultKind::NfsServerNotResponding:
+    case KernelFaultKind::NfsServerOk:
+      r.kind = "kernel_nfs_not_responding";
+      r.evidence = "kernel log: " + f.record.text;
+      break;
+    case KernelFaultKind::OomKill:
+    case KernelFaultKind::OomSummary:
+      r.kind = "oom_kill";
+      r.evidence = "kernel log: " + f.record.text;
+      break;
+  }
+  return r;
+}
+
+std::vector<FailureRecord> KernelEvents::failure_records() const {
+  std::vector<FailureRecord> out;
+  for (const auto& f : job_faults()) {
+    // A recovery line and the OOM summary are evidence, not failures of their own.
+    if (f.fault.kind == KernelFaultKind::NfsServerOk || f.fault.kind == KernelFaultKind::OomSummary)
+      continue;
+    out.push_back(to_failure_record(f));
+  }
+  return out;
+}
+
+}  // namespace ckpt
