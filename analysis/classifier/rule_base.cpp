@@ -82,32 +82,39 @@ Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string
     return make_error(origin + ": \"version\" must be 1");
 
   std::set<std::string> ids;
+  // What noise rules and rules share: an id, a doc, patterns and examples.
+  auto common = [&](const json& item, const std::string& list, size_t i, const char* kind,
+                    std::initializer_list<std::string_view> keys) -> Expected<NoiseRule> {
+    std::string where = fmt::format("{}: {}[{}]", origin, list, i);
+    if (!item.is_object()) return make_error(where + ": must be an object");
+    NoiseRule text;
+    auto id = string_field(item, "id", where, true);
+    if (!id) return id.error();
+    text.id = *id;
+    where = fmt::format("{}: {} \"{}\"", origin, kind, text.id);
+    if (auto ok = check_keys(item, keys, where); !ok) return ok.error();
+    auto doc_text = string_field(item, "doc", where, true);
+    if (!doc_text) return doc_text.error();
+    text.doc = *doc_text;
+    auto patterns = string_list(item, "match", where);
+    if (!patterns) return patterns.error();
+    text.patterns = *patterns;
+    auto examples = string_list(item, "examples", where);
+    if (!examples) return examples.error();
+    text.examples = *examples;
+    if (auto ok = check_patterns(text.patterns, where); !ok) return ok.error();
+    if (!ids.insert(text.id).second)
+      return make_error(fmt::format("{}: rule id \"{}\" is used twice", origin, text.id));
+    return text;
+  };
+
   if (doc.contains("noise")) {
     if (!doc["noise"].is_array()) return make_error(origin + ": \"noise\" must be a list");
     for (size_t i = 0; i < doc["noise"].size(); ++i) {
-      const auto& n = doc["noise"][i];
-      std::string where = fmt::format("{}: noise[{}]", origin, i);
-      if (!n.is_object()) return make_error(where + ": must be an object");
-      NoiseRule rule;
-      auto id = string_field(n, "id", where, true);
-      if (!id) return id.error();
-      rule.id = *id;
-      where = fmt::format("{}: noise rule \"{}\"", origin, rule.id);
-      if (auto ok = check_keys(n, {"id", "doc", "match", "examples"}, where); !ok)
-        return ok.error();
-      auto doc_text = string_field(n, "doc", where, true);
-      if (!doc_text) return doc_text.error();
-      rule.doc = *doc_text;
-      auto patterns = string_list(n, "match", where);
-      if (!patterns) return patterns.error();
-      rule.patterns = *patterns;
-      auto examples = string_list(n, "examples", where);
-      if (!examples) return examples.error();
-      rule.examples = *examples;
-      if (auto ok = check_patterns(rule.patterns, where); !ok) return ok.error();
-      if (!ids.insert(rule.id).second)
-        return make_error(fmt::format("{}: rule id \"{}\" is used twice", origin, rule.id));
-      base.noise.push_back(std::move(rule));
+      auto noise =
+          common(doc["noise"][i], "noise", i, "noise rule", {"id", "doc", "match", "examples"});
+      if (!noise) return noise.error();
+      base.noise.push_back(std::move(*noise));
     }
   }
 
@@ -115,16 +122,11 @@ Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string
     return make_error(origin + ": \"rules\" must be a non-empty list");
   for (size_t i = 0; i < doc["rules"].size(); ++i) {
     const auto& r = doc["rules"][i];
-    std::string where = fmt::format("{}: rules[{}]", origin, i);
-    if (!r.is_object()) return make_error(where + ": must be an object");
-    Rule rule;
-    auto id = string_field(r, "id", where, true);
-    if (!id) return id.error();
-    rule.id = *id;
-    where = fmt::format("{}: rule \"{}\"", origin, rule.id);
-    if (auto ok = check_keys(r, {"id", "class", "precedence", "doc", "match", "examples"}, where);
-        !ok)
-      return ok.error();
+    auto text =
+        common(r, "rules", i, "rule", {"id", "class", "precedence", "doc", "match", "examples"});
+    if (!text) return text.error();
+    const std::string where = fmt::format("{}: rule \"{}\"", origin, text->id);
+    Rule rule{text->id, "", 0, text->doc, text->patterns, text->examples};
     auto cls = string_field(r, "class", where, true);
     if (!cls) return cls.error();
     if (!is_known_class(*cls))
@@ -134,18 +136,6 @@ Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string
     if (!r.contains("precedence") || !r["precedence"].is_number_integer())
       return make_error(where + ": \"precedence\" must be an integer");
     rule.precedence = r["precedence"].get<int>();
-    auto doc_text = string_field(r, "doc", where, true);
-    if (!doc_text) return doc_text.error();
-    rule.doc = *doc_text;
-    auto patterns = string_list(r, "match", where);
-    if (!patterns) return patterns.error();
-    rule.patterns = *patterns;
-    auto examples = string_list(r, "examples", where);
-    if (!examples) return examples.error();
-    rule.examples = *examples;
-    if (auto ok = check_patterns(rule.patterns, where); !ok) return ok.error();
-    if (!ids.insert(rule.id).second)
-      return make_error(fmt::format("{}: rule id \"{}\" is used twice", origin, rule.id));
     base.rules.push_back(std::move(rule));
   }
   return base;
