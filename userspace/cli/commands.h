@@ -35,6 +35,10 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target);
 
 int summary_command(const std::string& trace_path, bool json);
 
+// A trace as a Perfetto / Chrome trace-event timeline (exporters/perfetto).
+int export_command(const std::string& trace_path, const std::string& format,
+                   const std::string& out_path);
+
 struct DemoOptions {
   std::string dir;  // where the workload writes; a temp dir by default
   std::string shard_size = "32M";

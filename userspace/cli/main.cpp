@@ -84,6 +84,13 @@ int main(int argc, char** argv) {
   summary->add_option("trace", summary_path, "the trace file")->required();
   summary->add_flag("--json", summary_json, "JSON instead of a table");
 
+  std::string export_trace, export_format = "perfetto", export_out;
+  auto* export_cmd = app.add_subcommand(
+      "export", "write a trace as a timeline for the Perfetto UI (Chrome trace-event JSON)");
+  export_cmd->add_option("trace", export_trace, "the trace file")->required();
+  export_cmd->add_option("--format", export_format, "perfetto (the only one so far)");
+  export_cmd->add_option("-o,--output", export_out, "the JSON file to write")->required();
+
   TraceFlags demo_flags;
   DemoOptions demo;
   auto* demo_cmd = app.add_subcommand("demo", "profile the bundled synthetic checkpoint workload");
@@ -153,6 +160,7 @@ int main(int argc, char** argv) {
     return attach_command(attach_flags, target);
   }
   if (*summary) return summary_command(summary_path, summary_json);
+  if (*export_cmd) return export_command(export_trace, export_format, export_out);
   if (*classify) {
     if (!tail_text.empty()) {
       auto bytes = ckpt::notify::parse_size(tail_text);
