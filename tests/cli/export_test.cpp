@@ -12,15 +12,33 @@ namespace {
 TEST(ExportPerfetto, ARealTraceBecomesAValidTimelineWithEveryByteWritten) {
   if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
   ScratchDir dir;
-  auto traced = run({kCkptscope, "run", "--quiet", "--trace", dir / "t.db", "--log",
-                     dir / "job.log", "--", kWorkload, "--dir", dir / "ckpt", "--shards", "2",
-                     "--shard-size", "1M", "--checkpoints", "1", "--fsync"},
+  auto traced = run({kCkptscope,
+                     "run",
+                     "--quiet",
+                     "--node-name",
+                     "node-a",
+                     "--trace",
+                     dir / "t.db",
+                     "--log",
+                     dir / "job.log",
+                     "--",
+                     kWorkload,
+                     "--dir",
+                     dir / "ckpt",
+                     "--shards",
+                     "2",
+                     "--shard-size",
+                     "1M",
+                     "--checkpoints",
+                     "1",
+                     "--fsync"},
                     dir);
   ASSERT_EQ(traced.code, 0) << traced.err;
   auto r = run(
       {kCkptscope, "export", dir / "t.db", "--format", "perfetto", "-o", dir / "trace.json"}, dir);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = read_json(dir / "trace.json");
+  EXPECT_EQ(j["otherData"]["node"], "node-a");  // --node-name is what the trace records
   auto problems = validate_trace_events(j);
   EXPECT_TRUE(problems.empty()) << problems.front();
   uint64_t written = 0;

@@ -85,6 +85,16 @@ TEST(RunWrapper, ACrashInTheFirstMillisecondStillLeavesItsOutput) {
   EXPECT_EQ(failure_cause(text), "segfault");  // from the exit status: the log says nothing
 }
 
+TEST(RunWrapper, NodeNameIsTheHostnameUnlessGiven) {
+  ScratchDir dir;
+  const std::string log = dir / "job.log";
+  auto r = run(
+      {kCkptscope, "run", "--no-trace", "--node-name", "rack3-node17", "--log", log, "--", "true"},
+      dir);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(slurp(log).find("# ckptscope: host: rack3-node17 "), std::string::npos) << slurp(log);
+}
+
 TEST(RunWrapper, ASuccessfulJobHasNoFailureCause) {
   ScratchDir dir;
   const std::string log = dir / "job.log";

@@ -85,7 +85,7 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target) {
     command = {fmt::format("cgroup {}", target.cgroup)};
   }
   signal(SIGPIPE, SIG_IGN);
-  JobRecord job = make_job_record(command, "attach", *config);
+  JobRecord job = make_job_record(command, "attach", *config, flags.node_name);
   job.root_pids = initial;
   auto created = Collector::create(*config, flags.trace_path, job);
   if (!created) {

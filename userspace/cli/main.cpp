@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
                     "storage server ADDR:PORT for the transport stage, in addition to the config's "
                     "(default *:2049); repeat for several")
         ->allow_extra_args(false);  // one value per flag, so `--` still ends our options
+    cmd->add_option(
+        "--node-name", f.node_name,
+        "the node this trace is of, for merging a job's traces (default: the hostname)");
     cmd->add_flag("--quiet,-q", f.quiet, "do not print the summary table on stderr");
     cmd->add_flag("--json", f.json, "print the summary as JSON on stdout when done");
   };

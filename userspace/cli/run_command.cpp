@@ -70,7 +70,7 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   // before we hand back the job's status.
   signal(SIGPIPE, SIG_IGN);
 
-  JobRecord job = make_job_record(command, "run", *config);
+  JobRecord job = make_job_record(command, "run", *config, flags.node_name);
   job.name = run.job_name.empty() ? notify::default_job_name(command) : run.job_name;
 
   // The durable log exists, header written, before anything else can fail.

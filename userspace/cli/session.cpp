@@ -44,12 +44,15 @@ Expected<Config> load_effective_config(const TraceFlags& flags) {
 }
 
 JobRecord make_job_record(const std::vector<std::string>& command, const std::string& mode,
-                          const Config& config) {
+                          const Config& config, const std::string& node_name) {
   JobRecord job;
   job.command = command;
   job.mode = mode;
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) job.node = host;
+  // Traces of one job's nodes are merged by node name (`report a.db b.db`):
+  // containers often share a hostname, so the name may be given.
+  if (!node_name.empty()) job.node = node_name;
   utsname u{};
   if (uname(&u) == 0) job.kernel = u.release;
   job.ckptscope_version = CKPTSCOPE_VERSION;

@@ -19,13 +19,14 @@ struct TraceFlags {
   bool quiet = false;
   bool json = false;
   bool no_trace = false;
+  std::string node_name;       // --node-name: the node this trace is of (default: the hostname)
   std::string bpf_stats_path;  // write per-program BPF run time here (benchmarks)
   bool probe_floor = false;    // benchmarks: attach, but trace nothing
 };
 
 Expected<Config> load_effective_config(const TraceFlags& flags);
 JobRecord make_job_record(const std::vector<std::string>& command, const std::string& mode,
-                          const Config& config);
+                          const Config& config, const std::string& node_name = {});
 ProbeOptions make_probe_options(const Config& config);
 std::string default_trace_path();
 // The summary on stderr (or JSON on stdout with --json), unless --quiet.
