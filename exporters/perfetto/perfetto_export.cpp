@@ -49,6 +49,20 @@ json complete(const std::string& name, const char* cat, int pid, int tid, double
           {"args", std::move(args)}};
 }
 
+// A failure as a global instant on the checkpoints track.
+json failure_instant(const FailureRecord& f, uint64_t origin) {
+  json args = {{"evidence", f.evidence}};
+  if (f.checkpoint_id) args["checkpoint"] = *f.checkpoint_id;
+  return {{"ph", "i"},
+          {"s", "g"},
+          {"name", f.kind},
+          {"cat", "failure"},
+          {"pid", kJobPid},
+          {"tid", kCheckpointTid},
+          {"ts", us(f.time_ns, origin)},
+          {"args", std::move(args)}};
+}
+
 }  // namespace
 
 json perfetto_trace(const Trace& trace) {
@@ -83,25 +97,9 @@ json perfetto_trace(const Trace& trace) {
           "stage-total", kJobPid, stage_tid(s.name), us(c.start_ns, origin),
           us(c.end_ns, origin) - us(c.start_ns, origin), std::move(args)));
     }
-    for (const auto& f : c.failures)
-      events.push_back({{"ph", "i"},
-                        {"s", "g"},
-                        {"name", f.kind},
-                        {"cat", "failure"},
-                        {"pid", kJobPid},
-                        {"tid", kCheckpointTid},
-                        {"ts", us(f.time_ns, origin)},
-                        {"args", {{"evidence", f.evidence}, {"checkpoint", c.id}}}});
+    for (const auto& f : c.failures) events.push_back(failure_instant(f, origin));
   }
-  for (const auto& f : trace.failures)
-    events.push_back({{"ph", "i"},
-                      {"s", "g"},
-                      {"name", f.kind},
-                      {"cat", "failure"},
-                      {"pid", kJobPid},
-                      {"tid", kCheckpointTid},
-                      {"ts", us(f.time_ns, origin)},
-                      {"args", {{"evidence", f.evidence}}}});
+  for (const auto& f : trace.failures) events.push_back(failure_instant(f, origin));
 
   // Every traced call: on its stage's track (checkpoint calls) and on its
   // own process and thread, under their real ids.
