@@ -66,12 +66,9 @@ std::string fitted(const std::string& prefix, std::string_view text) {
 // Where an evidence line is: "line N" in the job's own log, "SOURCE:N"
 // elsewhere (the kernel log), "SOURCE" for what is not a line of a log (the
 // exit status).
-std::string evidence_where(const JobEvidence& e, const JobRecord& job) {
-  const bool own_log = e.source.empty() || e.source == job.log_path;
-  if (own_log && e.line != 0) return fmt::format("line {}", e.line);
-  std::string source = fit_tail(one_line(e.source), 40);
-  if (e.line == 0) return source;
-  return fmt::format("{}:{}", source, e.line);
+std::string where(const JobEvidence& e, const JobRecord& job) {
+  return evidence_where(e.line, fit_tail(one_line(e.source), 40),
+                        e.source.empty() || e.source == job.log_path);
 }
 
 // The classifier's cause of a failed job: class and rule, the evidence lines
@@ -83,7 +80,7 @@ void job_failure_lines(std::string& out, const JobRecord& job) {
   out += f.rule.empty() ? fmt::format("  failure: {}\n", cls)
                         : fmt::format("  failure: {} (rule {})\n", cls, one_line(f.rule));
   for (const JobEvidence& e : f.evidence) {
-    out += fitted(fmt::format("    {}: ", evidence_where(e, job)), e.text);
+    out += fitted(fmt::format("    {}: ", where(e, job)), e.text);
   }
   for (const std::string& symptom : f.symptoms) out += fitted("    also seen: ", symptom);
 }

@@ -18,14 +18,13 @@
 
 #include "analysis/classifier/rule_base.h"
 #include "common/expected.h"
+#include "model/records.h"
 
 namespace ckpt::classify {
 
-struct Evidence {
-  uint64_t line = 0;   // 1-based line in its source; 0 when not from a log (exit status)
-  std::string text;    // the line, cut to kMaxEvidenceChars
-  std::string source;  // the log file, "kmsg", or "exit_status"
-};
+// A line that matched a rule (text cut to kMaxEvidenceChars); source is the
+// log file, "kmsg" or "exit_status".
+using Evidence = JobEvidence;
 
 // Another rule that matched, outranked by the cause: the symptoms.
 struct Symptom {

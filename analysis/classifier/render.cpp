@@ -43,12 +43,7 @@ std::string to_text(const Classification& c, const std::string& file) {
   std::string out = c.rule.empty() ? fmt::format("{}: {}\n", file, c.cls)
                                    : fmt::format("{}: {} (rule {})\n", file, c.cls, c.rule);
   for (const auto& e : c.evidence) {
-    if (e.line > 0 && e.source == file)
-      out += fmt::format("  line {}: {}\n", e.line, e.text);
-    else if (e.line > 0)
-      out += fmt::format("  {}:{}: {}\n", e.source, e.line, e.text);
-    else
-      out += fmt::format("  {}: {}\n", e.source, e.text);
+    out += fmt::format("  {}: {}\n", evidence_where(e.line, e.source, e.source == file), e.text);
   }
   for (const auto& s : c.symptoms)
     out += fmt::format("  symptom {} (rule {}) first at line {}\n", s.cls, s.rule, s.first.line);

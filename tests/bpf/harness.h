@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../scratch_dir.h"
 #include "exporters/sqlite/trace_store.h"
 
 namespace ckpt::test {
@@ -46,29 +47,6 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    // Under the build tree's disk, not /tmp (which may be tmpfs): tests
-    // about storage want a real file system.
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ckptscope-test-XXXXXX").string();
-    if (const char* d = std::getenv("CKPTSCOPE_TEST_TMP"))
-      tmpl = std::string(d) + "/ckptscope-test-XXXXXX";
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-  [[nodiscard]] std::string operator/(const std::string& rel) const {
-    return (path_ / rel).string();
-  }
-
- private:
-  std::filesystem::path path_;
-};
-
 struct RunResult {
   int code = -1;  // shell-style: 128+N for signal N
   std::string out;
@@ -87,6 +65,13 @@ inline RunResult run(const std::vector<std::string>& argv, const ScratchDir& dir
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+// The workload saving (then loading) one checkpoint of 2 x 1 MiB in `dir`:
+// a small job whose bytes are known.
+inline std::vector<std::string> small_checkpoint_job(const ScratchDir& dir) {
+  return {kWorkload,      "--dir", dir / "ckpt",    "--shards", "2",
+          "--shard-size", "1M",    "--checkpoints", "1",        "--fsync"};
 }
 
 inline Trace read_trace_or_fail(const std::string& path) {

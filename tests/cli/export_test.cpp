@@ -12,27 +12,10 @@ namespace {
 TEST(ExportPerfetto, ARealTraceBecomesAValidTimelineWithEveryByteWritten) {
   if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
   ScratchDir dir;
-  auto traced = run({kCkptscope,
-                     "run",
-                     "--quiet",
-                     "--node-name",
-                     "node-a",
-                     "--trace",
-                     dir / "t.db",
-                     "--log",
-                     dir / "job.log",
-                     "--",
-                     kWorkload,
-                     "--dir",
-                     dir / "ckpt",
-                     "--shards",
-                     "2",
-                     "--shard-size",
-                     "1M",
-                     "--checkpoints",
-                     "1",
-                     "--fsync"},
-                    dir);
+  std::vector<std::string> argv = {kCkptscope, "run",        "--quiet", "--node-name",   "node-a",
+                                   "--trace",  dir / "t.db", "--log",   dir / "job.log", "--"};
+  for (auto& a : small_checkpoint_job(dir)) argv.push_back(a);
+  auto traced = run(argv, dir);
   ASSERT_EQ(traced.code, 0) << traced.err;
   auto r = run(
       {kCkptscope, "export", dir / "t.db", "--format", "perfetto", "-o", dir / "trace.json"}, dir);

@@ -127,17 +127,8 @@ TEST_F(RunNotify, TracedRunMailsTheCheckpointSummary) {
                                    "smtp://127.0.0.1:" + std::to_string(port),
                                    "--notify",
                                    "mailto:ops@example.com",
-                                   "--",
-                                   kWorkload,
-                                   "--dir",
-                                   dir_ / "ckpt",
-                                   "--shards",
-                                   "2",
-                                   "--shard-size",
-                                   "1M",
-                                   "--checkpoints",
-                                   "1",
-                                   "--fsync"};
+                                   "--"};
+  for (auto& a : small_checkpoint_job(dir_)) argv.push_back(a);
   auto r = run(argv, dir_);
   ASSERT_EQ(r.code, 0) << r.err;
   json m = json::parse(tu::read_file(dir_ / "out/msg-1.json"));

@@ -98,8 +98,7 @@ JobFailure classify_job(const JobRecord& job, const ExitStatus& status, const Ke
   JobFailure failure;
   failure.cls = c.cls;
   failure.rule = c.rule;
-  for (const auto& e : c.evidence)
-    failure.evidence.push_back(JobEvidence{e.line, e.text, e.source});
+  failure.evidence = c.evidence;
   for (const auto& s : c.symptoms)
     failure.symptoms.push_back(
         s.first.source == "kmsg"
@@ -111,9 +110,7 @@ JobFailure classify_job(const JobRecord& job, const ExitStatus& status, const Ke
 namespace {
 
 std::string evidence_line(const JobEvidence& e, const std::string& log_path) {
-  if (e.line == 0) return fmt::format("{}: {}", e.source, e.text);
-  if (e.source == log_path) return fmt::format("line {}: {}", e.line, e.text);
-  return fmt::format("{}:{}: {}", e.source, e.line, e.text);
+  return evidence_where(e.line, e.source, e.source == log_path) + ": " + e.text;
 }
 
 }  // namespace

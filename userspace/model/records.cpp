@@ -2,6 +2,12 @@
 
 namespace ckpt {
 
+std::string evidence_where(uint64_t line, std::string_view source, bool own_log) {
+  if (own_log && line != 0) return "line " + std::to_string(line);
+  if (line == 0) return std::string(source);
+  return std::string(source) + ":" + std::to_string(line);
+}
+
 std::string_view to_string(Direction d) { return d == Direction::Save ? "save" : "load"; }
 
 std::optional<Direction> direction_from_string(std::string_view s) {

@@ -230,12 +230,17 @@ struct DropRecord {
   uint64_t count = 0;
 };
 
-// One line that made the failure classifier decide (analysis/classifier).
+// One line that made the failure classifier decide (analysis/classifier);
+// the classifier and the notifier use the same type.
 struct JobEvidence {
   uint64_t line = 0;  // 1-based line in `source`; 0 when not from a log (the exit status)
   std::string text;
   std::string source;  // the job log's path, "kmsg" (the kernel log), or "exit_status"
 };
+// Where an evidence line is, as every output says it: "line N" in the log
+// being shown (own_log), "SOURCE:N" elsewhere (the kernel log), "SOURCE" for
+// what is not a line of any log (the exit status).
+std::string evidence_where(uint64_t line, std::string_view source, bool own_log);
 
 // Why the job failed: the classifier's root cause (docs/classifier.md).
 struct JobFailure {

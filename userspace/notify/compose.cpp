@@ -224,12 +224,8 @@ Message compose(const JobOutcome& o, const ArtifactPlan& plan) {
       if (!o.evidence.empty()) t += "Evidence:\n";
       for (const auto& e : o.evidence) {
         std::string line = clean_line(e.text);
-        if (e.source.empty())
-          t += fmt::format("  line {}: {}\n", e.line, line);
-        else if (e.line > 0)
-          t += fmt::format("  {}:{}: {}\n", clean_line(e.source), e.line, line);
-        else
-          t += fmt::format("  {}: {}\n", clean_line(e.source), line);
+        t += fmt::format("  {}: {}\n",
+                         evidence_where(e.line, clean_line(e.source), e.source.empty()), line);
         json item = {{"line", e.line}, {"text", line}};
         if (!e.source.empty()) item["source"] = clean_line(e.source);
         evidence.push_back(item);

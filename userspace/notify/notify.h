@@ -15,15 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/expected.h"
+#include "model/records.h"
 
 namespace ckpt::notify {
 
-// A log line that made the failure classifier decide.
-struct Evidence {
-  uint64_t line = 0;  // 1-based line number in `source`; 0 when not a line of a log
-  std::string text;
-  std::string source;  // "" = the job's log; "kmsg" (line = record number), "exit_status"
-};
+// A line that made the failure classifier decide. Here source "" means the
+// job's own log; otherwise "kmsg" (line = record number) or "exit_status" (line 0).
+using Evidence = JobEvidence;
 
 // What the caller knows when the job has ended.
 struct JobOutcome {

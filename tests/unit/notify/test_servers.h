@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "../../scratch_dir.h"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace ckpt::notify::testutil {
@@ -35,25 +37,7 @@ inline void write_file(const std::string& path, const std::string& data) {
   out << data;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ckpt-notify-XXXXXX").string();
-    char* made = mkdtemp(tmpl.data());
-    path_ = made != nullptr ? std::string(made) : std::string();
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = ckpt::test::ScratchDir;
 
 // Runs a command to completion; its exit status (-1 when it could not start).
 inline int run_quietly(const std::vector<std::string>& argv) {

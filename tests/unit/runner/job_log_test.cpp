@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../../scratch_dir.h"
 #include "runner/child_process.h"
 #include "runner/output_tee.h"
 
@@ -22,18 +23,9 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-struct TempDir {
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "ckpt-joblog-XXXXXX").string();
-    path = mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-};
-
 TEST(JobLog, CreatesItsDirectoryAndWritesTheHeaderAtOnce) {
-  TempDir dir;
-  std::string path = (dir.path / "a/b/job.log").string();
+  test::ScratchDir dir;
+  std::string path = (dir.path() / "a/b/job.log").string();
   auto log = JobLog::create(path, {"job train", "command: python train.py"});
   ASSERT_TRUE(log) << log.error().message;
   // Readable by anyone right away: no user-space buffer in between.
@@ -43,17 +35,17 @@ TEST(JobLog, CreatesItsDirectoryAndWritesTheHeaderAtOnce) {
 }
 
 TEST(JobLog, OurLinesStayOneLineWhateverTheyQuote) {
-  TempDir dir;
-  std::string path = (dir.path / "job.log").string();
+  test::ScratchDir dir;
+  std::string path = (dir.path() / "job.log").string();
   auto log = JobLog::create(path, {"command: python -c 'import x\nx.run()'"});
   ASSERT_TRUE(log);
   EXPECT_EQ(slurp(path), "# ckptscope: command: python -c 'import x\\nx.run()'\n");
 }
 
 TEST(JobLog, AnUncreatableLogIsAClearError) {
-  TempDir dir;
-  std::ofstream(dir.path / "file") << "x";
-  auto log = JobLog::create((dir.path / "file/sub/job.log").string(), {"h"});
+  test::ScratchDir dir;
+  std::ofstream(dir.path() / "file") << "x";
+  auto log = JobLog::create((dir.path() / "file/sub/job.log").string(), {"h"});
   ASSERT_FALSE(log);
   EXPECT_NE(log.error().message.find("cannot create its directory"), std::string::npos)
       << log.error().message;
@@ -76,8 +68,8 @@ TEST(JobLog, FileStemsAreSafe) {
 }
 
 TEST(OutputTee, CopiesBothStreamsIntoTheLogUntilEof) {
-  TempDir dir;
-  std::string path = (dir.path / "job.log").string();
+  test::ScratchDir dir;
+  std::string path = (dir.path() / "job.log").string();
   auto log = JobLog::create(path, {"h"});
   ASSERT_TRUE(log);
   auto tee = OutputTee::create(*log);
@@ -97,8 +89,8 @@ TEST(OutputTee, CopiesBothStreamsIntoTheLogUntilEof) {
 }
 
 TEST(OutputTee, StopsAfterTheGraceWhenALeftoverProcessHoldsThePipe) {
-  TempDir dir;
-  auto log = JobLog::create((dir.path / "job.log").string(), {"h"});
+  test::ScratchDir dir;
+  auto log = JobLog::create((dir.path() / "job.log").string(), {"h"});
   ASSERT_TRUE(log);
   auto tee = OutputTee::create(*log);
   ASSERT_TRUE(tee);
