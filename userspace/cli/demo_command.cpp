@@ -54,7 +54,8 @@ int demo_command(const TraceFlags& flags, const DemoOptions& demo) {
   fmt::print(stderr, "ckptscope demo: {} checkpoints of {} x {} shards in {}, saved then loaded\n",
              demo.checkpoints, demo.shards, demo.shard_size, dir);
   RunOptions run;
-  run.job_name = "ckptscope-demo";  // its log lands beside the trace
+  run.job_name = "ckptscope-demo";
+  run.log_dir = fs::path(flags.trace_path).parent_path().string();  // the log beside the trace
   int rc = run_command(flags, run, command);
   if (made_temp) {
     std::error_code ec;
