@@ -1,8 +1,11 @@
 #include "exporters/perfetto/perfetto_export.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <queue>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -17,6 +20,11 @@ using nlohmann::json;
 constexpr int kJobPid = 999'999'999;  // above any pid_max: never a real process
 constexpr int kCheckpointTid = 1;
 constexpr int kStageTidBase = 10;  // + index in kAllStages
+// Extra lanes of a track whose slices overlap (see Lanes): lane k >= 1 of the
+// track with tid T is tid kLaneTidBase + T * kMaxLanes + k, above any pid_max
+// (2^22) like kJobPid, since Perfetto takes thread ids to be system-wide.
+constexpr int kLaneTidBase = 100'000'000;
+constexpr int kMaxLanes = 1'000'000;
 
 double us(uint64_t ns, uint64_t origin) {
   return ns >= origin ? static_cast<double>(ns - origin) / 1000.0
@@ -49,6 +57,64 @@ json complete(const std::string& name, const char* cat, int pid, int tid, double
           {"args", std::move(args)}};
 }
 
+// Slices on one track must nest: the format forbids partial overlap, and
+// Perfetto drops or misdraws such slices. Calls of several threads on one
+// stage, or RPCs in flight together, do overlap: a track gets as many lanes
+// as it has slices at once, each lane a thread of its own named after the
+// track ("stage rpc_queue (2)"), lane 0 the track itself.
+class Lanes {
+ public:
+  void add(int tid, uint64_t start_ns, uint64_t end_ns, json event) {
+    slices_[tid].push_back(Slice{start_ns, std::max(start_ns, end_ns), std::move(event)});
+  }
+
+  // Moves every slice into `events` with its lane's tid; names the extra
+  // lanes after `names` (tid -> track name).
+  void emit(json& events, const std::map<int, std::string>& names) {
+    for (auto& [tid, slices] : slices_) {
+      // By start, the longer first, so that a slice that holds another comes
+      // before it; each goes on the lowest lane free at its start.
+      std::stable_sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
+        return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+      });
+      using Busy = std::pair<uint64_t, int>;  // (end, lane)
+      std::priority_queue<Busy, std::vector<Busy>, std::greater<>> busy;
+      std::set<int> free;
+      int lanes = 0;
+      for (auto& slice : slices) {
+        while (!busy.empty() && busy.top().first <= slice.start_ns) {
+          free.insert(busy.top().second);
+          busy.pop();
+        }
+        int lane = 0;
+        if (!free.empty()) {
+          lane = *free.begin();
+          free.erase(free.begin());
+        } else {
+          lane = lanes < kMaxLanes ? lanes++ : kMaxLanes - 1;  // never that many at once
+        }
+        busy.emplace(slice.end_ns, lane);
+        slice.event["tid"] = lane == 0 ? tid : kLaneTidBase + tid * kMaxLanes + lane;
+        events.push_back(std::move(slice.event));
+      }
+      auto name = names.find(tid);
+      const std::string base = name == names.end() ? fmt::format("track {}", tid) : name->second;
+      for (int lane = 1; lane < lanes; ++lane)
+        events.push_back(meta("thread_name", kJobPid, kLaneTidBase + tid * kMaxLanes + lane,
+                              fmt::format("{} ({})", base, lane + 1)));
+    }
+    slices_.clear();
+  }
+
+ private:
+  struct Slice {
+    uint64_t start_ns;
+    uint64_t end_ns;
+    json event;
+  };
+  std::map<int, std::vector<Slice>> slices_;
+};
+
 // A failure as a global instant on the checkpoints track.
 json failure_instant(const FailureRecord& f, uint64_t origin) {
   json args = {{"evidence", f.evidence}};
@@ -69,33 +135,42 @@ json perfetto_trace(const Trace& trace) {
   const uint64_t origin = trace.job.start_mono_ns;
   json events = json::array();
   const std::string node = trace.job.node.empty() ? "node" : trace.job.node;
-  events.push_back(meta("process_name", kJobPid, 0, "checkpoints on " + node));
-  events.push_back(meta("thread_name", kJobPid, kCheckpointTid, "checkpoints"));
+  std::map<int, std::string> track_names = {{kCheckpointTid, "checkpoints"}};
   for (size_t i = 0; i < std::size(kAllStages); ++i)
-    events.push_back(meta("thread_name", kJobPid, kStageTidBase + static_cast<int>(i),
-                          "stage " + std::string(kAllStages[i])));
+    track_names[kStageTidBase + static_cast<int>(i)] = "stage " + std::string(kAllStages[i]);
+  events.push_back(meta("process_name", kJobPid, 0, "checkpoints on " + node));
+  for (const auto& [tid, track] : track_names)
+    events.push_back(meta("thread_name", kJobPid, tid, track));
+  // The checkpoint and stage tracks: laid out at the end, in lanes.
+  Lanes lanes;
+  auto slice = [&](int tid, const std::string& name, const char* cat, uint64_t start_ns,
+                   uint64_t end_ns, json args) {
+    const double ts = us(start_ns, origin);
+    lanes.add(tid, start_ns, end_ns,
+              complete(name, cat, kJobPid, tid, ts, us(end_ns, origin) - ts, std::move(args)));
+  };
 
   for (const auto& c : trace.checkpoints) {
     std::string name = fmt::format("{} #{}", to_string(c.direction), c.id);
-    events.push_back(complete(name, "checkpoint", kJobPid, kCheckpointTid, us(c.start_ns, origin),
-                              us(c.end_ns, origin) - us(c.start_ns, origin),
-                              {{"bytes", c.bytes},
-                               {"files", c.files},
-                               {"bottleneck", c.bottleneck},
-                               {"failures", c.failures.size()}}));
-    // Stages without per-call intervals in the trace (serialize, NFS, RPC,
+    slice(kCheckpointTid, name, "checkpoint", c.start_ns, c.end_ns,
+          {{"bytes", c.bytes},
+           {"files", c.files},
+           {"bottleneck", c.bottleneck},
+           {"failures", c.failures.size()}});
+    // Stages without per-call intervals in the trace (serialize, nfs_client,
     // transport) are shown over the checkpoint with their totals: busy time
-    // is in the name, not drawn as if it were one interval.
+    // is in the name, not drawn as if it were one interval. So are rpc_queue
+    // and rpc_rtt, whose RPCs are also drawn one by one below.
     for (const auto& s : c.stages) {
       if (s.name == kStageHostIo || s.name == kStageMetadata) continue;  // drawn per call below
       json args = {
           {"bytes", s.bytes}, {"busy_ns", s.busy_ns}, {"bandwidth_Bps", s.bandwidth_Bps()}};
       if (auto f = s.fraction_of_max()) args["fraction_of_max"] = *f;
       if (s.max_Bps) args["max_Bps"] = *s.max_Bps;
-      events.push_back(complete(
+      slice(
+          stage_tid(s.name),
           fmt::format("{} {}: {:.1f} ms busy", name, s.name, static_cast<double>(s.busy_ns) / 1e6),
-          "stage-total", kJobPid, stage_tid(s.name), us(c.start_ns, origin),
-          us(c.end_ns, origin) - us(c.start_ns, origin), std::move(args)));
+          "stage-total", c.start_ns, c.end_ns, std::move(args));
     }
     for (const auto& f : c.failures) events.push_back(failure_instant(f, origin));
   }
@@ -110,9 +185,8 @@ json perfetto_trace(const Trace& trace) {
     const double ts = us(call.start_ns, origin);
     const double dur = us(call.end_ns, origin) - ts;
     if (call.checkpoint_id)
-      events.push_back(complete(call.op, "stage-call", kJobPid,
-                                stage_tid(is_metadata(call.op) ? kStageMetadata : kStageHostIo), ts,
-                                dur, args));
+      slice(stage_tid(is_metadata(call.op) ? kStageMetadata : kStageHostIo), call.op, "stage-call",
+            call.start_ns, call.end_ns, args);
     events.push_back(complete(call.op, "call", static_cast<int>(call.tgid),
                               static_cast<int>(call.tid), ts, dur, std::move(args)));
     threads.emplace(call.tgid, call.tid);
@@ -125,6 +199,37 @@ json perfetto_trace(const Trace& trace) {
     events.push_back(meta("thread_name", static_cast<int>(tgid), static_cast<int>(tid),
                           fmt::format("thread {}", tid)));
   }
+
+  // Every RPC of the checkpoints' RPC clients: its queue time on the
+  // rpc_queue stage, its round trip on rpc_rtt, and the queue time as a
+  // counter over time. An RPC two checkpoints count (a save followed at once
+  // by a load) is drawn once.
+  std::set<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, std::string_view, std::string_view>>
+      drawn;
+  for (const auto& r : trace.rpc_calls) {
+    if (!drawn.emplace(r.start_ns, r.end_ns, r.queue_ns, r.rtt_ns, r.op, r.server).second) continue;
+    json args = {{"op", r.op},
+                 {"server", r.server},
+                 {"bytes_sent", r.bytes_sent},
+                 {"bytes_received", r.bytes_received},
+                 {"payload_bytes", r.payload_bytes},
+                 {"status", r.status},
+                 {"transmissions", r.transmissions},
+                 {"major_timeouts", r.major_timeouts},
+                 {"checkpoint_io", r.checkpoint_io}};
+    if (r.checkpoint_id) args["checkpoint"] = *r.checkpoint_id;
+    const uint64_t xmit = r.start_ns + r.queue_ns;
+    slice(stage_tid(kStageRpcQueue), r.op, "rpc-queue", r.start_ns, xmit, args);
+    slice(stage_tid(kStageRpcRtt), r.op, "rpc-rtt", xmit, xmit + r.rtt_ns, std::move(args));
+    // Perfetto names a counter track "<name> <arg>": "rpc queue ms".
+    events.push_back({{"ph", "C"},
+                      {"name", "rpc queue"},
+                      {"pid", kJobPid},
+                      {"tid", 0},
+                      {"ts", us(r.start_ns, origin)},
+                      {"args", {{"ms", static_cast<double>(r.queue_ns) / 1e6}}}});
+  }
+  lanes.emit(events, track_names);
 
   // TCP toward the storage: bytes in flight and the send backlog, per connection.
   std::map<uint64_t, std::string> remote;
@@ -161,6 +266,12 @@ std::vector<std::string> validate_trace_events(const json& trace) {
   if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array())
     return {"no traceEvents array"};
   std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> open;  // B/E stacks per track
+  struct Complete {
+    double ts;
+    double end;
+    size_t index;
+  };
+  std::map<std::pair<int64_t, int64_t>, std::vector<Complete>> completes;  // X slices per track
   const auto& events = trace["traceEvents"];
   for (size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
@@ -181,6 +292,10 @@ std::vector<std::string> validate_trace_events(const json& trace) {
     if (ph == "X") {
       if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<double>() < 0)
         problem(i, "X without a non-negative dur");
+      else if (e.contains("ts") && e["ts"].is_number() && e.contains("pid") &&
+               e["pid"].is_number_integer() && e.contains("tid") && e["tid"].is_number_integer())
+        completes[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}].push_back(
+            {e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>(), i});
     } else if (ph == "M") {
       if (!e.contains("args") || !e["args"].contains("name")) problem(i, "M without args.name");
     } else if (ph == "C") {
@@ -210,6 +325,25 @@ std::vector<std::string> validate_trace_events(const json& trace) {
     for (const auto& name : stack)
       problems.push_back(
           fmt::format("B \"{}\" on pid {} tid {} never ends", name, key.first, key.second));
+  // X slices on one track must nest: one that starts inside another ends
+  // inside it too (the format forbids partial overlap; Perfetto drops such
+  // slices). A nanosecond of slack for the microsecond decimals.
+  constexpr double kSlackUs = 1e-3;
+  for (auto& [key, slices] : completes) {
+    std::stable_sort(slices.begin(), slices.end(), [](const Complete& a, const Complete& b) {
+      return a.ts != b.ts ? a.ts < b.ts : a.end > b.end;
+    });
+    std::vector<const Complete*> stack;
+    for (const auto& x : slices) {
+      while (!stack.empty() && stack.back()->end <= x.ts + kSlackUs) stack.pop_back();
+      if (!stack.empty() && x.end > stack.back()->end + kSlackUs) {
+        problem(x.index, fmt::format("X overlaps event {} on pid {} tid {} without nesting in it",
+                                     stack.back()->index, key.first, key.second));
+        continue;
+      }
+      stack.push_back(&x);
+    }
+  }
   return problems;
 }
 

@@ -14,8 +14,9 @@ namespace ckpt {
 // nfs_mount_ops, nfs_mount_ebpf_ops) and tcp_samples.backlog. Version 3 added
 // the job's name, log and failure cause (job.name, job.log_path,
 // job.failure_class, job.failure_rule, job.failure_symptoms and the
-// job_failure_evidence table). Version 1 and 2 files still read.
-inline constexpr int kTraceSchemaVersion = 3;
+// job_failure_evidence table). Version 4 added rpc_calls, every RPC behind a
+// checkpoint's rpc_ops. Version 1, 2 and 3 files still read.
+inline constexpr int kTraceSchemaVersion = 4;
 
 // The oldest schema version read_trace still reads.
 inline constexpr int kOldestTraceSchemaVersion = 1;
@@ -44,16 +45,18 @@ inline constexpr TraceTable kTraceTables[] = {
     {"nfs_mount_ops", 2},
     {"nfs_mount_ebpf_ops", 2},
     {"job_failure_evidence", 3},
+    {"rpc_calls", 4},
 };
 
 inline constexpr std::string_view kTraceSchemaSql = R"sql(
--- ckptscope trace, schema version 3 (PRAGMA user_version = 3, set by the writer).
+-- ckptscope trace, schema version 4 (PRAGMA user_version = 4, set by the writer).
 -- Version 2 added checkpoint_nfs, rpc_ops, nfs_mounts, nfs_mount_ops and
 -- nfs_mount_ebpf_ops; version 1 files lack them and mean "no NFS figures".
 -- Version 2 also added tcp_samples.backlog; version 1 files lack it (read as 0).
 -- Version 3 added job.name, job.log_path, job.failure_class, job.failure_rule,
 -- job.failure_symptoms and job_failure_evidence; older files lack them and
 -- mean "no name, no log, failure not classified".
+-- Version 4 added rpc_calls; older files lack it and mean "no per-RPC rows".
 -- Conventions:
 --  * Times are CLOCK_MONOTONIC nanoseconds except *_wall_ns (CLOCK_REALTIME).
 --    job.start_wall_ns was read at job.start_mono_ns: wall = start_wall_ns +
@@ -354,6 +357,34 @@ CREATE TABLE job_failure_evidence (
   text   TEXT NOT NULL,     -- the line as the classifier read it; bytes kept raw
   source TEXT NOT NULL      -- the job log's path (job.log_path), 'kmsg' (the kernel log) or
                             -- 'exit_status'
+);
+
+-- Every RPC of a checkpoint's RPC clients during the checkpoint, one row each
+-- (since version 4): the RPCs rpc_ops counts (per checkpoint and op, as many
+-- rows as rpc_ops.count), and among them, with checkpoint_io = 1, those
+-- checkpoint_nfs.io_rpcs counts and queue_wait_* and rtt_* describe. An RPC in
+-- the windows of two checkpoints (a save followed at once by a load) has a
+-- row in each. Written as each checkpoint closes; like io_calls, no secondary
+-- index, so writing stays fast: create what a query needs.
+CREATE TABLE rpc_calls (
+  seq            INTEGER PRIMARY KEY,
+  start_ns       INTEGER NOT NULL,  -- the rpc_task started
+  end_ns         INTEGER NOT NULL,  -- it finished (or failed before it was sent)
+  queue_ns       INTEGER NOT NULL,  -- start -> transmission (the last one, if resent)
+  rtt_ns         INTEGER NOT NULL,  -- transmission -> reply
+  execute_ns     INTEGER NOT NULL,  -- start -> done
+  op             TEXT NOT NULL,     -- WRITE, READ, COMMIT, GETATTR, ...
+  server         TEXT NOT NULL,     -- 'addr:port' of its transport; '' when unknown
+  bytes_sent     INTEGER NOT NULL,  -- request bytes on the wire, headers included
+  bytes_received INTEGER NOT NULL,  -- reply bytes, headers included
+  payload_bytes  INTEGER NOT NULL,  -- the page I/O's requested payload of a READ or WRITE with
+                                    -- checkpoint_io = 1; 0 for every other RPC and COMMIT
+  status         INTEGER NOT NULL,  -- 0 or -errno (signed)
+  transmissions  INTEGER NOT NULL,  -- retransmissions included
+  major_timeouts INTEGER NOT NULL,  -- major timeouts ('server not responding') it met
+  checkpoint_io  INTEGER NOT NULL,  -- 1: page I/O of the checkpoint's files (a READ, WRITE or
+                                    -- COMMIT counted in checkpoint_nfs.io_rpcs); 0: other
+  checkpoint_id  INTEGER            -- the checkpoint whose rpc_ops count it; NULL: none
 );
 )sql";
 

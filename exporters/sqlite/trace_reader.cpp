@@ -107,6 +107,10 @@ class Reader {
     if (auto r = read_job(t.job); !r) return r.error();
     if (auto r = read_checkpoints(t); !r) return r.error();
     if (auto r = read_io_calls(t.io_calls); !r) return r.error();
+    // Older files have no per-RPC rows: they read as none.
+    if (version_ >= 4) {
+      if (auto r = read_rpc_calls(t.rpc_calls); !r) return r.error();
+    }
     if (auto r = read_connections(t.connections); !r) return r.error();
     if (auto r = read_tcp_samples(t.tcp_samples); !r) return r.error();
     if (auto r = read_drops(t.drops); !r) return r.error();
@@ -464,6 +468,35 @@ class Reader {
                       c.bytes = s.col_u64(6);
                       c.path = s.col_text(7);
                       c.checkpoint_id = s.col_opt_u64(8);
+                      calls.push_back(std::move(c));
+                      return {};
+                    });
+  }
+
+  // rpc_calls (version 4 on).
+  Expected<void> read_rpc_calls(std::vector<RpcCallRecord>& calls) {
+    calls.reserve(size_hint("rpc_calls"));
+    return each_row("rpc_calls",
+                    "SELECT start_ns, end_ns, queue_ns, rtt_ns, execute_ns, op, server, "
+                    "bytes_sent, bytes_received, payload_bytes, status, transmissions, "
+                    "major_timeouts, checkpoint_io, checkpoint_id FROM rpc_calls ORDER BY seq",
+                    [&](const Stmt& s) -> Expected<void> {
+                      RpcCallRecord c;
+                      c.start_ns = s.col_u64(0);
+                      c.end_ns = s.col_u64(1);
+                      c.queue_ns = s.col_u64(2);
+                      c.rtt_ns = s.col_u64(3);
+                      c.execute_ns = s.col_u64(4);
+                      c.op = s.col_text(5);
+                      c.server = s.col_text(6);
+                      c.bytes_sent = s.col_u64(7);
+                      c.bytes_received = s.col_u64(8);
+                      c.payload_bytes = s.col_u64(9);
+                      c.status = static_cast<int32_t>(s.col_i64(10));
+                      c.transmissions = static_cast<uint32_t>(s.col_u64(11));
+                      c.major_timeouts = static_cast<uint32_t>(s.col_u64(12));
+                      c.checkpoint_io = s.col_i64(13) != 0;
+                      c.checkpoint_id = s.col_opt_u64(14);
                       calls.push_back(std::move(c));
                       return {};
                     });

@@ -26,6 +26,7 @@ Expected<void> write_all(TraceWriter& w, const Trace& trace) {
     if (auto r = w.append_failure(f); !r) return r;
   }
   if (auto r = w.append_io_calls(trace.io_calls); !r) return r;
+  if (auto r = w.append_rpc_calls(trace.rpc_calls); !r) return r;
   for (const ConnectionRecord& c : trace.connections) {
     if (auto r = w.append_connection(c); !r) return r;
   }

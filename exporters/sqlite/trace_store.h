@@ -52,6 +52,8 @@ class TraceWriter {
   // append_checkpoint.
   Expected<void> append_failure(const FailureRecord& failure);
   Expected<void> append_io_calls(const std::vector<IoCallRecord>& calls);
+  // RPCs of closed checkpoints (Trace::rpc_calls), in the order given.
+  Expected<void> append_rpc_calls(const std::vector<RpcCallRecord>& calls);
   Expected<void> append_connection(const ConnectionRecord& connection);
   // Replaces the connection(s) with the same cookie, or appends a new one.
   Expected<void> upsert_connection(const ConnectionRecord& connection);

@@ -94,7 +94,7 @@ struct TraceWriter::Impl {
   std::string path;
   Mode mode = Mode::Incremental;
 
-  Stmt job, job_evidence_clear, job_evidence, checkpoint, stage, failure, file, io_call,
+  Stmt job, job_evidence_clear, job_evidence, checkpoint, stage, failure, file, io_call, rpc_call,
       connection_insert, connection_update, tcp_sample, drops_clear, drop, checkpoint_nfs, rpc_op,
       nfs_mount, nfs_mount_op, nfs_mount_ebpf_op;
 
@@ -129,6 +129,11 @@ struct TraceWriter::Impl {
         {&io_call,
          "INSERT INTO io_calls (start_ns, end_ns, tgid, tid, op, ret, bytes, path, "
          "checkpoint_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
+        {&rpc_call,
+         "INSERT INTO rpc_calls (start_ns, end_ns, queue_ns, rtt_ns, execute_ns, op, server, "
+         "bytes_sent, bytes_received, payload_bytes, status, transmissions, major_timeouts, "
+         "checkpoint_io, checkpoint_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+         "?12, ?13, ?14, ?15)"},
         {&connection_insert,
          "INSERT INTO connections (cookie, local, remote, first_ns, last_ns, bytes_sent, "
          "bytes_received, retransmits, zero_window_ns, resets, link_max_Bps, link_max_source) "
@@ -318,6 +323,28 @@ struct TraceWriter::Impl {
       io_call.bind_text(8, c.path);
       io_call.bind_opt_u64(9, c.checkpoint_id);
       if (auto r = io_call.run(); !r) return r;
+    }
+    return {};
+  }
+
+  Expected<void> insert_rpc_calls(const std::vector<RpcCallRecord>& calls) {
+    for (const RpcCallRecord& c : calls) {
+      rpc_call.bind_u64(1, c.start_ns);
+      rpc_call.bind_u64(2, c.end_ns);
+      rpc_call.bind_u64(3, c.queue_ns);
+      rpc_call.bind_u64(4, c.rtt_ns);
+      rpc_call.bind_u64(5, c.execute_ns);
+      rpc_call.bind_text(6, c.op);
+      rpc_call.bind_text(7, c.server);
+      rpc_call.bind_u64(8, c.bytes_sent);
+      rpc_call.bind_u64(9, c.bytes_received);
+      rpc_call.bind_u64(10, c.payload_bytes);
+      rpc_call.bind_i64(11, c.status);
+      rpc_call.bind_u64(12, c.transmissions);
+      rpc_call.bind_u64(13, c.major_timeouts);
+      rpc_call.bind_i64(14, c.checkpoint_io ? 1 : 0);
+      rpc_call.bind_opt_u64(15, c.checkpoint_id);
+      if (auto r = rpc_call.run(); !r) return r;
     }
     return {};
   }
@@ -546,6 +573,13 @@ Expected<void> TraceWriter::append_io_calls(const std::vector<IoCallRecord>& cal
   if (!impl) return impl.error();
   Impl& w = **impl;
   return w.atomically("I/O calls", [&]() { return w.insert_io_calls(calls); });
+}
+
+Expected<void> TraceWriter::append_rpc_calls(const std::vector<RpcCallRecord>& calls) {
+  auto impl = live();
+  if (!impl) return impl.error();
+  Impl& w = **impl;
+  return w.atomically("RPC calls", [&]() { return w.insert_rpc_calls(calls); });
 }
 
 Expected<void> TraceWriter::append_connection(const ConnectionRecord& connection) {

@@ -22,7 +22,12 @@ truths (the save's and the load's, merged):
   - no WRITE, COMMIT or READ RPC failed (a LOOKUP of a file not created yet
     fails with ENOENT: printed, not asserted);
   - the job exited 0, was traced, the ground truths say ok, no failure flagged,
-    nothing dropped, a connection to 127.0.0.1:2049 listed.
+    nothing dropped, a connection to 127.0.0.1:2049 listed;
+  - the trace itself (run.db.gz, opened with sqlite3) is schema version 4 or
+    later and keeps every RPC: per checkpoint and op as many rpc_calls rows as
+    nfs.rpc_ops counts, as many with checkpoint_io as nfs.io_rpcs, and their
+    queue and round-trip times give nfs.queue_wait's and nfs.rtt's count,
+    percentiles and maximum.
 Prints every figure it compared. Exit 0 when all hold. Python 3 standard library only.
 """
 import sys
@@ -123,6 +128,17 @@ def main():
             c.check(v.within(read_bytes, gt_bytes, 0.01),
                     f"load: READ/READ_PLUS bytes_received {read_bytes}, want the file bytes {gt_bytes} within 1 %")
             c.check(writes == 0 and commits == 0, f"load: {writes} WRITE and {commits} COMMIT RPCs, want 0")
+
+    # The trace's per-RPC rows add up to the summary's NFS figures.
+    db = v.open_trace(c, "run.db.gz")
+    if db is not None:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        c.say(f"trace schema version {version}")
+        if c.check(version >= 4, f"run.db.gz has schema version {version}, want >= 4 (rpc_calls)"):
+            for cp in cps:
+                c.say(f"{cp.get('direction')} (checkpoint {cp.get('id')}) in the trace:")
+                v.check_rpc_calls(c, db, cp)
+        db.close()
 
     failures = v.all_failures(summary)
     c.check(not failures, "failures flagged: " + "; ".join(v.fmt_failure(i, f) for i, f in failures))

@@ -4,10 +4,16 @@ Python 3 standard library only. A checker collects failed assertions with
 Checker.check, prints the figures it compared with Checker.say and ends with
 Checker.finish (exit status 0 when every assertion held).
 """
+import atexit
+import collections
+import gzip
 import json
+import math
 import os
 import re
+import sqlite3
 import sys
+import tempfile
 
 # The stages a checkpoint on NFS has, in pipeline order (gpu_copy is not
 # traced in these builds).
@@ -96,6 +102,70 @@ def rpc_ops(cp):
 
 def op_sum(ops, names, key):
     return sum(ops[n].get(key, 0) for n in names if n in ops)
+
+
+def open_trace(checker, name):
+    """The run's gzip'd trace NAME (e.g. run.db.gz) opened read-only with sqlite3,
+    from a temporary copy removed at exit; None (and a failure) when missing or
+    unreadable."""
+    try:
+        with gzip.open(os.path.join(checker.run, name)) as f:
+            data = f.read()
+    except (OSError, EOFError) as e:
+        checker.errors.append(f"cannot read {name}: {e}")
+        return None
+    fd, path = tempfile.mkstemp(prefix="ckptscope-vm-", suffix=".db")
+    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as e:
+        checker.errors.append(f"{name} is not an SQLite trace: {e}")
+        return None
+    return db
+
+
+def nearest_rank(values):
+    """{count, p50_ns, p90_ns, p99_ns, max_ns} of VALUES as the stitcher computes
+    them (nearest-rank percentiles; mean left out: rounding)."""
+    v = sorted(values)
+    if not v:
+        return {"count": 0, "p50_ns": 0, "p90_ns": 0, "p99_ns": 0, "max_ns": 0}
+
+    def rank(p):
+        k = math.ceil(p / 100.0 * len(v))
+        return v[min(max(k, 1), len(v)) - 1]
+
+    return {"count": len(v), "p50_ns": rank(50), "p90_ns": rank(90), "p99_ns": rank(99), "max_ns": v[-1]}
+
+
+def check_rpc_calls(checker, db, cp):
+    """A checkpoint's rows in the trace's rpc_calls (schema version 4) against its
+    summary figures: per op as many rows as nfs.rpc_ops[op].count, the rows with
+    checkpoint_io as many as nfs.io_rpcs, and their queue and round-trip times
+    giving nfs.queue_wait's and nfs.rtt's count, percentiles and maximum."""
+    d = cp.get("direction")
+    nfs = cp.get("nfs")
+    rows = db.execute("SELECT op, checkpoint_io, queue_ns, rtt_ns FROM rpc_calls "
+                      "WHERE checkpoint_id = ? ORDER BY seq", (cp.get("id"),)).fetchall()
+    if nfs is None:
+        checker.check(not rows, f"{d}: {len(rows)} rpc_calls rows for a checkpoint without nfs figures")
+        return
+    per_op = dict(collections.Counter(op for op, _, _, _ in rows))
+    want = {o: s.get("count") for o, s in rpc_ops(cp).items()}
+    io = [(q, r) for _, is_io, q, r in rows if is_io]
+    checker.say(f"    rpc_calls: {len(rows)} rows, by op {per_op} (rpc_ops {want});"
+                f" checkpoint_io {len(io)} (io_rpcs {nfs.get('io_rpcs')})")
+    checker.check(per_op == want, f"{d}: rpc_calls by op {per_op}, want rpc_ops' counts {want}")
+    checker.check(len(io) == nfs.get("io_rpcs"),
+                  f"{d}: {len(io)} rpc_calls with checkpoint_io, want nfs.io_rpcs {nfs.get('io_rpcs')}")
+    for key, values in (("queue_wait", [q for q, _ in io]), ("rtt", [r for _, r in io])):
+        got = nearest_rank(values)
+        have = {k: (nfs.get(key) or {}).get(k) for k in got}
+        checker.say(f"    {key} from the rows {got}")
+        checker.check(got == have, f"{d}: {key} from rpc_calls {got}, summary says {have}")
 
 
 def all_failures(summary):

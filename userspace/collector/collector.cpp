@@ -183,6 +183,9 @@ void Collector::flush_outputs() {
   auto calls = stitcher_->take_io_calls();
   if (!calls.empty()) count(writer_.append_io_calls(calls));
   std::move(calls.begin(), calls.end(), std::back_inserter(trace_.io_calls));
+  auto rpc_calls = stitcher_->take_rpc_calls();
+  if (!rpc_calls.empty()) count(writer_.append_rpc_calls(rpc_calls));
+  std::move(rpc_calls.begin(), rpc_calls.end(), std::back_inserter(trace_.rpc_calls));
   auto samples = stitcher_->take_tcp_samples();
   if (!samples.empty()) count(writer_.append_tcp_samples(samples));
   std::move(samples.begin(), samples.end(), std::back_inserter(trace_.tcp_samples));

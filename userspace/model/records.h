@@ -150,6 +150,30 @@ struct IoCallRecord {
   std::optional<uint64_t> checkpoint_id;
 };
 
+// One RPC of a checkpoint's RPC clients during the checkpoint, as the NFS
+// probes saw it finish: the per-RPC rows behind NfsCheckpointRecord::rpc_ops
+// (per op, as many as rpc_ops[op].count) and its queue_wait and rtt (the
+// calls with checkpoint_io, as many as io_rpcs), kept for timelines.
+struct RpcCallRecord {
+  uint64_t start_ns = 0;        // rpc_task start (CLOCK_MONOTONIC)
+  uint64_t end_ns = 0;          // done, or failed before it was sent
+  uint64_t queue_ns = 0;        // start -> (last) transmission
+  uint64_t rtt_ns = 0;          // transmission -> reply
+  uint64_t execute_ns = 0;      // start -> done
+  std::string op;               // "WRITE", "READ", "COMMIT", "GETATTR", ...
+  std::string server;           // "addr:port"
+  uint64_t bytes_sent = 0;      // request bytes on the wire, headers included
+  uint64_t bytes_received = 0;  // reply bytes, headers included
+  // The page I/O's requested payload (nfs_pgio count) of a READ/WRITE that
+  // carried a checkpoint file's pages, else 0 (COMMIT and every other RPC).
+  uint64_t payload_bytes = 0;
+  int32_t status = 0;  // 0 or -errno
+  uint32_t transmissions = 0;
+  uint32_t major_timeouts = 0;
+  bool checkpoint_io = false;  // carried pages of the checkpoint's files (counted in nfs.io_rpcs)
+  std::optional<uint64_t> checkpoint_id;
+};
+
 // A TCP connection to a storage server, as seen over the trace.
 struct ConnectionRecord {
   uint64_t cookie = 0;
@@ -275,6 +299,7 @@ struct Trace {
   std::vector<CheckpointRecord> checkpoints;
   std::vector<FailureRecord> failures;  // outside any checkpoint
   std::vector<IoCallRecord> io_calls;
+  std::vector<RpcCallRecord> rpc_calls;
   std::vector<ConnectionRecord> connections;
   std::vector<TcpSampleRecord> tcp_samples;
   std::vector<DropRecord> drops;

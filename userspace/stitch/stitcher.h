@@ -65,6 +65,8 @@ class Stitcher : public EventSink {
   std::vector<CheckpointRecord> take_checkpoints();
   std::vector<FailureRecord> take_failures();
   std::vector<IoCallRecord> take_io_calls();
+  // Every RPC a closed checkpoint's nfs.rpc_ops counts, one record each.
+  std::vector<RpcCallRecord> take_rpc_calls();
   std::vector<TcpSampleRecord> take_tcp_samples();
   [[nodiscard]] std::vector<ConnectionRecord> connections() const;
   [[nodiscard]] std::vector<RpcTotals> rpc_totals() const;
@@ -226,6 +228,7 @@ class Stitcher : public EventSink {
   std::vector<CheckpointRecord> out_checkpoints_;
   std::vector<FailureRecord> out_failures_;
   std::vector<IoCallRecord> out_io_calls_;
+  std::vector<RpcCallRecord> out_rpc_calls_;
   std::vector<TcpSampleRecord> out_tcp_samples_;
 };
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace ckpt {
 namespace {
 
@@ -128,6 +130,121 @@ TEST(PerfettoExport, TcpBacklogIsACounterAndFailuresAreInstants) {
   EXPECT_EQ(failures[1]["name"], "gpu_xid");
 }
 
+// known_trace with its save's RPCs: an rpc_queue stage over the checkpoint,
+// two RPCs in flight together, one later; the last also counted by a second
+// checkpoint (a save followed at once by a load).
+Trace trace_with_rpcs() {
+  Trace t = known_trace();
+  StageRecord queue;
+  queue.name = "rpc_queue";
+  queue.bytes = 8 << 20;
+  queue.busy_ns = 3'000'000;
+  t.checkpoints[0].stages.push_back(queue);
+  auto rpc = [](uint64_t start_ms, uint64_t queue_us, uint64_t rtt_us, std::string op,
+                uint64_t checkpoint) {
+    RpcCallRecord r;
+    r.start_ns = kStart + start_ms * 1'000'000;
+    r.queue_ns = queue_us * 1000;
+    r.rtt_ns = rtt_us * 1000;
+    r.execute_ns = r.queue_ns + r.rtt_ns;
+    r.end_ns = r.start_ns + r.execute_ns;
+    r.op = std::move(op);
+    r.server = "10.0.0.5:2049";
+    r.bytes_sent = r.op == "WRITE" ? 1'048'776 : 150;
+    r.bytes_received = 120;
+    r.payload_bytes = r.op == "WRITE" ? 1 << 20 : 0;
+    r.transmissions = 1;
+    r.checkpoint_io = r.op != "GETATTR";
+    r.checkpoint_id = checkpoint;
+    return r;
+  };
+  t.rpc_calls = {rpc(5, 2000, 3000, "WRITE", 1), rpc(6, 1000, 2000, "WRITE", 1),
+                 rpc(20, 500, 250, "GETATTR", 1), rpc(20, 500, 250, "GETATTR", 2)};
+  t.rpc_calls[1].status = -5;
+  return t;
+}
+
+TEST(PerfettoExport, RpcsAreSlicesOnTheQueueAndRoundTripStagesInLanes) {
+  json t = perfetto_trace(trace_with_rpcs());
+  auto problems = validate_trace_events(t);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  auto queue = events_where(t, [](const json& e) { return e.value("cat", "") == "rpc-queue"; });
+  auto rtt = events_where(t, [](const json& e) { return e.value("cat", "") == "rpc-rtt"; });
+  ASSERT_EQ(queue.size(), 3u) << "the RPC both checkpoints count is drawn once";
+  ASSERT_EQ(rtt.size(), 3u);
+  auto by_ts = [](const json& a, const json& b) {
+    return a["ts"] != b["ts"] ? a["ts"] < b["ts"] : a["dur"] > b["dur"];
+  };
+  std::sort(queue.begin(), queue.end(), by_ts);
+  std::sort(rtt.begin(), rtt.end(), by_ts);
+  // Queue time from the RPC's start, round trip from its transmission.
+  EXPECT_EQ(queue[0]["name"], "WRITE");
+  EXPECT_DOUBLE_EQ(queue[0]["ts"].get<double>(), 5000.0);
+  EXPECT_DOUBLE_EQ(queue[0]["dur"].get<double>(), 2000.0);
+  EXPECT_DOUBLE_EQ(rtt[0]["ts"].get<double>(), 7000.0);
+  EXPECT_DOUBLE_EQ(rtt[0]["dur"].get<double>(), 3000.0);
+  EXPECT_DOUBLE_EQ(queue[1]["ts"].get<double>(), 6000.0);
+  EXPECT_DOUBLE_EQ(rtt[1]["ts"].get<double>(), 7000.0);
+  EXPECT_EQ(queue[1]["args"]["status"], -5);
+  EXPECT_EQ(queue[1]["args"]["server"], "10.0.0.5:2049");
+  EXPECT_EQ(queue[1]["args"]["op"], "WRITE");
+  EXPECT_EQ(queue[1]["args"]["bytes_sent"], 1'048'776);
+  EXPECT_EQ(queue[1]["args"]["payload_bytes"], 1 << 20);
+  EXPECT_EQ(queue[1]["args"]["checkpoint"], 1);
+  EXPECT_EQ(queue[2]["args"]["checkpoint_io"], false);
+
+  // The stage's total holds the rpc_queue track from 2 to 12 ms: the two
+  // WRITEs in flight together take two more lanes, the GETATTR after it the
+  // track again. The round trips overlap too: two lanes.
+  auto thread_name = [&](const json& e) {
+    auto m = events_where(t, [&](const json& x) {
+      return x["ph"] == "M" && x["name"] == "thread_name" && x["pid"] == e["pid"] &&
+             x["tid"] == e["tid"];
+    });
+    return m.size() == 1 ? m[0]["args"]["name"].get<std::string>() : std::string("(none)");
+  };
+  EXPECT_EQ(thread_name(queue[0]), "stage rpc_queue (2)");
+  EXPECT_EQ(thread_name(queue[1]), "stage rpc_queue (3)");
+  EXPECT_EQ(thread_name(queue[2]), "stage rpc_queue");
+  EXPECT_EQ(thread_name(rtt[0]), "stage rpc_rtt");
+  EXPECT_EQ(thread_name(rtt[1]), "stage rpc_rtt (2)");
+  EXPECT_EQ(thread_name(rtt[2]), "stage rpc_rtt");
+  auto total = events_where(t, [](const json& e) {
+    return e.value("cat", "") == "stage-total" &&
+           e["name"].get<std::string>().find("rpc_queue") != std::string::npos;
+  });
+  ASSERT_EQ(total.size(), 1u);
+  EXPECT_EQ(thread_name(total[0]), "stage rpc_queue");
+}
+
+TEST(PerfettoExport, RpcQueueTimeIsACounter) {
+  json t = perfetto_trace(trace_with_rpcs());
+  auto counters =
+      events_where(t, [](const json& e) { return e["ph"] == "C" && e["name"] == "rpc queue"; });
+  ASSERT_EQ(counters.size(), 3u);
+  std::sort(counters.begin(), counters.end(),
+            [](const json& a, const json& b) { return a["ts"] < b["ts"]; });
+  EXPECT_DOUBLE_EQ(counters[0]["ts"].get<double>(), 5000.0);
+  EXPECT_DOUBLE_EQ(counters[0]["args"]["ms"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(counters[1]["args"]["ms"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(counters[2]["args"]["ms"].get<double>(), 0.5);
+}
+
+TEST(PerfettoExport, OverlappingCallsOfThreadsOnAStageTakeLanes) {
+  Trace trace = known_trace();
+  // A second thread writes while the first does: both on host_io, which
+  // cannot hold them on one track.
+  trace.io_calls.push_back(IoCallRecord{kStart + 4'000'000, kStart + 6'000'000, 42, 45, "write",
+                                        1 << 20, 1 << 20, "/ckpt/step_1/shard_1.pt", 1});
+  json t = perfetto_trace(trace);
+  auto problems = validate_trace_events(t);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  auto writes = events_where(
+      t, [](const json& e) { return e.value("cat", "") == "stage-call" && e["name"] == "write"; });
+  ASSERT_EQ(writes.size(), 2u);
+  EXPECT_NE(writes[0]["tid"], writes[1]["tid"]);
+}
+
 TEST(PerfettoValidate, CatchesWhatTheUiWouldReject) {
   EXPECT_FALSE(validate_trace_events(json::object()).empty());
   json bad = {{"traceEvents",
@@ -151,6 +268,22 @@ TEST(PerfettoValidate, CatchesWhatTheUiWouldReject) {
                                    {{"ph", "E"}, {"name", "b"}, {"pid", 1}, {"tid", 2}, {"ts", 5}},
                                })}};
   EXPECT_TRUE(validate_trace_events(good).empty());
+}
+
+TEST(PerfettoValidate, SlicesOnATrackMustNest) {
+  auto x = [](int tid, double ts, double dur) {
+    return json{{"ph", "X"}, {"name", "x"}, {"pid", 1}, {"tid", tid}, {"ts", ts}, {"dur", dur}};
+  };
+  // Nested, touching, equal, zero-length, and overlapping only across tracks.
+  json good = {{"traceEvents", json::array({x(1, 0, 10), x(1, 2, 3), x(1, 5, 5), x(1, 10, 4),
+                                            x(1, 10, 4), x(1, 14, 0), x(1, 14, 0), x(2, 1, 20)})}};
+  auto problems = validate_trace_events(good);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  // One slice starts inside two others and ends after both: named against the innermost.
+  json bad = {{"traceEvents", json::array({x(1, 0, 10), x(1, 4, 2), x(1, 5, 10), x(2, 5, 10)})}};
+  problems = validate_trace_events(bad);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "event 2: X overlaps event 1 on pid 1 tid 1 without nesting in it");
 }
 
 }  // namespace

@@ -276,6 +276,28 @@ std::vector<std::string> diff_traces(const Trace& a, const Trace& b) {
       FIELD(q, x, y, checkpoint_id);
     }
   }
+  if (d.same_size("rpc_calls", a.rpc_calls.size(), b.rpc_calls.size())) {
+    for (size_t i = 0; i < a.rpc_calls.size(); ++i) {
+      const std::string q = "rpc_calls[" + std::to_string(i) + "]";
+      const RpcCallRecord& x = a.rpc_calls[i];
+      const RpcCallRecord& y = b.rpc_calls[i];
+      FIELD(q, x, y, start_ns);
+      FIELD(q, x, y, end_ns);
+      FIELD(q, x, y, queue_ns);
+      FIELD(q, x, y, rtt_ns);
+      FIELD(q, x, y, execute_ns);
+      FIELD(q, x, y, op);
+      FIELD(q, x, y, server);
+      FIELD(q, x, y, bytes_sent);
+      FIELD(q, x, y, bytes_received);
+      FIELD(q, x, y, payload_bytes);
+      FIELD(q, x, y, status);
+      FIELD(q, x, y, transmissions);
+      FIELD(q, x, y, major_timeouts);
+      FIELD(q, x, y, checkpoint_io);
+      FIELD(q, x, y, checkpoint_id);
+    }
+  }
   if (d.same_size("connections", a.connections.size(), b.connections.size())) {
     for (size_t i = 0; i < a.connections.size(); ++i) {
       const std::string q = "connections[" + std::to_string(i) + "]";
@@ -438,6 +460,16 @@ Trace full_trace() {
        std::nullopt},
       {0, kU64Max, 0, 0, "open", std::numeric_limits<int64_t>::min(), kAbove63, "", kAbove63},
   };
+  t.rpc_calls = {
+      {11'100'000'000, 11'105'000'000, 1'000'000, 4'000'000, 5'000'000, "WRITE", "10.0.0.5:2049",
+       1'048'776, 120, 1'048'576, 0, 1, 0, true, uint64_t{1}},
+      {kAbove63, kU64Max, kU64Max, kAbove63, kU64Max, "GETATTR 模", "\xff\xfe not utf-8 \"q\"",
+       kU64Max, kAbove63, kU64Max, std::numeric_limits<int32_t>::min(), kU32Max, kU32Max, false,
+       std::nullopt},
+      {0, 0, 0, 0, 0, "", "", 0, 0, 0, -5, 0, 7, true, kAbove63},
+      {12'000'000'000, 11'000'000'000, 3, 2, 1, "READ_PLUS", "[fe80::2]:2049", 1, 2, 3,
+       std::numeric_limits<int32_t>::max(), 2, 0, false, uint64_t{1}},
+  };
   t.connections = {
       {kAbove63, "10.0.0.2:901", "10.0.0.5:2049", 1, 2, 3, 4, 5, 6, 7, 1.25e9, "sysfs:eth0"},
       {7, "[fe80::1]:40000", "[fe80::2]:2049", 0, kU64Max, kU64Max, 0, 0, 0, 0, std::nullopt,
@@ -576,6 +608,12 @@ TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
   EXPECT_EQ(read->job.command[6], std::string("nul\0inside", 10));
   EXPECT_EQ(read->checkpoints[0].file_io[0].path, "/ckpt/step-100/模型-🚀.pt");
   EXPECT_EQ(read->io_calls[2].ret, std::numeric_limits<int64_t>::min());
+  ASSERT_THAT(read->rpc_calls, SizeIs(4));
+  EXPECT_EQ(read->rpc_calls[1].status, std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(read->rpc_calls[1].transmissions, kU32Max);
+  EXPECT_FALSE(read->rpc_calls[1].checkpoint_id.has_value());
+  EXPECT_TRUE(read->rpc_calls[2].checkpoint_io);
+  EXPECT_EQ(read->rpc_calls[2].checkpoint_id, kAbove63);
   EXPECT_EQ(read->tcp_samples[0].backlog, 35u);
   EXPECT_EQ(read->tcp_samples[1].backlog, kU32Max);
   EXPECT_EQ(read->tcp_samples[1].new_state, -7);
@@ -661,6 +699,17 @@ TEST_F(TraceStoreTest, ComparatorCatchesADifference) {
   Trace g = a;
   g.job.failure.reset();
   EXPECT_THAT(diff_traces(a, g), ElementsAre("job.failure (presence)"));
+  Trace h = a;
+  h.rpc_calls[0].payload_bytes = 1;
+  h.rpc_calls[1].checkpoint_id = 1;
+  h.rpc_calls[2].checkpoint_io = false;
+  h.rpc_calls[3].status = 0;
+  EXPECT_THAT(diff_traces(a, h),
+              ElementsAre("rpc_calls[0].payload_bytes", "rpc_calls[1].checkpoint_id",
+                          "rpc_calls[2].checkpoint_io", "rpc_calls[3].status"));
+  Trace k = a;
+  k.rpc_calls.pop_back();
+  EXPECT_THAT(diff_traces(a, k), ElementsAre("rpc_calls size"));
 }
 
 TEST_F(TraceStoreTest, UnsignedAbove2To63IsStoredTwosComplementAndDocumentedSo) {
@@ -920,12 +969,20 @@ TEST_F(TraceStoreTest, Version3FileWithoutAJobColumnNamesIt) {
 
 // ---- older schema versions ----
 
-// The DDL of an older version, derived from today's: version 2 is version 3
-// without the job's name, log and failure columns and job_failure_evidence;
-// version 1 is version 2 without the NFS tables and tcp_samples.backlog.
-// Empty when today's DDL no longer has the expected shape.
+// The DDL of an older version, derived from today's: version 3 is version 4
+// without rpc_calls; version 2 is version 3 without the job's name, log and
+// failure columns and job_failure_evidence; version 1 is version 2 without
+// the NFS tables and tcp_samples.backlog. Empty when today's DDL no longer has
+// the expected shape.
 std::string ddl_of_version(int version) {
   std::string ddl(kTraceSchemaSql);
+  if (version < 4) {
+    const size_t from =
+        ddl.find("\n-- Every RPC of a checkpoint's RPC clients during the checkpoint");
+    const size_t to = from == std::string::npos ? from : ddl.find(");\n", from);
+    if (to == std::string::npos) return {};
+    ddl.erase(from, to + 3 - from);
+  }
   if (version < 3) {
     const std::string last_v2 = "root_pids         TEXT NOT NULL,";
     const size_t from = ddl.find(last_v2);
@@ -953,15 +1010,28 @@ std::string ddl_of_version(int version) {
 TEST_F(TraceStoreTest, OlderDdlsAreWhatTheirVersionsHad) {
   // Guards ddl_of_version: the derived DDLs create exactly the tables and
   // columns their versions had.
+  const std::string v4 = file("v4-shape.db");
+  const std::string v3 = file("v3-shape.db");
   const std::string v2 = file("v2-shape.db");
   const std::string v1 = file("v1-shape.db");
+  ASSERT_FALSE(ddl_of_version(3).empty());
   ASSERT_FALSE(ddl_of_version(2).empty());
   ASSERT_FALSE(ddl_of_version(1).empty());
+  exec_sql(v4, ddl_of_version(4));
+  exec_sql(v3, ddl_of_version(3));
   exec_sql(v2, ddl_of_version(2));
   exec_sql(v1, ddl_of_version(1));
   const std::string tables =
       "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE type = 'table' "
       "ORDER BY name)";
+  EXPECT_EQ(query_text(v4, tables),
+            "checkpoint_nfs,checkpoints,connections,drops,failures,files,io_calls,job,"
+            "job_failure_evidence,meta,nfs_mount_ebpf_ops,nfs_mount_ops,nfs_mounts,rpc_calls,"
+            "rpc_ops,stages,tcp_samples");
+  EXPECT_EQ(query_text(v3, tables),
+            "checkpoint_nfs,checkpoints,connections,drops,failures,files,io_calls,job,"
+            "job_failure_evidence,meta,nfs_mount_ebpf_ops,nfs_mount_ops,nfs_mounts,rpc_ops,"
+            "stages,tcp_samples");
   EXPECT_EQ(query_text(v2, tables),
             "checkpoint_nfs,checkpoints,connections,drops,failures,files,io_calls,job,meta,"
             "nfs_mount_ebpf_ops,nfs_mount_ops,nfs_mounts,rpc_ops,stages,tcp_samples");
@@ -991,7 +1061,7 @@ TEST_F(TraceStoreTest, Version2FileFromTheVersion3WriterMinusTheJobFailureStillR
   // The job table rebuilt without the version 3 columns (ALTER TABLE DROP
   // COLUMN needs SQLite 3.35).
   exec_sql(path,
-           "DROP TABLE job_failure_evidence; "
+           "DROP TABLE rpc_calls; DROP TABLE job_failure_evidence; "
            "CREATE TABLE j AS SELECT id, command, mode, node, kernel, ckptscope_version, "
            "config_json, start_wall_ns, start_mono_ns, end_mono_ns, exit_code, exit_signal, "
            "traced, trace_warning, root_pids FROM job; DROP TABLE job; "
@@ -1000,6 +1070,7 @@ TEST_F(TraceStoreTest, Version2FileFromTheVersion3WriterMinusTheJobFailureStillR
   auto read = read_trace(path);
   ASSERT_TRUE(read) << read.error().message;
   Trace expected = full_trace();
+  expected.rpc_calls.clear();
   expected.job.name.clear();
   expected.job.log_path.clear();
   expected.job.failure.reset();
@@ -1035,7 +1106,8 @@ TEST_F(TraceStoreTest, Version1FileFromTheVersion2WriterMinusNfsTablesStillReads
   // Version 1 has neither the NFS tables nor tcp_samples.backlog (the table is
   // rebuilt rather than ALTER TABLE DROP COLUMN, which needs SQLite 3.35).
   exec_sql(path,
-           "DROP TABLE rpc_ops; DROP TABLE checkpoint_nfs; DROP TABLE nfs_mount_ebpf_ops; "
+           "DROP TABLE rpc_calls; DROP TABLE rpc_ops; DROP TABLE checkpoint_nfs; "
+           "DROP TABLE nfs_mount_ebpf_ops; "
            "DROP TABLE nfs_mount_ops; DROP TABLE nfs_mounts; "
            "CREATE TABLE t AS SELECT seq, time_ns, cookie, event, bytes_acked, bytes_received, "
            "in_flight, cwnd, srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state "
@@ -1049,6 +1121,7 @@ TEST_F(TraceStoreTest, Version1FileFromTheVersion2WriterMinusNfsTablesStillReads
   auto read = read_trace(path);
   ASSERT_TRUE(read) << read.error().message;
   Trace expected = full_trace();
+  expected.rpc_calls.clear();
   expected.job.name.clear();
   expected.job.log_path.clear();
   expected.job.failure.reset();
@@ -1124,6 +1197,104 @@ TEST_F(TraceStoreTest, Version2FileWithoutTheBacklogColumnNamesIt) {
   EXPECT_THAT(read.error().message, HasSubstr("backlog"));
 }
 
+TEST_F(TraceStoreTest, Version3FileFromTheVersion4WriterMinusRpcCallsReadsWithoutThem) {
+  const std::string path = file("v3.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path,
+           "DROP TABLE rpc_calls; "
+           "PRAGMA user_version = 3; UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(read->rpc_calls, IsEmpty());
+  Trace expected = full_trace();
+  expected.rpc_calls.clear();
+  EXPECT_THAT(diff_traces(expected, *read), IsEmpty()) << "everything else as written";
+}
+
+TEST_F(TraceStoreTest, Version3FileReadsNoRpcCallsEvenWithSuchATable) {
+  // A version 3 file has no rpc_calls; should it have a table of that name,
+  // it is not the version 4 table and is not read.
+  const std::string path = file("v3-stray.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path, "PRAGMA user_version = 3");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(read->rpc_calls, IsEmpty());
+  EXPECT_THAT(read->io_calls, SizeIs(3));
+}
+
+TEST_F(TraceStoreTest, Version3FileWithTheVersion3DdlStillReads) {
+  const std::string path = file("v3-ddl.db");
+  const std::string ddl = ddl_of_version(3);
+  ASSERT_FALSE(ddl.empty());
+  exec_sql(path, ddl +
+                     "PRAGMA user_version = 3;"
+                     "INSERT INTO meta VALUES ('schema_version', '3');"
+                     "INSERT INTO job VALUES (1, '[\"python\",\"train.py\"]', 'run', 'n', 'k', "
+                     "'0.1.0', '{}', 5, 10, 20, 0, NULL, 1, '', '[42]', 'train', '/l.log', NULL, "
+                     "NULL, NULL);"
+                     "INSERT INTO checkpoints (id, direction, start_ns, end_ns, bytes, files, "
+                     "bottleneck) VALUES (1, 'save', 10, 20, 4096, 1, 'nfs_client');"
+                     "INSERT INTO checkpoint_nfs (checkpoint_id, servers, io_rpcs, io_bytes, "
+                     "queue_wait_count, queue_wait_mean_ns, queue_wait_p50_ns, queue_wait_p90_ns, "
+                     "queue_wait_p99_ns, queue_wait_max_ns, rtt_count, rtt_mean_ns, rtt_p50_ns, "
+                     "rtt_p90_ns, rtt_p99_ns, rtt_max_ns, wait_by_queue) VALUES (1, "
+                     "'[\"10.0.0.5:2049\"]', 1, 4096, 1, 5, 5, 5, 5, 5, 1, 7, 7, 7, 7, 7, '{}');"
+                     "INSERT INTO rpc_ops (checkpoint_id, op, count, errors, major_timeouts, "
+                     "transmissions, bytes_sent, bytes_received, queue_ns, rtt_ns, execute_ns) "
+                     "VALUES (1, 'WRITE', 1, 0, 0, 1, 4296, 120, 5, 7, 12);");
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM sqlite_master WHERE name = 'rpc_calls'"), "0");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->job.name, "train");
+  ASSERT_THAT(read->checkpoints, SizeIs(1));
+  ASSERT_TRUE(read->checkpoints[0].nfs.has_value());
+  EXPECT_EQ(read->checkpoints[0].nfs->io_rpcs, 1u);
+  ASSERT_THAT(read->checkpoints[0].nfs->rpc_ops, SizeIs(1));
+  EXPECT_THAT(read->rpc_calls, IsEmpty()) << "version 3 kept no per-RPC rows";
+}
+
+TEST_F(TraceStoreTest, Version4FileMissingRpcCallsIsNamed) {
+  const std::string path = file("v4-partial.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path, "DROP TABLE rpc_calls");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(
+      read.error().message,
+      HasSubstr("'" + path + "' is a damaged ckptscope trace: table 'rpc_calls' is missing"));
+}
+
+TEST_F(TraceStoreTest, Version4FileWithoutAnRpcCallsColumnNamesIt) {
+  const std::string path = file("v4-no-payload.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path,
+           "CREATE TABLE t AS SELECT seq, start_ns, end_ns, queue_ns, rtt_ns, execute_ns, op, "
+           "server, bytes_sent, bytes_received, status, transmissions, major_timeouts, "
+           "checkpoint_io, checkpoint_id FROM rpc_calls; DROP TABLE rpc_calls; "
+           "ALTER TABLE t RENAME TO rpc_calls");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("'" + path + "'"));
+  EXPECT_THAT(read.error().message, HasSubstr("rpc_calls"));
+  EXPECT_THAT(read.error().message, HasSubstr("payload_bytes"));
+}
+
+TEST_F(TraceStoreTest, RpcCallsAreQueryableInPlainSql) {
+  const std::string path = file("rpc-sql.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM rpc_calls"), "4");
+  EXPECT_EQ(query_text(path,
+                       "SELECT group_concat(op || ':' || status || ':' || checkpoint_io, ',') FROM "
+                       "(SELECT op, status, checkpoint_io FROM rpc_calls ORDER BY seq)"),
+            "WRITE:0:1,GETATTR 模:-2147483648:0,:-5:1,READ_PLUS:2147483647:0");
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM rpc_calls WHERE checkpoint_id IS NULL"), "1");
+  EXPECT_EQ(query_text(path,
+                       "SELECT (queue_ns / 1e6) || ' ms' FROM rpc_calls "
+                       "WHERE checkpoint_id = 1 AND checkpoint_io = 1"),
+            "1.0 ms");
+}
+
 TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
   const std::string path = file("v1-partial.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
@@ -1136,8 +1307,8 @@ TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
 TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
   const std::string path = file("meta.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "3");
-  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "4");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
   EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
               ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
   EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
@@ -1218,6 +1389,33 @@ TEST_F(TraceStoreTest, ManyIoCallsRoundTrip) {
   EXPECT_THAT(diff_traces(t, *read), IsEmpty());
 }
 
+TEST_F(TraceStoreTest, ManyRpcCallsRoundTrip) {
+  Trace t;
+  t.rpc_calls.resize(200'000);
+  for (size_t i = 0; i < t.rpc_calls.size(); ++i) {
+    RpcCallRecord& r = t.rpc_calls[i];
+    r.start_ns = i * 1000;
+    r.queue_ns = i % 977;
+    r.rtt_ns = 300 + i % 13;
+    r.execute_ns = r.queue_ns + r.rtt_ns;
+    r.end_ns = r.start_ns + r.execute_ns;
+    r.op = i % 5 ? "WRITE" : "COMMIT";
+    r.server = "10.0.0.5:2049";
+    r.bytes_sent = 131'272;
+    r.bytes_received = 120;
+    r.payload_bytes = i % 5 ? 131'072 : 0;
+    r.status = i % 1000 ? 0 : -5;
+    r.transmissions = 1;
+    r.checkpoint_io = i % 7 != 0;
+    r.checkpoint_id = 1 + i / 50'000;
+  }
+  const std::string path = file("many-rpcs.db");
+  ASSERT_TRUE(write_trace(path, t));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(t, *read), IsEmpty());
+}
+
 // ---- TraceWriter ----
 
 TEST_F(TraceStoreTest, IncrementalWriterThenReadGivesTheSameTrace) {
@@ -1232,8 +1430,11 @@ TEST_F(TraceStoreTest, IncrementalWriterThenReadGivesTheSameTrace) {
   ASSERT_TRUE(w->write_job(running));
   ASSERT_TRUE(w->append_io_calls({full.io_calls[0]}));
   ASSERT_TRUE(w->append_checkpoint(full.checkpoints[0]));
+  ASSERT_TRUE(w->append_rpc_calls({full.rpc_calls[0], full.rpc_calls[1]}));
   ASSERT_TRUE(w->commit());
   ASSERT_TRUE(w->append_io_calls({full.io_calls[1], full.io_calls[2]}));
+  ASSERT_TRUE(w->append_rpc_calls({}));
+  ASSERT_TRUE(w->append_rpc_calls({full.rpc_calls[2], full.rpc_calls[3]}));
   ASSERT_TRUE(w->append_failure(full.failures[0]));
   // A connection updated in place keeps its position and ends with the last values.
   ConnectionRecord early = full.connections[0];
@@ -1299,10 +1500,12 @@ TEST_F(TraceStoreTest, KilledWriterKeepsEverythingUpToItsLastCommit) {
     auto w = TraceWriter::open(path);
     if (!w) ::_exit(10);
     if (!w->write_job(full.job) || !w->append_checkpoint(full.checkpoints[0]) ||
-        !w->append_io_calls(full.io_calls) || !w->commit()) {
+        !w->append_io_calls(full.io_calls) || !w->append_rpc_calls({full.rpc_calls[0]}) ||
+        !w->commit()) {
       ::_exit(11);
     }
-    if (!w->append_checkpoint(full.checkpoints[1]) || !w->append_failure(full.failures[0])) {
+    if (!w->append_checkpoint(full.checkpoints[1]) || !w->append_failure(full.failures[0]) ||
+        !w->append_rpc_calls({full.rpc_calls[1]})) {
       ::_exit(12);
     }
     ::_exit(0);
@@ -1318,6 +1521,7 @@ TEST_F(TraceStoreTest, KilledWriterKeepsEverythingUpToItsLastCommit) {
   expected.job = full.job;
   expected.checkpoints = {full.checkpoints[0]};
   expected.io_calls = full.io_calls;
+  expected.rpc_calls = {full.rpc_calls[0]};
   EXPECT_THAT(diff_traces(expected, *read), IsEmpty());
 }
 
@@ -1439,7 +1643,7 @@ TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message,
               HasSubstr("'" + path +
-                        "' has trace schema version 99, this ckptscope reads up to 3: "
+                        "' has trace schema version 99, this ckptscope reads up to 4: "
                         "upgrade ckptscope"));
 }
 

@@ -1,7 +1,9 @@
 // NFS stages with known answers: a save whose pages go out as WRITE and
 // COMMIT RPCs, a load read back with READ_PLUS, RPC errors and timeouts, and
 // the queue verdict.
+#include <algorithm>
 #include <cerrno>
+#include <map>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -80,7 +82,8 @@ class NfsStagesTest : public ::testing::Test {
   // An RPC that started at t0, queued `queue`, waited `rtt` for the reply.
   static void rpc(Stitcher& s, const std::string& op, uint64_t t0, uint64_t queue, uint64_t rtt,
                   std::optional<NfsIoKind> io, uint64_t bytes, int32_t status = 0,
-                  uint64_t sending_wait = 0, uint64_t backlog_wait = 0, uint32_t client = 4) {
+                  uint64_t sending_wait = 0, uint64_t backlog_wait = 0, uint32_t client = 4,
+                  FileId file = kFile) {
     RpcEvent e;
     e.kind = RpcEvent::Kind::Done;
     e.start_ns = t0;
@@ -102,7 +105,7 @@ class NfsStagesTest : public ::testing::Test {
     e.server = kServer;
     e.io = io;
     if (io) {
-      e.file = kFile;
+      e.file = file;
       e.io_count = bytes;
     }
     s.on_event(std::move(e));
@@ -505,6 +508,201 @@ TEST_F(NfsStagesTest, OneHangIsOneStallWhenAFlushAndItsPagesWaitTogether) {
   ASSERT_EQ(cps[0].failures.size(), 1u);
   EXPECT_EQ(cps[0].failures[0].kind, "stall");
   EXPECT_THAT(cps[0].failures[0].evidence, HasSubstr("fsync("));
+}
+
+}  // namespace
+}  // namespace ckpt
+
+namespace ckpt {
+namespace {
+
+// The per-RPC records of one checkpoint against its aggregates: per op as
+// many records as rpc_ops[op].count, adding up to every rpc_ops figure; those
+// with checkpoint_io as many as io_rpcs, their queue and round trip giving
+// exactly queue_wait and rtt.
+void expect_rpc_calls_match(const CheckpointRecord& c, const std::vector<RpcCallRecord>& all) {
+  SCOPED_TRACE("checkpoint " + std::to_string(c.id));
+  ASSERT_TRUE(c.nfs.has_value());
+  std::map<std::string, RpcOpStats> ops;
+  std::vector<uint64_t> queue;
+  std::vector<uint64_t> rtt;
+  for (const auto& r : all) {
+    if (r.checkpoint_id != c.id) continue;
+    RpcOpStats& op = ops[r.op];
+    op.op = r.op;
+    ++op.count;
+    if (r.status < 0) ++op.errors;
+    op.major_timeouts += r.major_timeouts;
+    op.transmissions += r.transmissions;
+    op.bytes_sent += r.bytes_sent;
+    op.bytes_received += r.bytes_received;
+    op.queue_ns += r.queue_ns;
+    op.rtt_ns += r.rtt_ns;
+    op.execute_ns += r.execute_ns;
+    if (!r.checkpoint_io) continue;
+    queue.push_back(r.queue_ns);
+    rtt.push_back(r.rtt_ns);
+  }
+  ASSERT_EQ(ops.size(), c.nfs->rpc_ops.size());
+  for (const auto& want : c.nfs->rpc_ops) {
+    SCOPED_TRACE(want.op);
+    ASSERT_TRUE(ops.count(want.op));
+    const RpcOpStats& got = ops[want.op];
+    EXPECT_EQ(got.count, want.count);
+    EXPECT_EQ(got.errors, want.errors);
+    EXPECT_EQ(got.major_timeouts, want.major_timeouts);
+    EXPECT_EQ(got.transmissions, want.transmissions);
+    EXPECT_EQ(got.bytes_sent, want.bytes_sent);
+    EXPECT_EQ(got.bytes_received, want.bytes_received);
+    EXPECT_EQ(got.queue_ns, want.queue_ns);
+    EXPECT_EQ(got.rtt_ns, want.rtt_ns);
+    EXPECT_EQ(got.execute_ns, want.execute_ns);
+  }
+  EXPECT_EQ(queue.size(), c.nfs->io_rpcs);
+  const DurationStats q = duration_stats(queue);
+  const DurationStats t = duration_stats(rtt);
+  for (const auto& [got, want] : {std::pair{q, c.nfs->queue_wait}, std::pair{t, c.nfs->rtt}}) {
+    EXPECT_EQ(got.count, want.count);
+    EXPECT_EQ(got.mean_ns, want.mean_ns);
+    EXPECT_EQ(got.p50_ns, want.p50_ns);
+    EXPECT_EQ(got.p90_ns, want.p90_ns);
+    EXPECT_EQ(got.p99_ns, want.p99_ns);
+    EXPECT_EQ(got.max_ns, want.max_ns);
+  }
+}
+
+TEST_F(NfsStagesTest, EveryRpcTheCheckpointCountsIsKeptAsARecord) {
+  Stitcher s = make();
+  for (int i = 0; i < 4; ++i)
+    call(s, IoOp::Write, T + i * kMs, T + i * kMs + 100'000, static_cast<int64_t>(kMiB));
+  // WRITE RPCs i: start 10+10i ms, queue (i+1) ms, rtt 4 ms.
+  for (uint64_t i = 0; i < 4; ++i) {
+    const uint64_t t0 = T + (10 + 10 * i) * kMs;
+    rpc(s, "WRITE", t0, (i + 1) * kMs, 4 * kMs, NfsIoKind::Write, kMiB, 0, (i + 1) * kMs);
+    nfs_io(s, NfsIoKind::Write, t0, t0 + (i + 5) * kMs, kMiB);
+  }
+  rpc(s, "COMMIT", T + 60 * kMs, 0, 2 * kMs, NfsIoKind::Commit, 4 * kMiB);
+  nfs_io(s, NfsIoKind::Commit, T + 60 * kMs, T + 62 * kMs, 0);
+  rpc(s, "GETATTR", T + 63 * kMs, 0, 1 * kMs, std::nullopt, 0);
+  // The same mount's WRITE of a file the job never touched: in rpc_ops, not
+  // the checkpoint's I/O.
+  rpc(s, "WRITE", T + 25 * kMs, 3 * kMs, 2 * kMs, NfsIoKind::Write, 65536, 0, 0, 0, 4,
+      FileId{53, 999});
+  // A failed LOOKUP, and an OPEN that failed before it was sent: both counted.
+  rpc(s, "LOOKUP", T + 64 * kMs, 0, kMs, std::nullopt, 0, -ENOENT);
+  RpcEvent abandoned;
+  abandoned.kind = RpcEvent::Kind::Abandoned;
+  abandoned.start_ns = T + 65 * kMs;
+  abandoned.execute_ns = kMs;
+  abandoned.time_ns = T + 66 * kMs;
+  abandoned.op = "OPEN";
+  abandoned.client_id = 4;
+  abandoned.status = -EACCES;
+  abandoned.server = kServer;
+  s.on_event(RpcEvent(abandoned));
+  // A major timeout is no finished RPC; another client's RPC is not this
+  // checkpoint's; nor is an RPC long after its window.
+  RpcEvent timeout = abandoned;
+  timeout.kind = RpcEvent::Kind::Timeout;
+  timeout.op = "WRITE";
+  timeout.timeouts = 1;
+  s.on_event(RpcEvent(timeout));
+  rpc(s, "WRITE", T + 20 * kMs, 0, 1 * kMs, std::nullopt, 0, 0, 0, 0, /*client=*/9);
+  rpc(s, "GETATTR", T + 3000 * kMs, 0, kMs, std::nullopt, 0);
+  call(s, IoOp::Fsync, T + 59 * kMs, T + 63 * kMs, 0);
+  call(s, IoOp::Close, T + 63 * kMs, T + 64 * kMs, 0);
+
+  auto cps = close(s);
+  ASSERT_EQ(cps.size(), 1u);
+  const auto& c = cps[0];
+  ASSERT_TRUE(c.nfs.has_value());
+  EXPECT_EQ(c.nfs->io_rpcs, 5u);
+  auto calls = s.take_rpc_calls();
+  EXPECT_TRUE(s.take_rpc_calls().empty()) << "taken once";
+  ASSERT_EQ(calls.size(), 9u);  // 5 WRITE, COMMIT, GETATTR, LOOKUP, OPEN
+  expect_rpc_calls_match(c, calls);
+  EXPECT_EQ(std::count_if(calls.begin(), calls.end(),
+                          [](const RpcCallRecord& r) { return r.checkpoint_io; }),
+            5);
+
+  // One of each, field by field.
+  auto find = [&](uint64_t start, const std::string& op) -> const RpcCallRecord* {
+    for (const auto& r : calls)
+      if (r.start_ns == start && r.op == op) return &r;
+    return nullptr;
+  };
+  const RpcCallRecord* write = find(T + 20 * kMs, "WRITE");
+  ASSERT_NE(write, nullptr);
+  EXPECT_EQ(write->end_ns, T + 26 * kMs);
+  EXPECT_EQ(write->queue_ns, 2 * kMs);
+  EXPECT_EQ(write->rtt_ns, 4 * kMs);
+  EXPECT_EQ(write->execute_ns, 6 * kMs);
+  EXPECT_EQ(write->server, kServer);
+  EXPECT_EQ(write->bytes_sent, kMiB + 200);
+  EXPECT_EQ(write->bytes_received, 120u);
+  EXPECT_EQ(write->payload_bytes, kMiB);
+  EXPECT_EQ(write->status, 0);
+  EXPECT_EQ(write->transmissions, 1u);
+  EXPECT_EQ(write->major_timeouts, 0u);
+  EXPECT_TRUE(write->checkpoint_io);
+  EXPECT_EQ(write->checkpoint_id, c.id);
+  const RpcCallRecord* commit = find(T + 60 * kMs, "COMMIT");
+  ASSERT_NE(commit, nullptr);
+  EXPECT_TRUE(commit->checkpoint_io);
+  EXPECT_EQ(commit->payload_bytes, 0u) << "a COMMIT carries no payload";
+  const RpcCallRecord* other_file = find(T + 25 * kMs, "WRITE");
+  ASSERT_NE(other_file, nullptr);
+  EXPECT_FALSE(other_file->checkpoint_io);
+  EXPECT_EQ(other_file->payload_bytes, 0u);
+  EXPECT_EQ(other_file->queue_ns, 3 * kMs);
+  const RpcCallRecord* lookup = find(T + 64 * kMs, "LOOKUP");
+  ASSERT_NE(lookup, nullptr);
+  EXPECT_EQ(lookup->status, -ENOENT);
+  EXPECT_FALSE(lookup->checkpoint_io);
+  const RpcCallRecord* open = find(T + 65 * kMs, "OPEN");
+  ASSERT_NE(open, nullptr);
+  EXPECT_EQ(open->status, -EACCES);
+  EXPECT_EQ(open->end_ns, T + 66 * kMs);
+}
+
+TEST_F(NfsStagesTest, RpcCallsGoWithTheirOwnCheckpoint) {
+  Stitcher s = make();
+  // A save at T, a load 3 s later (past the quiet gap): two checkpoints.
+  call(s, IoOp::Write, T, T + kMs, static_cast<int64_t>(kMiB));
+  rpc(s, "WRITE", T + 2 * kMs, kMs, 2 * kMs, NfsIoKind::Write, kMiB);
+  nfs_io(s, NfsIoKind::Write, T + 2 * kMs, T + 5 * kMs, kMiB);
+  rpc(s, "COMMIT", T + 6 * kMs, 0, kMs, NfsIoKind::Commit, 0);
+  call(s, IoOp::Fsync, T + 5 * kMs, T + 8 * kMs, 0);
+  const uint64_t L = T + 3000 * kMs;
+  rpc(s, "OPEN", L - kMs, 0, kMs, std::nullopt, 0);
+  call(s, IoOp::Read, L, L + 20 * kMs, static_cast<int64_t>(2 * kMiB));
+  for (uint64_t i = 0; i < 2; ++i) {
+    rpc(s, "READ_PLUS", L + (1 + 6 * i) * kMs, i * kMs, 5 * kMs, NfsIoKind::Read, kMiB);
+    nfs_io(s, NfsIoKind::Read, L + (1 + 6 * i) * kMs, L + (6 + 7 * i) * kMs, kMiB);
+  }
+  auto cps = close(s);
+  ASSERT_EQ(cps.size(), 2u);
+  auto calls = s.take_rpc_calls();
+  for (const auto& c : cps) expect_rpc_calls_match(c, calls);
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_EQ(cps[0].nfs->io_rpcs, 2u);
+  EXPECT_EQ(cps[1].nfs->io_rpcs, 2u);
+  for (const auto& r : calls) {
+    SCOPED_TRACE(r.op);
+    const bool save = r.op == "WRITE" || r.op == "COMMIT";
+    EXPECT_EQ(r.checkpoint_id, save ? cps[0].id : cps[1].id);
+    EXPECT_EQ(r.checkpoint_io, r.op != "OPEN");
+    EXPECT_EQ(r.payload_bytes, r.op == "WRITE" || r.op == "READ_PLUS" ? kMiB : 0u);
+  }
+}
+
+TEST_F(NfsStagesTest, NoNfsFiguresNoRpcCalls) {
+  Stitcher s = make(/*nfs=*/false);
+  call(s, IoOp::Write, T, T + kMs, 4096);
+  rpc(s, "WRITE", T, 0, kMs, NfsIoKind::Write, 4096);
+  nfs_io(s, NfsIoKind::Write, T, T + kMs, 4096);
+  ASSERT_EQ(close(s).size(), 1u);
+  EXPECT_TRUE(s.take_rpc_calls().empty());
 }
 
 }  // namespace
