@@ -29,6 +29,9 @@ packages=(
   # to apt's sources itself for the 6.12 guest kernel, and fetches guest packages
   # with apt-get download without installing them here)
   qemu-system-x86 cpio
+  # the HTML report test (tests/html/): headless Chromium renders `ckptscope report`'s
+  # page and proves it makes no network request and logs no error; no display needed
+  chromium
 )
 
 missing=()

@@ -13,6 +13,8 @@ cmake --preset default >/dev/null
 cmake --build --preset default -j "$jobs"
 # The eBPF tests load programs: they need root and skip (saying so) without it.
 "${sudo_cmd[@]}" ctest --preset default -j 1 --timeout 600
+# The report as Chromium rendered it (tests/html): kept for a look.
+ls -l build/test-artifacts/ 2>/dev/null || true
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs" --target unit_tests workload_tests

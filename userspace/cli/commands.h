@@ -39,6 +39,16 @@ int summary_command(const std::string& trace_path, bool json);
 int export_command(const std::string& trace_path, const std::string& format,
                    const std::string& out_path);
 
+// The post-run bottleneck report of one or more nodes' traces (analysis/report).
+struct ReportCommandOptions {
+  std::vector<std::string> traces;
+  std::string format;    // "html", "md", "json"; empty = from the output's extension, else html
+  std::string out_path;  // "-" or empty = standard output
+  std::string storage_read_max;   // "700GB/s"
+  std::string storage_write_max;  // "250GB/s"
+};
+int report_command(const ReportCommandOptions& options);
+
 struct DemoOptions {
   std::string dir;  // where the workload writes; a temp dir by default
   std::string shard_size = "32M";

@@ -94,6 +94,22 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--format", export_format, "perfetto (the only one so far)");
   export_cmd->add_option("-o,--output", export_out, "the JSON file to write")->required();
 
+  ReportCommandOptions report_opts;
+  auto* report_cmd = app.add_subcommand(
+      "report",
+      "the post-run bottleneck report of one or more nodes' traces (HTML, Markdown, JSON)");
+  report_cmd->add_option("trace", report_opts.traces, "the trace files, one per node of the job")
+      ->required();
+  report_cmd->add_option("-o,--output", report_opts.out_path,
+                         "the file to write (default: standard output)");
+  report_cmd->add_option("--format", report_opts.format,
+                         "html, md or json (default: from the output's extension, else html)");
+  report_cmd->add_option(
+      "--storage-read-max", report_opts.storage_read_max,
+      "the storage's aggregate read maximum, e.g. 700GB/s (default: the traces' config)");
+  report_cmd->add_option("--storage-write-max", report_opts.storage_write_max,
+                         "the storage's aggregate write maximum, e.g. 250GB/s");
+
   TraceFlags demo_flags;
   DemoOptions demo;
   auto* demo_cmd = app.add_subcommand("demo", "profile the bundled synthetic checkpoint workload");
@@ -164,6 +180,7 @@ int main(int argc, char** argv) {
   }
   if (*summary) return summary_command(summary_path, summary_json);
   if (*export_cmd) return export_command(export_trace, export_format, export_out);
+  if (*report_cmd) return report_command(report_opts);
   if (*classify) {
     if (!tail_text.empty()) {
       auto bytes = ckpt::notify::parse_size(tail_text);

@@ -1,0 +1,126 @@
+// One checkpoint's series over its window, on the wall clock so that nodes
+// line up: checkpoint bandwidth (each data call's bytes spread over its own
+// interval, and each READ/WRITE RPC's payload from its transmission to its
+// reply), the RPC queue time of the checkpoint's I/O RPCs (by the time
+// they were sent), and the TCP backlog toward the storage (a step function
+// between samples). Rising together, the last two are the signature of a
+// saturated transport.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analysis/report/report_internal.h"
+
+namespace ckpt::report {
+namespace {
+
+int64_t wall_offset(const JobRecord& job) {
+  return static_cast<int64_t>(job.start_wall_ns) - static_cast<int64_t>(job.start_mono_ns);
+}
+
+}  // namespace
+
+Timeline build_timeline(const Report& report, const CheckpointReport& cp, size_t bins) {
+  Timeline tl;
+  bins = std::max<size_t>(bins, 1);
+  tl.start_wall_ns = cp.start_wall_ns;
+  const uint64_t span = std::max<uint64_t>(cp.duration_ns(), 1);
+  tl.bin_ns = std::max<uint64_t>((span + bins - 1) / bins, 1);
+  const size_t n = static_cast<size_t>((span + tl.bin_ns - 1) / tl.bin_ns);
+  std::vector<double> bytes(n, 0.0);
+  std::vector<double> queue_sum(n, 0.0);
+  std::vector<uint64_t> queue_count(n, 0);
+  std::vector<double> backlog(n, 0.0);
+  std::vector<bool> backlog_seen(n, false);
+  const auto t0 = static_cast<int64_t>(cp.start_wall_ns);
+  const auto bin_ns = static_cast<int64_t>(tl.bin_ns);
+  const auto end = static_cast<int64_t>(n) * bin_ns;  // relative to t0
+  auto bin_of = [&](int64_t rel) -> std::optional<size_t> {
+    if (rel < 0 || rel >= end) return std::nullopt;
+    return static_cast<size_t>(rel / bin_ns);
+  };
+  // `n` bytes moved over [s, e): into the bins it spans, in proportion to
+  // the overlap (all of it into one bin when the interval is empty).
+  auto spread = [&](std::vector<double>& into, int64_t s, int64_t e, uint64_t n) {
+    if (e <= s) {
+      if (auto b = bin_of(s)) into[*b] += static_cast<double>(n);
+      return;
+    }
+    const double per_ns = static_cast<double>(n) / static_cast<double>(e - s);
+    for (int64_t from = std::max<int64_t>(s, 0); from < std::min(e, end);) {
+      const auto b = static_cast<size_t>(from / bin_ns);
+      const int64_t to = std::min({e, end, static_cast<int64_t>(b + 1) * bin_ns});
+      into[b] += per_ns * static_cast<double>(to - from);
+      from = to;
+    }
+  };
+  std::vector<double> nfs_bytes(n, 0.0);
+  bool has_nfs_bytes = false;
+
+  for (const NodeCheckpoint& nc : cp.nodes) {
+    const Trace& trace = report.traces[nc.node].trace;
+    const int64_t off = wall_offset(trace.job) - t0;
+    const uint64_t id = nc.record->id;
+
+    for (const IoCallRecord& c : trace.io_calls) {
+      if (c.checkpoint_id != id || c.bytes == 0 || (c.op != "read" && c.op != "write")) continue;
+      const int64_t s = static_cast<int64_t>(c.start_ns) + off;
+      const int64_t e = std::max(static_cast<int64_t>(c.end_ns) + off, s);
+      spread(bytes, s, e, c.bytes);
+    }
+
+    for (const RpcCallRecord& rpc : trace.rpc_calls) {
+      if (rpc.checkpoint_id != id || !rpc.checkpoint_io) continue;
+      tl.has_rpc = true;
+      const int64_t sent = static_cast<int64_t>(rpc.start_ns + rpc.queue_ns) + off;
+      if (rpc.payload_bytes > 0) {
+        has_nfs_bytes = true;
+        spread(nfs_bytes, sent, std::max(static_cast<int64_t>(rpc.end_ns) + off, sent),
+               rpc.payload_bytes);
+      }
+      if (auto b = bin_of(sent)) {
+        queue_sum[*b] += static_cast<double>(rpc.queue_ns) / 1e6;
+        ++queue_count[*b];
+      }
+    }
+
+    // Each connection's backlog holds from one sample to the next; a bin
+    // takes the largest value any of its samples (or the carried one) had.
+    std::map<uint64_t, std::vector<const TcpSampleRecord*>> by_conn;
+    for (const TcpSampleRecord& s : trace.tcp_samples) by_conn[s.cookie].push_back(&s);
+    for (auto& [cookie, samples] : by_conn) {
+      std::vector<double> conn(n, -1.0);
+      for (size_t i = 0; i < samples.size(); ++i) {
+        const int64_t s = static_cast<int64_t>(samples[i]->time_ns) + off;
+        const int64_t e =
+            i + 1 < samples.size() ? static_cast<int64_t>(samples[i + 1]->time_ns) + off : s + 1;
+        if (e <= 0 || s >= end) continue;
+        const auto first = static_cast<size_t>(std::max<int64_t>(s, 0) / bin_ns);
+        const auto last = static_cast<size_t>((std::min(e, end) - 1) / bin_ns);
+        for (size_t b = first; b <= last && b < n; ++b)
+          conn[b] = std::max(conn[b], static_cast<double>(samples[i]->backlog));
+      }
+      for (size_t b = 0; b < n; ++b)
+        if (conn[b] >= 0) {
+          backlog[b] += conn[b];
+          backlog_seen[b] = true;
+          tl.has_tcp = true;
+        }
+    }
+  }
+
+  tl.bandwidth_Bps.resize(n);
+  tl.rpc_queue_ms.resize(n);
+  tl.tcp_backlog_bytes.resize(n);
+  if (has_nfs_bytes) tl.nfs_bandwidth_Bps.resize(n);
+  for (size_t b = 0; b < n; ++b) {
+    tl.bandwidth_Bps[b] = bytes[b] * 1e9 / static_cast<double>(tl.bin_ns);
+    if (has_nfs_bytes)
+      tl.nfs_bandwidth_Bps[b] = nfs_bytes[b] * 1e9 / static_cast<double>(tl.bin_ns);
+    if (queue_count[b] > 0) tl.rpc_queue_ms[b] = queue_sum[b] / static_cast<double>(queue_count[b]);
+    if (backlog_seen[b]) tl.tcp_backlog_bytes[b] = backlog[b];
+  }
+  return tl;
+}
+
+}  // namespace ckpt::report

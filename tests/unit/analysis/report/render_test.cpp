@@ -1,0 +1,133 @@
+// The three renderings of one report: the JSON contract's keys and values,
+// an HTML page that needs nothing from the network and escapes what the
+// traces hold, Markdown tables that a stray pipe cannot break.
+#include <gtest/gtest.h>
+
+#include "analysis/report/report.h"
+#include "trace_builder.h"
+
+namespace ckpt::report {
+namespace {
+
+using nlohmann::json;
+using test::kMs;
+using test::kSec;
+using test::kWall0;
+using test::must_build;
+using test::TraceBuilder;
+
+Report sample() {
+  TraceBuilder a("node-a", kSec, 0, 100 * kSec);
+  a.trace().job.command = {"python", "train.py", "--tag=<script>alert(1)</script>"};
+  auto& c = a.checkpoint(Direction::Save, 10 * kSec, 2 * kSec, 1ull << 30);
+  c.bottleneck = "host_io";
+  TraceBuilder::stage(c, kStageHostIo, 1ull << 30, 2 * kSec, 1e9);
+  TraceBuilder::stage(c, kStageSerialize, 1ull << 30, 500 * kMs);
+  c.failures.push_back({"enospc", c.start_ns + kSec, "write(/ckpt/a|b.pt) = -ENOSPC", 1});
+  TraceBuilder b("node|b", 7 * kSec, 0, 100 * kSec);
+  b.checkpoint(Direction::Save, 10 * kSec, kSec, 1ull << 30);
+  b.trace().job.exit_code = 1;
+  JobFailure f;
+  f.cls = "cuda_oom";
+  f.rule = "cuda_oom";
+  f.evidence.push_back({12, "torch.OutOfMemoryError: CUDA out of memory", "/logs/train.log"});
+  b.trace().job.failure = f;
+  ReportOptions o;
+  o.storage_write_max_Bps = 4e9;
+  return must_build({a.node_trace(), b.node_trace()}, o);
+}
+
+TEST(ReportJson, TheContractsKeysAndValues) {
+  json j = report_json(sample());
+  EXPECT_EQ(j["report_version"], 1);
+  for (const char* key :
+       {"job", "checkpoints", "failures", "cost", "verdict", "recommendations", "warnings"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  const json& job = j["job"];
+  EXPECT_EQ(job["name"], "train");
+  EXPECT_EQ(job["failed"], true);
+  EXPECT_EQ(job["exit_code"], 1);
+  EXPECT_EQ(job["failure"]["class"], "cuda_oom");
+  EXPECT_EQ(job["failure"]["node"], "node|b");
+  EXPECT_EQ(job["failure"]["evidence"][0]["line"], 12);
+  EXPECT_EQ(job["start_wall_ns"], kWall0);
+  ASSERT_EQ(job["nodes"].size(), 2u);
+  EXPECT_EQ(job["nodes"][1]["wall_offset_ns"], static_cast<int64_t>(kWall0 - 7 * kSec));
+
+  ASSERT_EQ(j["checkpoints"].size(), 1u);
+  const json& cp = j["checkpoints"][0];
+  EXPECT_EQ(cp["direction"], "save");
+  EXPECT_EQ(cp["nodes"], 2);
+  EXPECT_EQ(cp["bytes"], 2ull << 30);
+  EXPECT_EQ(cp["start_offset_ns"], 10 * kSec);
+  EXPECT_EQ(cp["duration_ns"], 2 * kSec);
+  EXPECT_DOUBLE_EQ(cp["aggregate_bandwidth_Bps"].get<double>(), static_cast<double>(1ull << 30));
+  EXPECT_DOUBLE_EQ(cp["fraction_of_storage_max"].get<double>(),
+                   static_cast<double>(1ull << 30) / 4e9);
+  EXPECT_EQ(cp["slowest_node"], "node-a");
+  EXPECT_EQ(cp["bottleneck"], "host_io");
+  EXPECT_EQ(cp["stages"][0]["name"], "serialize");
+  EXPECT_DOUBLE_EQ(cp["stages"][1]["fraction_of_max"].get<double>(),
+                   static_cast<double>(1ull << 30) / 2e9);
+  EXPECT_EQ(cp["absent_stages"].size(), 6u);
+  EXPECT_EQ(cp["per_node"][1]["bottleneck"], nullptr);  // node|b measured no stage
+  EXPECT_EQ(cp["per_node"][0]["mode"], "synchronous");
+  EXPECT_EQ(cp["failures"], json::array({"enospc"}));
+  EXPECT_TRUE(cp["timeline"]["rpc_queue_ms"].is_null());
+  EXPECT_EQ(cp["timeline"]["bandwidth_Bps"].size(), 120u);
+
+  EXPECT_EQ(j["failures"][0]["kind"], "enospc");
+  EXPECT_EQ(j["failures"][0]["checkpoint"], 1);
+  EXPECT_EQ(j["failures"][0]["offset_ns"], 11 * kSec);
+  EXPECT_EQ(j["verdict"]["bottleneck"], "host_io");
+  EXPECT_EQ(j["cost"]["blocked_ns"], 1500 * kMs);  // (2 s + 1 s) / 2 nodes
+  bool storage_full = false;
+  for (const auto& rec : j["recommendations"])
+    storage_full = storage_full || rec["id"] == "storage_full";
+  EXPECT_TRUE(storage_full);
+}
+
+TEST(ReportHtml, NeedsNothingFromTheNetworkAndRunsNoScript) {
+  std::string html = report_html(sample());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("Content-Security-Policy\" content=\"default-src 'none'"), std::string::npos);
+  for (const char* banned : {"http://", "https://", "<script", "<link", "src=", "@import", "url("})
+    EXPECT_EQ(html.find(banned), std::string::npos) << banned;
+  EXPECT_NE(html.find("prefers-color-scheme:dark"), std::string::npos);
+}
+
+TEST(ReportHtml, HasEverySectionAndChart) {
+  std::string html = report_html(sample());
+  for (const char* id :
+       {"id=\"verdict\"", "id=\"job\"", "id=\"cost\"", "id=\"checkpoints\"", "id=\"timeline\"",
+        "id=\"failures\"", "id=\"recommendations\"", "class=\"waterfall\"", "class=\"nodes\"",
+        "id=\"checkpoint-1\"", "id=\"rec-storage_full\""})
+    EXPECT_NE(html.find(id), std::string::npos) << id;
+  // Units on every axis.
+  EXPECT_NE(html.find("busy time (s)"), std::string::npos);
+  EXPECT_NE(html.find("data (GiB/s)"), std::string::npos);
+  EXPECT_NE(html.find("time since the checkpoint started (s)"), std::string::npos);
+  EXPECT_NE(html.find("RPC queue time not measured"), std::string::npos);
+}
+
+TEST(ReportHtml, EscapesWhatTheTracesHold) {
+  std::string html = report_html(sample());
+  EXPECT_EQ(html.find("<script>alert(1)"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(ReportMarkdown, TablesSurviveAPipeInAName) {
+  std::string md = report_markdown(sample());
+  EXPECT_NE(md.find("# Checkpoint report: train"), std::string::npos);
+  EXPECT_NE(md.find("| node\\|b |"), std::string::npos);
+  EXPECT_NE(md.find("/ckpt/a\\|b.pt"), std::string::npos);
+  for (const char* section : {"## Verdict", "## Job", "## Checkpoint cost to training",
+                              "## Checkpoints", "## Failures", "## Recommendations", "### save #1"})
+    EXPECT_NE(md.find(section), std::string::npos) << section;
+  EXPECT_NE(md.find("| **host_io** | 1.00 GiB | 2.00 s | 512 MiB/s | 954 MiB/s | 53.7% |"),
+            std::string::npos)
+      << md;
+}
+
+}  // namespace
+}  // namespace ckpt::report
