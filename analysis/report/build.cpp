@@ -115,16 +115,15 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
   std::vector<Item> items;
   for (size_t n = 0; n < r.traces.size(); ++n) {
     const Trace& t = r.traces[n].trace;
-    std::unordered_map<uint64_t, std::vector<const IoCallRecord*>> calls;
-    for (const auto& c : t.io_calls)
-      if (c.checkpoint_id) calls[*c.checkpoint_id].push_back(&c);
+    auto& calls = r.index[n].calls;
     for (const auto& c : t.checkpoints) {
       NodeCheckpoint nc;
       nc.node = n;
       nc.record = &c;
       nc.start_wall_ns = to_wall(t.job, c.start_ns);
       nc.end_wall_ns = std::max(nc.start_wall_ns, to_wall(t.job, c.end_ns));
-      classify_mode(nc, calls[c.id]);
+      auto it = calls.find(c.id);
+      classify_mode(nc, it == calls.end() ? std::vector<const IoCallRecord*>{} : it->second);
       nc.blocked_ns = blocked(nc);
       items.push_back({std::move(nc), c.direction});
     }
@@ -206,6 +205,26 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
     if (max && *max > 0) g.fraction_of_storage_max = g.aggregate_Bps / *max;
     g.timeline = build_timeline(r, g, options.timeline_bins);
   }
+}
+
+TraceIndex index_trace(const Trace& t) {
+  TraceIndex x;
+  for (const auto& c : t.io_calls)
+    if (c.checkpoint_id) x.calls[*c.checkpoint_id].push_back(&c);
+  for (const auto& rpc : t.rpc_calls)
+    if (rpc.checkpoint_id && rpc.checkpoint_io)
+      x.checkpoint_io_rpcs[*rpc.checkpoint_id].push_back(&rpc);
+  std::map<uint64_t, size_t> slot;
+  for (const auto& s : t.tcp_samples) {
+    auto [it, fresh] = slot.emplace(s.cookie, x.connections.size());
+    if (fresh) x.connections.emplace_back();
+    x.connections[it->second].push_back(&s);
+  }
+  for (auto& samples : x.connections)
+    std::stable_sort(
+        samples.begin(), samples.end(),
+        [](const TcpSampleRecord* a, const TcpSampleRecord* b) { return a->time_ns < b->time_ns; });
+  return x;
 }
 
 void collect_failures(Report& r) {
@@ -408,7 +427,11 @@ Expected<Report> build_report(std::vector<NodeTrace> traces, const ReportOptions
     if (r.job_name.empty()) r.job_name = t.trace.job.name;
     if (r.command.empty()) r.command = t.trace.job.command;
   }
+  for (const auto& t : r.traces) r.index.push_back(index_trace(t.trace));
   group_checkpoints(r, options);
+  // A job still running when its trace was read has no end: its last
+  // checkpoint's end is the least it lasted.
+  for (const auto& cp : r.checkpoints) r.end_wall_ns = std::max(r.end_wall_ns, cp.end_wall_ns);
   collect_failures(r);
   compute_cost(r);
   decide_verdict(r);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -145,6 +146,15 @@ struct Recommendation {
   std::vector<EvidenceItem> evidence;
 };
 
+// One trace's records by checkpoint, built once so that each checkpoint's
+// figures cost its own records, not the whole trace's (a day-long job has
+// hundreds of checkpoints and millions of calls).
+struct TraceIndex {
+  std::unordered_map<uint64_t, std::vector<const IoCallRecord*>> calls;  // by checkpoint id
+  std::unordered_map<uint64_t, std::vector<const RpcCallRecord*>> checkpoint_io_rpcs;
+  std::vector<std::vector<const TcpSampleRecord*>> connections;  // samples per connection, by time
+};
+
 struct Report {
   std::string job_name;
   std::vector<std::string> command;
@@ -158,6 +168,7 @@ struct Report {
   std::vector<Recommendation> recommendations;
   std::vector<std::string> warnings;  // what makes the figures less than whole (drops, no tracing)
   std::vector<NodeTrace> traces;      // owned: checkpoints point into them
+  std::vector<TraceIndex> index;      // per trace, into `traces`
 
   Report() = default;
   Report(Report&&) = default;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "analysis/format.h"
 #include "analysis/report/report_internal.h"
@@ -46,7 +47,8 @@ svg .span{stroke:var(--muted);stroke-dasharray:4 3}
 svg .bw{fill:var(--bar);fill-opacity:.35;stroke:var(--bar);stroke-width:1.5}
 svg .wire{fill:none;stroke:var(--hot);stroke-width:1.3}
 svg .queue{fill:none;stroke:var(--queue);stroke-width:1.5}svg .queue-dot{fill:var(--queue)}
-svg .tcp{fill:none;stroke:var(--tcp);stroke-width:1.5}
+svg .tcp{fill:none;stroke:var(--tcp);stroke-width:1.5}svg .tcp-dot{fill:var(--tcp)}
+svg .bar.load{fill-opacity:.55}
 li{margin:4px 0}.rec h3{margin-bottom:2px}
 )";
 
@@ -102,6 +104,11 @@ std::string waterfall_svg(const CheckpointReport& cp, const CheckpointRecord& c,
                      f.top - 4, xd, f.top + f.height);
   out += "</svg>";
   return out;
+}
+
+// A value with its unit, for a tooltip: "12.5 ms".
+std::string tick_text(double v, const svg::Unit& u) {
+  return svg::tick_label(std::round(v * 100) / 100) + " " + u.name;
 }
 
 // One panel of the timeline: a series over the checkpoint's bins.
@@ -409,9 +416,97 @@ std::string checkpoints_section(const Report& r) {
   return out + "</section>\n";
 }
 
-std::string timeline_section(const Report& r) {
+// The whole job: each checkpoint as a bar over its window, as high as its
+// aggregate bandwidth (saves and loads apart), with its slowest node's RPC
+// queue wait (p50) and mean TCP backlog as points on the same time axis, so
+// a trend across the job (saves slowing as the storage fills) shows.
+std::string overview_svg(const Report& r) {
+  const double span_ns =
+      static_cast<double>(std::max<uint64_t>(r.end_wall_ns - r.start_wall_ns, 1));
+  const svg::Unit tu = svg::time_unit(span_ns);
+  const auto xt = svg::ticks(span_ns / tu.divisor, 8);
+  double max_bw = 0, max_q = 0, max_b = 0;
+  for (const auto& cp : r.checkpoints) {
+    max_bw = std::max(max_bw, cp.aggregate_Bps);
+    if (const auto& n = cp.slowest_record().nfs) {
+      if (n->queue_wait.count > 0)
+        max_q = std::max(max_q, static_cast<double>(n->queue_wait.p50_ns));
+      if (n->tcp_backlog_mean) max_b = std::max(max_b, *n->tcp_backlog_mean);
+    }
+  }
+  const svg::Unit bwu = svg::rate_unit(max_bw);
+  const svg::Unit qu = svg::time_unit(max_q);
+  const svg::Unit bu = svg::bytes_unit(max_b);
+  const double panel_h = 90, gap = 46, left = 110, width = 900;
+  const int panels = 1 + (max_q > 0 ? 1 : 0) + (max_b > 0 ? 1 : 0);
   std::string out =
-      "<section id=\"timeline\"><h2>Timeline</h2>\n<p class=\"muted\">Per checkpoint: its data "
+      svg::open(width, 10 + panels * (panel_h + gap),
+                "the job: checkpoint bandwidth, RPC queue wait and TCP backlog per checkpoint");
+  const std::string x_label = fmt::format("time since the job started ({})", tu.name);
+  auto x_of = [&](uint64_t wall) {
+    return static_cast<double>(wall - r.start_wall_ns) / tu.divisor;
+  };
+  double top = 10;
+  {
+    const auto yt = svg::ticks(max_bw / bwu.divisor, 3);
+    svg::Frame f{left, top, width - left - 20, panel_h, xt.back(), yt.back()};
+    out += svg::y_axis(f, yt, fmt::format("data ({})", bwu.name));
+    out += svg::x_axis(f, xt, x_label);
+    for (const auto& cp : r.checkpoints) {
+      const double x0 = f.x(x_of(cp.start_wall_ns));
+      const double y = f.y(cp.aggregate_Bps / bwu.divisor);
+      out += fmt::format(
+          R"(<rect class="bar{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"><title>{}: {} in {}, {}</title></rect>)",
+          cp.direction == Direction::Load ? " load" : "", x0, y,
+          std::max(2.0, f.x(x_of(cp.end_wall_ns)) - x0), f.top + f.height - y, checkpoint_label(cp),
+          format_bytes(cp.bytes), format_duration(cp.duration_ns()),
+          format_bandwidth(cp.aggregate_Bps));
+    }
+    out += fmt::format(
+        R"(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="end">bars: saves · loads (lighter)</text>)",
+        f.left + f.width, f.top - 2);
+    top += panel_h + gap;
+  }
+  auto points = [&](const svg::Unit& u, double max, const char* label, const char* css,
+                    const std::function<std::optional<double>(const NfsCheckpointRecord&)>& value) {
+    const auto yt = svg::ticks(max / u.divisor, 3);
+    svg::Frame f{left, top, width - left - 20, panel_h, xt.back(), yt.back()};
+    out += svg::y_axis(f, yt, fmt::format("{} ({})", label, u.name));
+    out += svg::x_axis(f, xt, x_label);
+    for (const auto& cp : r.checkpoints) {
+      const auto& n = cp.slowest_record().nfs;
+      if (!n) continue;
+      auto v = value(*n);
+      if (!v) continue;
+      out += fmt::format(
+          R"(<circle class="{}" cx="{:.1f}" cy="{:.1f}" r="3"><title>{}: {}</title></circle>)", css,
+          f.x(x_of(cp.start_wall_ns + cp.duration_ns() / 2)), f.y(*v / u.divisor),
+          checkpoint_label(cp), tick_text(*v / u.divisor, u));
+    }
+    top += panel_h + gap;
+  };
+  if (max_q > 0)
+    points(qu, max_q, "RPC queue", "queue-dot",
+           [](const NfsCheckpointRecord& n) -> std::optional<double> {
+             if (n.queue_wait.count == 0) return std::nullopt;
+             return static_cast<double>(n.queue_wait.p50_ns);
+           });
+  if (max_b > 0)
+    points(bu, max_b, "backlog", "tcp-dot",
+           [](const NfsCheckpointRecord& n) { return n.tcp_backlog_mean; });
+  return out + "</svg>";
+}
+
+std::string timeline_section(const Report& r) {
+  std::string out = "<section id=\"timeline\"><h2>Timeline</h2>\n";
+  if (!r.checkpoints.empty())
+    out += fmt::format(
+        "<figure class=\"overview\">{}<figcaption>The whole job: each checkpoint's aggregate "
+        "bandwidth over its window; its slowest node's RPC queue wait (p50) and mean TCP backlog "
+        "toward the storage.</figcaption></figure>\n",
+        overview_svg(r));
+  out +=
+      "<p class=\"muted\">Per checkpoint: its data "
       "bandwidth (all nodes), the queue wait of its NFS RPCs by the time they were sent, and the "
       "TCP backlog toward the storage. Queue wait and backlog rising together is the signature of "
       "a saturated transport.</p>\n";

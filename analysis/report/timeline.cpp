@@ -7,7 +7,6 @@
 // saturated transport.
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "analysis/report/report_internal.h"
 
@@ -62,15 +61,21 @@ Timeline build_timeline(const Report& report, const CheckpointReport& cp, size_t
     const int64_t off = wall_offset(trace.job) - t0;
     const uint64_t id = nc.record->id;
 
-    for (const IoCallRecord& c : trace.io_calls) {
-      if (c.checkpoint_id != id || c.bytes == 0 || (c.op != "read" && c.op != "write")) continue;
+    const TraceIndex& index = report.index[nc.node];
+    static const std::vector<const IoCallRecord*> kNoCalls;
+    static const std::vector<const RpcCallRecord*> kNoRpcs;
+    auto calls = index.calls.find(id);
+    for (const IoCallRecord* call : calls == index.calls.end() ? kNoCalls : calls->second) {
+      const IoCallRecord& c = *call;
+      if (c.bytes == 0 || (c.op != "read" && c.op != "write")) continue;
       const int64_t s = static_cast<int64_t>(c.start_ns) + off;
       const int64_t e = std::max(static_cast<int64_t>(c.end_ns) + off, s);
       spread(bytes, s, e, c.bytes);
     }
 
-    for (const RpcCallRecord& rpc : trace.rpc_calls) {
-      if (rpc.checkpoint_id != id || !rpc.checkpoint_io) continue;
+    auto rpcs = index.checkpoint_io_rpcs.find(id);
+    for (const RpcCallRecord* r : rpcs == index.checkpoint_io_rpcs.end() ? kNoRpcs : rpcs->second) {
+      const RpcCallRecord& rpc = *r;
       tl.has_rpc = true;
       const int64_t sent = static_cast<int64_t>(rpc.start_ns + rpc.queue_ns) + off;
       if (rpc.payload_bytes > 0) {
@@ -86,15 +91,22 @@ Timeline build_timeline(const Report& report, const CheckpointReport& cp, size_t
 
     // Each connection's backlog holds from one sample to the next; a bin
     // takes the largest value any of its samples (or the carried one) had.
-    std::map<uint64_t, std::vector<const TcpSampleRecord*>> by_conn;
-    for (const TcpSampleRecord& s : trace.tcp_samples) by_conn[s.cookie].push_back(&s);
-    for (auto& [cookie, samples] : by_conn) {
+    // From the last sample at or before the window on, by binary search.
+    for (const auto& samples : index.connections) {
+      auto first_in = std::lower_bound(samples.begin(), samples.end(),
+                                       static_cast<int64_t>(t0) - (wall_offset(trace.job)),
+                                       [](const TcpSampleRecord* s, int64_t mono) {
+                                         return static_cast<int64_t>(s->time_ns) < mono;
+                                       });
+      size_t i = static_cast<size_t>(first_in - samples.begin());
+      if (i > 0) --i;
       std::vector<double> conn(n, -1.0);
-      for (size_t i = 0; i < samples.size(); ++i) {
+      for (; i < samples.size(); ++i) {
         const int64_t s = static_cast<int64_t>(samples[i]->time_ns) + off;
+        if (s >= end) break;
         const int64_t e =
             i + 1 < samples.size() ? static_cast<int64_t>(samples[i + 1]->time_ns) + off : s + 1;
-        if (e <= 0 || s >= end) continue;
+        if (e <= 0) continue;
         const auto first = static_cast<size_t>(std::max<int64_t>(s, 0) / bin_ns);
         const auto last = static_cast<size_t>((std::min(e, end) - 1) / bin_ns);
         for (size_t b = first; b <= last && b < n; ++b)

@@ -2,9 +2,9 @@
 # CTest report_html_chromium: render a trace's HTML report, then check it in
 # headless Chromium (tests/html/check_html.py) and keep a screenshot.
 #
-#   report_test.sh CKPTSCOPE TRACE.db REPORT.html REPORT.png PYTHON3 [--expect SELECTOR ...]
+#   report_test.sh CKPTSCOPE TRACE.db[,TRACE.db...] REPORT.html REPORT.png PYTHON3 [--expect SELECTOR ...]
 #
-# Runs   CKPTSCOPE report TRACE.db -o REPORT.html
+# Runs   CKPTSCOPE report TRACE.db... -o REPORT.html   (a comma list: one trace per node)
 # then   PYTHON3 check_html.py --html REPORT.html --screenshot REPORT.png --expect ...
 # The screenshot (the test's artifact) stays in place after the test, pass or fail.
 set -euo pipefail
@@ -20,10 +20,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$(dirname "$html")" "$(dirname "$png")"
 rm -f "$html" "$png"  # never check (or show) a previous run's output
 
-[ -f "$trace" ] || { echo "report_html_chromium: FAIL: no trace $trace" >&2; exit 1; }
-echo "report_html_chromium: \$ $ckptscope report $trace -o $html"
+IFS=, read -r -a traces <<<"$trace"
+for t in "${traces[@]}"; do
+  [ -f "$t" ] || { echo "report_html_chromium: FAIL: no trace $t" >&2; exit 1; }
+done
+echo "report_html_chromium: \$ $ckptscope report ${traces[*]} -o $html"
 rc=0
-"$ckptscope" report "$trace" -o "$html" || rc=$?
+"$ckptscope" report "${traces[@]}" -o "$html" || rc=$?
 if [ "$rc" -ne 0 ]; then
   echo "report_html_chromium: FAIL: ckptscope report exited $rc" >&2
   exit 1

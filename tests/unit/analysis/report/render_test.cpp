@@ -101,7 +101,7 @@ TEST(ReportHtml, HasEverySectionAndChart) {
   for (const char* id :
        {"id=\"verdict\"", "id=\"job\"", "id=\"cost\"", "id=\"checkpoints\"", "id=\"timeline\"",
         "id=\"failures\"", "id=\"recommendations\"", "class=\"waterfall\"", "class=\"nodes\"",
-        "id=\"checkpoint-1\"", "id=\"rec-storage_full\""})
+        "id=\"checkpoint-1\"", "id=\"rec-storage_full\"", "class=\"overview\""})
     EXPECT_NE(html.find(id), std::string::npos) << id;
   // Units on every axis.
   EXPECT_NE(html.find("busy time (s)"), std::string::npos);

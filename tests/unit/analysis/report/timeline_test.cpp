@@ -145,3 +145,32 @@ TEST(ReportTimeline, TcpBacklogHoldsBetweenSamplesAndConnectionsAdd) {
 
 }  // namespace
 }  // namespace ckpt::report
+
+namespace ckpt::report {
+namespace {
+
+// The probes can deliver a connection's samples out of order (a state change
+// from another CPU): the backlog steps in time order, not record order.
+TEST(ReportTimeline, TcpSamplesCountInTimeOrder) {
+  TraceBuilder a("node-a", test::kSec, 0, 100 * test::kSec);
+  auto& c = a.checkpoint(Direction::Save, 10 * test::kSec, test::kSec, 1 << 20);
+  for (auto [off, backlog] :
+       {std::pair<uint64_t, uint32_t>{0, 100}, {600 * test::kMs, 600}, {300 * test::kMs, 300}}) {
+    TcpSampleRecord s;
+    s.cookie = 9;
+    s.time_ns = c.start_ns + off;
+    s.backlog = backlog;
+    a.trace().tcp_samples.push_back(s);
+  }
+  ReportOptions o;
+  o.timeline_bins = 10;
+  Report r = must_build({a.node_trace()}, o);
+  const Timeline& t = r.checkpoints[0].timeline;
+  EXPECT_DOUBLE_EQ(*t.tcp_backlog_bytes[1], 100);
+  EXPECT_DOUBLE_EQ(*t.tcp_backlog_bytes[4], 300);
+  EXPECT_DOUBLE_EQ(*t.tcp_backlog_bytes[5], 300);
+  EXPECT_DOUBLE_EQ(*t.tcp_backlog_bytes[6], 600);
+}
+
+}  // namespace
+}  // namespace ckpt::report
