@@ -372,13 +372,13 @@ void note_warnings(Report& r) {
   // One line per distinct warning, naming every node it applies to (a
   // 60-node job whose nodes all lack the NFS module says so once).
   std::vector<std::pair<std::string, std::vector<std::string>>> seen;
-  auto add = [&](const std::string& node, std::string text) {
+  auto add = [&](const std::string& node, const std::string& text) {
     for (auto& [t, nodes] : seen)
       if (t == text) {
         nodes.push_back(node);
         return;
       }
-    seen.push_back({std::move(text), {node}});
+    seen.emplace_back(text, std::vector<std::string>{node});
   };
   for (const auto& n : r.nodes) {
     if (!n.traced)
