@@ -8,20 +8,15 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/json_values.h"
 #include "analysis/nfs_crosscheck.h"
-#include "analysis/utf8.h"
 
 namespace ckpt {
 namespace {
 
 using nlohmann::json;
 
-template <typename T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json text(std::string_view s) { return json(valid_utf8(s)); }
+json text(std::string_view s) { return json_text(s); }
 
 // end - start, or null when the interval is not complete (end before start).
 json duration_or_null(uint64_t start, uint64_t end) {

@@ -4,20 +4,15 @@
 #include <fmt/format.h>
 
 #include "analysis/format.h"
+#include "analysis/json_values.h"
 #include "analysis/report/report_internal.h"
-#include "analysis/utf8.h"
 
 namespace ckpt::report {
 namespace {
 
 using nlohmann::json;
 
-template <typename T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json text(std::string_view s) { return json(valid_utf8(s)); }
+json text(std::string_view s) { return json_text(s); }
 
 int64_t offset(const Report& r, uint64_t wall_ns) {
   return static_cast<int64_t>(wall_ns) - static_cast<int64_t>(r.start_wall_ns);

@@ -74,6 +74,15 @@ inline std::vector<std::string> small_checkpoint_job(const ScratchDir& dir) {
           "--shard-size", "1M",    "--checkpoints", "1",        "--fsync"};
 }
 
+// `ckptscope run` of small_checkpoint_job as node `node`, its trace at
+// dir/t.db and its log at dir/job.log.
+inline RunResult run_small_traced_job(const ScratchDir& dir, const std::string& node) {
+  std::vector<std::string> argv = {kCkptscope, "run",        "--quiet", "--node-name",   node,
+                                   "--trace",  dir / "t.db", "--log",   dir / "job.log", "--"};
+  for (auto& a : small_checkpoint_job(dir)) argv.push_back(a);
+  return run(argv, dir);
+}
+
 inline Trace read_trace_or_fail(const std::string& path) {
   auto t = read_trace(path);
   EXPECT_TRUE(t) << (t ? "" : t.error().message);

@@ -12,10 +12,7 @@ namespace {
 TEST(ExportPerfetto, ARealTraceBecomesAValidTimelineWithEveryByteWritten) {
   if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
   ScratchDir dir;
-  std::vector<std::string> argv = {kCkptscope, "run",        "--quiet", "--node-name",   "node-a",
-                                   "--trace",  dir / "t.db", "--log",   dir / "job.log", "--"};
-  for (auto& a : small_checkpoint_job(dir)) argv.push_back(a);
-  auto traced = run(argv, dir);
+  auto traced = run_small_traced_job(dir, "node-a");
   ASSERT_EQ(traced.code, 0) << traced.err;
   auto r = run(
       {kCkptscope, "export", dir / "t.db", "--format", "perfetto", "-o", dir / "trace.json"}, dir);

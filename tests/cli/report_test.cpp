@@ -16,10 +16,7 @@ const std::string kThrottle = std::string(CKPTSCOPE_SOURCE_DIR) + "/tests/data/r
 TEST(Report, ATracedJobsReportHasEveryByteTheWorkloadWrote) {
   if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
   ScratchDir dir;
-  std::vector<std::string> argv = {kCkptscope, "run",        "--quiet", "--node-name",   "node-a",
-                                   "--trace",  dir / "t.db", "--log",   dir / "job.log", "--"};
-  for (auto& a : small_checkpoint_job(dir)) argv.push_back(a);
-  auto traced = run(argv, dir);
+  auto traced = run_small_traced_job(dir, "node-a");
   ASSERT_EQ(traced.code, 0) << traced.err;
   auto r = run({kCkptscope, "report", dir / "t.db", "-o", dir / "report.json"}, dir);
   ASSERT_EQ(r.code, 0) << r.err;
