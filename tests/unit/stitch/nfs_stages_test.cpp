@@ -110,6 +110,19 @@ class NfsStagesTest : public ::testing::Test {
     }
     s.on_event(std::move(e));
   }
+  // Four 1 MiB writes; writeback sends them as four WRITE RPCs of 1 MiB
+  // (RPC i: start 10+10i ms, queue (i+1) ms, rtt 4 ms), the fsync a COMMIT
+  // whose page I/O count is `commit_count`.
+  static void four_writes_and_their_rpcs(Stitcher& s, uint64_t commit_count) {
+    for (int i = 0; i < 4; ++i)
+      call(s, IoOp::Write, T + i * kMs, T + i * kMs + 100'000, static_cast<int64_t>(kMiB));
+    for (uint64_t i = 0; i < 4; ++i) {
+      const uint64_t t0 = T + (10 + 10 * i) * kMs;
+      rpc(s, "WRITE", t0, (i + 1) * kMs, 4 * kMs, NfsIoKind::Write, kMiB, 0, (i + 1) * kMs);
+      nfs_io(s, NfsIoKind::Write, t0, t0 + (i + 5) * kMs, kMiB);
+    }
+    rpc(s, "COMMIT", T + 60 * kMs, 0, 2 * kMs, NfsIoKind::Commit, commit_count);
+  }
   std::vector<CheckpointRecord> close(Stitcher& s) {
     s.advance(T + 10'000 * kMs);
     return s.take_checkpoints();
@@ -129,15 +142,7 @@ const StageRecord* find_stage(const CheckpointRecord& c, std::string_view name) 
 // fsync a COMMIT. Known answers for every NFS figure.
 TEST_F(NfsStagesTest, SaveOverNfsWithKnownAnswers) {
   Stitcher s = make();
-  for (int i = 0; i < 4; ++i)
-    call(s, IoOp::Write, T + i * kMs, T + i * kMs + 100'000, static_cast<int64_t>(kMiB));
-  // WRITE RPCs i: start 10+10i ms, queue (i+1) ms, rtt 4 ms.
-  for (uint64_t i = 0; i < 4; ++i) {
-    const uint64_t t0 = T + (10 + 10 * i) * kMs;
-    rpc(s, "WRITE", t0, (i + 1) * kMs, 4 * kMs, NfsIoKind::Write, kMiB, 0, (i + 1) * kMs);
-    nfs_io(s, NfsIoKind::Write, t0, t0 + (i + 5) * kMs, kMiB);
-  }
-  rpc(s, "COMMIT", T + 60 * kMs, 0, 2 * kMs, NfsIoKind::Commit, 0);
+  four_writes_and_their_rpcs(s, 0);
   nfs_io(s, NfsIoKind::Commit, T + 60 * kMs, T + 62 * kMs, 0);
   rpc(s, "GETATTR", T + 63 * kMs, 0, 1 * kMs, std::nullopt, 0);
   // Another client's RPC (another mount): not this checkpoint's.
@@ -573,15 +578,7 @@ void expect_rpc_calls_match(const CheckpointRecord& c, const std::vector<RpcCall
 
 TEST_F(NfsStagesTest, EveryRpcTheCheckpointCountsIsKeptAsARecord) {
   Stitcher s = make();
-  for (int i = 0; i < 4; ++i)
-    call(s, IoOp::Write, T + i * kMs, T + i * kMs + 100'000, static_cast<int64_t>(kMiB));
-  // WRITE RPCs i: start 10+10i ms, queue (i+1) ms, rtt 4 ms.
-  for (uint64_t i = 0; i < 4; ++i) {
-    const uint64_t t0 = T + (10 + 10 * i) * kMs;
-    rpc(s, "WRITE", t0, (i + 1) * kMs, 4 * kMs, NfsIoKind::Write, kMiB, 0, (i + 1) * kMs);
-    nfs_io(s, NfsIoKind::Write, t0, t0 + (i + 5) * kMs, kMiB);
-  }
-  rpc(s, "COMMIT", T + 60 * kMs, 0, 2 * kMs, NfsIoKind::Commit, 4 * kMiB);
+  four_writes_and_their_rpcs(s, 4 * kMiB);
   nfs_io(s, NfsIoKind::Commit, T + 60 * kMs, T + 62 * kMs, 0);
   rpc(s, "GETATTR", T + 63 * kMs, 0, 1 * kMs, std::nullopt, 0);
   // The same mount's WRITE of a file the job never touched: in rpc_ops, not
