@@ -613,6 +613,11 @@ def run_check(args):
             browser.call("Emulation.setDeviceMetricsOverride",
                          {"width": VIEWPORT_WIDTH, "height": VIEWPORT_HEIGHT, "deviceScaleFactor": 1,
                           "mobile": False}, session)
+            if args.color_scheme != "light":
+                # The page's own prefers-color-scheme rules decide its colors.
+                browser.call("Emulation.setEmulatedMedia",
+                             {"features": [{"name": "prefers-color-scheme", "value": args.color_scheme}]},
+                             session)
             # Whatever about:blank said so far is not the page's.
             browser.discard_pending()
 
@@ -717,6 +722,8 @@ def main(argv=None):
                     help="the Chromium binary (default: $CHROMIUM, else chromium on PATH)")
     ap.add_argument("--timeout", type=float, default=60.0, metavar="S",
                     help="seconds for Chromium to start and for the page to load and settle (default 60)")
+    ap.add_argument("--color-scheme", choices=("light", "dark"), default="light",
+                    help="the reader's preferred color scheme the page is rendered for (default light)")
     args = ap.parse_args(argv)
     try:
         return run_check(args)
