@@ -17,6 +17,8 @@ packages=(
   libsqlite3-dev sqlite3 libfmt-dev nlohmann-json3-dev libcli11-dev
   # the failure classifier's rule engine (RE2::Set) and --notify's SMTP/HTTPS client
   libre2-dev libcurl4-openssl-dev
+  # the node exporter's metrics (exporters/prometheus/)
+  prometheus-cpp-dev
   # tests, benchmarks, lint
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy
   # test helpers: iproute2 (namespaces), nftables (a lossy link), util-linux (setpriv, mount),
