@@ -34,6 +34,11 @@ packages=(
   # the HTML report test (tests/html/): headless Chromium renders `ckptscope report`'s
   # page and proves it makes no network request and logs no error; no display needed
   chromium
+  # deploy/ tests (tests/deploy/): promtool from Debian's prometheus package checks and
+  # unit-tests the rules; python3-yaml parses the Kubernetes manifests. On a host where
+  # systemd is PID 1 the package enables and starts prometheus.service (:9090), which no
+  # test needs: `systemctl disable --now prometheus` (no effect in a container without it)
+  prometheus python3-yaml
 )
 
 missing=()

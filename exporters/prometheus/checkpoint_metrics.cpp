@@ -36,15 +36,15 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
                       .Name("ckptscope_build_info")
                       .Help("ckptscope's version and the kernel it runs on; always 1")
                       .Register(*registry_)),
-      checkpoints_(
-          BuildCounter()
-              .Name("ckptscope_checkpoints_total")
-              .Help("Checkpoints closed, by job, direction and outcome (failed: it had failures)")
-              .Register(*registry_)),
+      checkpoints_(BuildCounter()
+                       .Name("ckptscope_checkpoints_total")
+                       .Help("Checkpoints closed, by workload, direction and outcome (failed: it "
+                             "had failures)")
+                       .Register(*registry_)),
       checkpoint_bytes_(
           BuildCounter()
               .Name("ckptscope_checkpoint_bytes_total")
-              .Help("Bytes each stage moved for checkpoints, by job, direction and stage")
+              .Help("Bytes each stage moved for checkpoints, by workload, direction and stage")
               .Register(*registry_)),
       checkpoint_duration_(BuildHistogram()
                                .Name("ckptscope_checkpoint_duration_seconds")
@@ -109,7 +109,7 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
                            .Register(*registry_)),
       failures_(BuildCounter()
                     .Name("ckptscope_failures_total")
-                    .Help("Failures by job and kind (docs/failures.md)")
+                    .Help("Failures by workload and kind (docs/failures.md)")
                     .Register(*registry_)),
       dropped_(BuildCounter()
                    .Name("ckptscope_dropped_events_total")
@@ -130,35 +130,41 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
 
 std::string CheckpointMetrics::job_label(const std::string& job) {
   if (jobs_.count(job)) return job;
-  if (jobs_.size() >= max_jobs_) return "other";
-  jobs_.insert(job);
-  return job;
+  const std::string label = jobs_.size() >= max_jobs_ ? "other" : job;
+  if (label == job) jobs_.insert(job);
+  // A workload's checkpoint counts exist from its first sight, at 0: a
+  // counter that first appears at 1 is invisible to increase() and rate().
+  for (const char* dir : {"save", "load"})
+    for (const char* outcome : {"ok", "failed"})
+      checkpoints_.Add({{"workload", label}, {"direction", dir}, {"outcome", outcome}});
+  return label;
 }
 
 void CheckpointMetrics::observe_checkpoint(const std::string& job, const CheckpointRecord& c) {
   const std::string j = job_label(job);
   const std::string dir(to_string(c.direction));
   checkpoints_
-      .Add({{"job", j}, {"direction", dir}, {"outcome", c.failures.empty() ? "ok" : "failed"}})
+      .Add({{"workload", j}, {"direction", dir}, {"outcome", c.failures.empty() ? "ok" : "failed"}})
       .Increment();
   checkpoint_duration_.Add({{"direction", dir}}, kCheckpointSeconds)
       .Observe(seconds(c.end_ns >= c.start_ns ? c.end_ns - c.start_ns : 0));
   for (const StageRecord& s : c.stages) {
-    checkpoint_bytes_.Add({{"job", j}, {"direction", dir}, {"stage", s.name}})
+    checkpoint_bytes_.Add({{"workload", j}, {"direction", dir}, {"stage", s.name}})
         .Increment(static_cast<double>(s.bytes));
     stage_busy_.Add({{"direction", dir}, {"stage", s.name}}, kCheckpointSeconds)
         .Observe(seconds(s.busy_ns));
     if (auto f = s.fraction_of_max()) {
       stage_max_fraction_.Add({{"direction", dir}, {"stage", s.name}}, kFractions).Observe(*f);
-      stage_last_max_fraction_.Add({{"job", j}, {"direction", dir}, {"stage", s.name}}).Set(*f);
+      stage_last_max_fraction_.Add({{"workload", j}, {"direction", dir}, {"stage", s.name}})
+          .Set(*f);
     }
   }
   for (const FailureRecord& f : c.failures)
-    failures_.Add({{"job", j}, {"kind", f.kind}}).Increment();
+    failures_.Add({{"workload", j}, {"kind", f.kind}}).Increment();
 }
 
 void CheckpointMetrics::observe_failure(const std::string& job, const FailureRecord& f) {
-  failures_.Add({{"job", job_label(job)}, {"kind", f.kind}}).Increment();
+  failures_.Add({{"workload", job_label(job)}, {"kind", f.kind}}).Increment();
 }
 
 void CheckpointMetrics::observe_rpc(const RpcCallRecord& rpc) {

@@ -5,7 +5,8 @@
 //
 // Cardinality is bounded: no pid, file or path label; `job` (the workload's
 // identity from its cgroup) is kept for the first max_jobs distinct values,
-// every later one is "other"; `server` is the storage server, `op` the NFS
+// every later one is "other" (the label is `workload`: Prometheus's own
+// `job` names the scrape job); `server` is the storage server, `op` the NFS
 // procedure, both few per node.
 #pragma once
 
@@ -66,7 +67,8 @@ class CheckpointMetrics {
   [[nodiscard]] std::string exposition() const;
   [[nodiscard]] std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
-  // The label a job gets: itself, or "other" past max_jobs distinct jobs.
+  // The `workload` label a job gets: itself, or "other" past max_jobs
+  // distinct jobs. Its checkpoint counters are created at 0 then.
   std::string job_label(const std::string& job);
 
  private:
