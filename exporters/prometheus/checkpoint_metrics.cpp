@@ -130,7 +130,7 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
 
 std::string CheckpointMetrics::job_label(const std::string& job) {
   if (jobs_.count(job)) return job;
-  const std::string label = jobs_.size() >= max_jobs_ ? "other" : job;
+  std::string label = jobs_.size() >= max_jobs_ ? "other" : job;
   if (label == job) jobs_.insert(job);
   // A workload's checkpoint counts exist from its first sight, at 0: a
   // counter that first appears at 1 is invisible to increase() and rate().
