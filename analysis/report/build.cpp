@@ -60,17 +60,12 @@ NodeInfo node_info(const NodeTrace& t) {
   return n;
 }
 
-bool is_data_call(const IoCallRecord& c) {
-  return (c.op == "read" || c.op == "write") && c.bytes > 0;
-}
-
 // Threads that moved the checkpoint's data, and whether a main thread
 // (tid == tgid) was among them: the job waited for the save.
-void classify_mode(NodeCheckpoint& nc, const std::vector<const IoCallRecord*>& calls) {
+void classify_mode(NodeCheckpoint& nc, const std::vector<const IoCallRecord*>& data_calls) {
   std::set<uint32_t> threads;
   bool main_thread = false;
-  for (const IoCallRecord* c : calls) {
-    if (!is_data_call(*c)) continue;
+  for (const IoCallRecord* c : data_calls) {
     threads.insert(c->tid);
     main_thread = main_thread || c->tid == c->tgid;
   }
@@ -115,7 +110,7 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
   std::vector<Item> items;
   for (size_t n = 0; n < r.traces.size(); ++n) {
     const Trace& t = r.traces[n].trace;
-    auto& calls = r.index[n].calls;
+    auto& calls = r.index[n].data_calls;
     for (const auto& c : t.checkpoints) {
       NodeCheckpoint nc;
       nc.node = n;
@@ -210,7 +205,8 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
 TraceIndex index_trace(const Trace& t) {
   TraceIndex x;
   for (const auto& c : t.io_calls)
-    if (c.checkpoint_id) x.calls[*c.checkpoint_id].push_back(&c);
+    if (c.checkpoint_id && (c.op == "read" || c.op == "write") && c.bytes > 0)
+      x.data_calls[*c.checkpoint_id].push_back(&c);
   for (const auto& rpc : t.rpc_calls)
     if (rpc.checkpoint_id && rpc.checkpoint_io)
       x.checkpoint_io_rpcs[*rpc.checkpoint_id].push_back(&rpc);

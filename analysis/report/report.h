@@ -150,7 +150,8 @@ struct Recommendation {
 // figures cost its own records, not the whole trace's (a day-long job has
 // hundreds of checkpoints and millions of calls).
 struct TraceIndex {
-  std::unordered_map<uint64_t, std::vector<const IoCallRecord*>> calls;  // by checkpoint id
+  // Calls that moved a checkpoint's data (read/write with bytes), by checkpoint id.
+  std::unordered_map<uint64_t, std::vector<const IoCallRecord*>> data_calls;
   std::unordered_map<uint64_t, std::vector<const RpcCallRecord*>> checkpoint_io_rpcs;
   std::vector<std::vector<const TcpSampleRecord*>> connections;  // samples per connection, by time
 };

@@ -64,10 +64,9 @@ Timeline build_timeline(const Report& report, const CheckpointReport& cp, size_t
     const TraceIndex& index = report.index[nc.node];
     static const std::vector<const IoCallRecord*> kNoCalls;
     static const std::vector<const RpcCallRecord*> kNoRpcs;
-    auto calls = index.calls.find(id);
-    for (const IoCallRecord* call : calls == index.calls.end() ? kNoCalls : calls->second) {
+    auto calls = index.data_calls.find(id);
+    for (const IoCallRecord* call : calls == index.data_calls.end() ? kNoCalls : calls->second) {
       const IoCallRecord& c = *call;
-      if (c.bytes == 0 || (c.op != "read" && c.op != "write")) continue;
       const int64_t s = static_cast<int64_t>(c.start_ns) + off;
       const int64_t e = std::max(static_cast<int64_t>(c.end_ns) + off, s);
       spread(bytes, s, e, c.bytes);

@@ -160,15 +160,14 @@ check_grafana() {
 }
 
 # The exporter's golden exposition (its unit test's known output), held
-# against the contract too when it is there.
+# against the contract too. It is committed: missing is a failure.
 golden=$root/tests/data/exporter/known.prom
 
 check_metric_names() {
-  local exposition=()
-  [ -f "$golden" ] && exposition=(--exposition "$golden")
+  [ -f "$golden" ] || { echo "check_deploy: FAIL: no golden exposition $golden" >&2; return 1; }
   "$PYTHON3" "$here/check_metric_names.py" --metrics "$deploy/metrics.md" \
     --rules "$deploy/prometheus/ckptscope-rules.yml" --dashboard "$deploy/grafana/ckptscope.json" \
-    "${exposition[@]}"
+    --exposition "$golden"
 }
 
 # The checker must fail on each misspelling, and name it. Each case: file
@@ -187,7 +186,8 @@ check_metric_names_self_test() {
       dashboard) src=$dash dst=$tmp/dash.json dash=$dst ;;
       exposition)
         if [ ! -f "$golden" ]; then
-          echo "self-test $n skipped: no $golden"
+          echo "self-test $n FAILED: no golden exposition $golden" >&2
+          failures=$((failures + 1))
           continue
         fi
         src=$golden dst=$tmp/known.prom extra=(--exposition "$dst")
