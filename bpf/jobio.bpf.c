@@ -29,6 +29,11 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 /* Benchmarks only: attach the syscall programs but return at once, to
  * measure what enabling syscall tracepoints costs before any work. */
 const volatile bool floor_only = false;
+/* Kernel-side aggregation (the node exporter): a thread's on-CPU time outside
+ * I/O calls is reported when it leaves the CPU only once it adds up to this
+ * much; below it the window stays open, and the thread's next I/O call or
+ * its exit reports it. 0 reports at every switch (run, attach). */
+const volatile __u64 cpu_flush_min_ns = 0;
 /* enum ckpt_syscall_kind per syscall number of this architecture. */
 const volatile __u8 syscall_kinds[CKPT_MAX_SYSCALLS] = {};
 
@@ -537,14 +542,15 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 
 /* ---- scheduler: on-CPU time outside I/O ---------------------------------- */
 
-static __always_inline void flush_cpu_window(struct thread_state *st, __u64 pid_tgid, __u64 now)
+static __always_inline void flush_cpu_window(struct thread_state *st, __u64 pid_tgid, __u64 now,
+					     __u64 min_ns)
 {
 	struct ckpt_cpu_record *rec;
 
 	if (st->oncpu_since_ns && now > st->oncpu_since_ns)
 		st->acc_ns += now - st->oncpu_since_ns;
 	st->oncpu_since_ns = 0;
-	if (st->acc_ns == 0)
+	if (st->acc_ns == 0 || st->acc_ns < min_ns)
 		return;
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
 	if (!rec) {
@@ -568,7 +574,8 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (other_task_is_traced(prev->tgid)) {
 		st = bpf_task_storage_get(&thread_states, prev, 0, 0);
 		if (st && !st->in_io)
-			flush_cpu_window(st, ((__u64)prev->tgid << 32) | (__u32)prev->pid, now);
+			flush_cpu_window(st, ((__u64)prev->tgid << 32) | (__u32)prev->pid, now,
+					 cpu_flush_min_ns);
 	}
 	if (other_task_is_traced(next->tgid)) {
 		st = bpf_task_storage_get(&thread_states, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -714,7 +721,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 		return 0;
 	st = bpf_task_storage_get(&thread_states, task, 0, 0);
 	if (st && !st->in_io)
-		flush_cpu_window(st, ((__u64)tgid << 32) | tid, bpf_ktime_get_ns());
+		flush_cpu_window(st, ((__u64)tgid << 32) | tid, bpf_ktime_get_ns(), 0);
 	/* Task storage goes with the task; a path call cut short does not. */
 	bpf_map_delete_elem(&path_calls, &tid);
 	if (!ckpt_task_group_dead(task)) {

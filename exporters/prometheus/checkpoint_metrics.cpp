@@ -177,6 +177,10 @@ void CheckpointMetrics::observe_rpc(const RpcCallRecord& rpc) {
         .Increment(static_cast<double>(rpc.major_timeouts));
 }
 
+void CheckpointMetrics::observe_rpc_timeout(const std::string& server) {
+  rpc_major_timeouts_.Add({{"server", server}}).Increment();
+}
+
 void CheckpointMetrics::observe_tcp(const std::string& server, const TcpSampleRecord& s) {
   auto key = std::make_pair(server, s.cookie);
   auto it = tcp_last_.find(key);

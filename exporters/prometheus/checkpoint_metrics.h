@@ -51,6 +51,8 @@ class CheckpointMetrics {
   void observe_failure(const std::string& job, const FailureRecord& failure);
   // A finished RPC: queue, round trip and execute time by op and server.
   void observe_rpc(const RpcCallRecord& rpc);
+  // One RPC major timeout ("server not responding") toward `server`, as it fires.
+  void observe_rpc_timeout(const std::string& server);
   // A TCP sample of the connection to `server`: bytes in flight and the
   // backlog now; retransmits and zero-window time as they grew.
   void observe_tcp(const std::string& server, const TcpSampleRecord& sample);

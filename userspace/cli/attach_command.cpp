@@ -72,6 +72,10 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target) {
       return 2;
     }
     initial = process_tree(static_cast<uint32_t>(*target.pid));
+    // A process tree can be followed through the node exporter; a cgroup
+    // (processes that enter it later) needs probes of our own.
+    options.exporter_socket = exporter_socket_for(flags);
+    options.client_name = "ckptscope attach";
     command = {fmt::format("pid {}", *target.pid)};
   } else {
     struct stat st {};
@@ -98,6 +102,8 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target) {
     return 1;
   }
   for (const auto& note : collector->notes()) warn("note: " + note);
+  if (!options.exporter_socket.empty() && collector->traced() && !flags.quiet)
+    warn("tracing through " + collector->feed_description());
   for (uint32_t pid : initial)
     if (auto ok = collector->trace_tgid(pid); !ok) warn("warning: " + ok.error().message);
 

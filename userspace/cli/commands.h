@@ -49,6 +49,19 @@ struct ReportCommandOptions {
 };
 int report_command(const ReportCommandOptions& options);
 
+// The continuous node exporter (userspace/exporter, deploy/metrics.md).
+struct ExporterOptions {
+  std::string listen = ":9464";  // ADDR:PORT, [IPV6]:PORT or :PORT
+  std::string config_path;
+  size_t max_workloads = 100;  // distinct workload labels; later ones are "other"
+  std::string socket_path = "/run/ckptscope/exporter.sock";  // "" = no registration
+  // Kernel-side aggregation: a thread's on-CPU time outside I/O calls is
+  // reported when it leaves the CPU only once it adds up to this much (its
+  // next I/O call reports the rest), so busy nodes do not flood user space.
+  uint64_t cpu_flush_min_ns = 10'000'000;
+};
+int exporter_command(const ExporterOptions& options);
+
 struct DemoOptions {
   std::string dir;  // where the workload writes; a temp dir by default
   std::string shard_size = "32M";

@@ -24,6 +24,12 @@ int main(int argc, char** argv) {
         "--node-name", f.node_name,
         "the node this trace is of, for merging a job's traces (default: the hostname)");
     cmd->add_flag("--quiet,-q", f.quiet, "do not print the summary table on stderr");
+    cmd->add_option("--exporter-socket", f.exporter_socket,
+                    "take the records from the node exporter registered at this socket instead "
+                    "of loading probes (default: /run/ckptscope/exporter.sock when an exporter "
+                    "serves it)");
+    cmd->add_flag("--no-exporter", f.no_exporter,
+                  "always load probes of our own, even where a node exporter runs");
     cmd->add_flag("--json", f.json, "print the summary as JSON on stdout when done");
   };
 
@@ -110,6 +116,23 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--storage-write-max", report_opts.storage_write_max,
                          "the storage's aggregate write maximum, e.g. 250GB/s");
 
+  ExporterOptions exporter_opts;
+  auto* exporter_cmd = app.add_subcommand(
+      "exporter",
+      "trace the whole node continuously and serve its checkpoint I/O as Prometheus metrics");
+  exporter_cmd->add_option("--listen", exporter_opts.listen,
+                           "ADDR:PORT, [IPV6]:PORT or :PORT to serve /metrics on (default :9464)");
+  exporter_cmd
+      ->add_option("--config", exporter_opts.config_path, "JSON config file (docs/config.md)")
+      ->check(CLI::ExistingFile);
+  exporter_cmd
+      ->add_option("--max-workloads", exporter_opts.max_workloads,
+                   "distinct workload labels kept; later workloads are 'other' (default 100)")
+      ->check(CLI::PositiveNumber);
+  exporter_cmd->add_option("--socket", exporter_opts.socket_path,
+                           "where run and attach register their jobs (default "
+                           "/run/ckptscope/exporter.sock; '' turns registration off)");
+
   TraceFlags demo_flags;
   DemoOptions demo;
   auto* demo_cmd = app.add_subcommand("demo", "profile the bundled synthetic checkpoint workload");
@@ -181,6 +204,7 @@ int main(int argc, char** argv) {
   if (*summary) return summary_command(summary_path, summary_json);
   if (*export_cmd) return export_command(export_trace, export_format, export_out);
   if (*report_cmd) return report_command(report_opts);
+  if (*exporter_cmd) return exporter_command(exporter_opts);
   if (*classify) {
     if (!tail_text.empty()) {
       auto bytes = ckpt::notify::parse_size(tail_text);

@@ -135,11 +135,15 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   if (collector) {
     ProbeOptions options = make_probe_options(*config);
     options.floor_only = flags.probe_floor;
+    options.exporter_socket = flags.probe_floor ? "" : exporter_socket_for(flags);
+    options.client_name = "ckptscope run";
     auto started = collector->start(options, KernelFeatures::probe());
     if (!started)
       warn(fmt::format("warning: nothing will be traced, the job runs anyway: {}",
                        started.error().message));
     for (const auto& note : collector->notes()) warn("note: " + note);
+    if (!options.exporter_socket.empty() && collector->traced() && !flags.quiet)
+      warn("tracing through " + collector->feed_description());
     if (auto ok = collector->trace_tgid(static_cast<uint32_t>(child->pid())); !ok)
       warn("warning: " + ok.error().message);
   }

@@ -1,5 +1,6 @@
 #include "cli/session.h"
 
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 
 #include "analysis/summary.h"
 #include "common/clock.h"
+#include "probes/forward_protocol.h"
 
 namespace ckpt::cli {
 
@@ -70,6 +72,14 @@ ProbeOptions make_probe_options(const Config& config) {
   o.tcp = !config.storage_endpoints.empty();
   o.tcp_sample_interval_ns = config.tcp_sample_interval_ns;
   return o;
+}
+
+std::string exporter_socket_for(const TraceFlags& flags) {
+  if (flags.no_exporter) return "";
+  if (!flags.exporter_socket.empty()) return flags.exporter_socket;
+  struct stat st {};
+  if (stat(kDefaultExporterSocket, &st) == 0 && S_ISSOCK(st.st_mode)) return kDefaultExporterSocket;
+  return "";
 }
 
 std::string default_trace_path() {

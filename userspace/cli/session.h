@@ -22,7 +22,14 @@ struct TraceFlags {
   std::string node_name;       // --node-name: the node this trace is of (default: the hostname)
   std::string bpf_stats_path;  // write per-program BPF run time here (benchmarks)
   bool probe_floor = false;    // benchmarks: attach, but trace nothing
+  // The node exporter to take records from (--exporter-socket), else the
+  // standard socket when an exporter serves it; --no-exporter: never.
+  std::string exporter_socket;
+  bool no_exporter = false;
 };
+
+// Where `run`/`attach` look for a node exporter: "" = load our own probes.
+std::string exporter_socket_for(const TraceFlags& flags);
 
 Expected<Config> load_effective_config(const TraceFlags& flags);
 JobRecord make_job_record(const std::vector<std::string>& command, const std::string& mode,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "probes/exporter_feed.h"
 #include "sources/jobio_source.h"
 #include "sources/nfs_mounts.h"
 #include "sources/nfs_source.h"
@@ -60,10 +61,27 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
   RecordSource* jobio_raw = jobio.get();
   RecordSource* tcp_raw = tcp.get();
   RecordSource* nfs_raw = nfs.get();
-  auto probes = ProbeManager::start(
-      options, features, [jobio_raw](const void* d, size_t n) { jobio_raw->on_record(d, n); },
-      [tcp_raw](const void* d, size_t n) { tcp_raw->on_record(d, n); },
-      [nfs_raw](const void* d, size_t n) { nfs_raw->on_record(d, n); });
+  RecordHandler on_jobio = [jobio_raw](const void* d, size_t n) { jobio_raw->on_record(d, n); };
+  RecordHandler on_tcp = [tcp_raw](const void* d, size_t n) { tcp_raw->on_record(d, n); };
+  RecordHandler on_nfs = [nfs_raw](const void* d, size_t n) { nfs_raw->on_record(d, n); };
+  Expected<std::unique_ptr<ProbeFeed>> probes = make_error("not started");
+  if (!options.exporter_socket.empty()) {
+    // The node exporter already traces the node: take the job's records
+    // from it, else (none there, or it refused) load our own.
+    auto remote = ExporterFeed::connect(options.exporter_socket, {}, options.client_name, on_jobio,
+                                        on_tcp, on_nfs);
+    if (remote)
+      probes = std::unique_ptr<ProbeFeed>(std::move(*remote));
+    else
+      notes_.push_back(remote.error().message + "; loading probes of our own");
+  }
+  if (!probes) {
+    auto local = ProbeManager::start(options, features, on_jobio, on_tcp, on_nfs);
+    if (local)
+      probes = std::unique_ptr<ProbeFeed>(std::move(*local));
+    else
+      probes = local.error();
+  }
   StageAvailability available;
   if (!probes) {
     stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
@@ -75,9 +93,10 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
     return probes.error();
   }
   probes_ = std::move(*probes);
-  ProbeManager* pm = probes_.get();
+  ProbeFeed* pm = probes_.get();
   tcp->set_latest_reader([pm] { return pm->tcp_latest(); });
   for (const auto& n : probes_->notes()) notes_.push_back(n);
+  notes_at_start_ = probes_->notes().size();
   available.job_io = true;
   available.transport = probes_->tcp_enabled();
   available.nfs = probes_->nfs_enabled();
@@ -214,10 +233,13 @@ void Collector::await_storage_acks() {
 Expected<Trace> Collector::finish(const JobRecord& job) {
   if (probes_ && probes_->tcp_enabled()) await_storage_acks();
   if (probes_) {
-    // Whatever the kernel already queued belongs to the job.
-    for (int i = 0; i < 1000; ++i) {
-      auto n = probes_->poll(0);
-      if (!n || *n == 0) break;
+    // Whatever the kernel already recorded belongs to the job.
+    probes_->sync(2000);
+    // What the feed had to say since the start (an exporter that went away).
+    const auto& notes = probes_->notes();
+    for (size_t i = notes_at_start_; i < notes.size(); ++i) {
+      notes_.push_back(notes[i]);
+      trace_.job.trace_warning += (trace_.job.trace_warning.empty() ? "" : "; ") + notes[i];
     }
   }
   if (stitcher_) stitcher_->finish();

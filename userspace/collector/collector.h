@@ -14,6 +14,7 @@
 #include "exporters/sqlite/trace_store.h"
 #include "model/records.h"
 #include "probes/kernel_features.h"
+#include "probes/probe_feed.h"
 #include "probes/probe_manager.h"
 #include "sources/mountstats.h"
 #include "sources/path_resolver.h"
@@ -45,6 +46,10 @@ class Collector : public EventSink {
   void add_failure(FailureRecord failure);
 
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+  // Where the records come from ("probes of its own", "the node exporter at ...").
+  [[nodiscard]] std::string feed_description() const {
+    return probes_ ? probes_->description() : "nothing (untraced)";
+  }
   // Per-program run counts and times (needs BPF run-time stats enabled).
   [[nodiscard]] std::vector<ProgramStats> program_stats() const {
     return probes_ ? probes_->program_stats() : std::vector<ProgramStats>{};
@@ -66,7 +71,8 @@ class Collector : public EventSink {
   PathResolver resolver_;
   std::unique_ptr<Stitcher> stitcher_;
   SourceRegistry sources_;
-  std::unique_ptr<ProbeManager> probes_;
+  std::unique_ptr<ProbeFeed> probes_;
+  size_t notes_at_start_ = 0;  // the feed's notes already in the job record
   std::vector<std::string> notes_;
   uint64_t last_commit_ns_ = 0;
   std::set<uint32_t> live_tgids_;

@@ -178,6 +178,7 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options) {
   // Wake the reader once an eighth of the ring is waiting (see ckpt_wakeup_flags).
   jobio_->rodata->wakeup_bytes = options.ringbuf_bytes / 8;
   jobio_->rodata->floor_only = options.floor_only;
+  jobio_->rodata->cpu_flush_min_ns = options.cpu_flush_min_ns;
   if (int err = bpf_map__set_max_entries(jobio_->maps.jobio_events, options.ringbuf_bytes))
     return make_error(fmt::format("sizing the ring buffer to {} bytes failed: {}",
                                   options.ringbuf_bytes, std::strerror(-err)));
@@ -349,6 +350,16 @@ Expected<void> ProbeManager::trace_tgid(uint32_t tgid) {
     return make_error(fmt::format("cannot trace pid {}: {}", tgid, std::strerror(errno)));
   return {};
 }
+
+void ProbeManager::sync(int /*timeout_ms*/) {
+  // Whatever the kernel already queued.
+  for (int i = 0; i < 1000; ++i) {
+    auto n = poll(0);
+    if (!n || *n == 0) break;
+  }
+}
+
+int ProbeManager::wait_fd() const { return rings_ ? ring_buffer__epoll_fd(rings_) : -1; }
 
 Expected<int> ProbeManager::poll(int timeout_ms) {
   // Records are submitted without a wakeup until enough are waiting (see

@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "model/records.h"
 #include "probes/kernel_features.h"
+#include "probes/probe_feed.h"
 
 struct jobio_bpf;
 struct tcp_bpf;
@@ -35,6 +36,14 @@ struct ProbeOptions {
   uint64_t tcp_sample_interval_ns = 10'000'000;
   bool floor_only = false;  // benchmarks: syscall programs return at once
   bool nfs = true;          // the NFS client and sunrpc probes, when the modules are present
+  // Report a thread's on-CPU time at a context switch only once it adds up
+  // to this much (bpf/jobio.bpf.c cpu_flush_min_ns); 0: at every switch.
+  uint64_t cpu_flush_min_ns = 0;
+  // A node exporter's registration socket: when one answers there, the
+  // collector takes the job's records from it and loads no probes
+  // (probes/exporter_feed.h). "" = always load our own.
+  std::string exporter_socket;
+  std::string client_name = "ckptscope";  // how the exporter knows this collector
 };
 
 // Raw record callback: the bytes of one ring-buffer record.
@@ -59,9 +68,9 @@ struct ProgramStats {
   uint64_t run_time_ns = 0;
 };
 
-class ProbeManager {
+class ProbeManager : public ProbeFeed {
  public:
-  ~ProbeManager();
+  ~ProbeManager() override;
   ProbeManager(const ProbeManager&) = delete;
   ProbeManager& operator=(const ProbeManager&) = delete;
 
@@ -72,24 +81,28 @@ class ProbeManager {
                                                        RecordHandler on_jobio, RecordHandler on_tcp,
                                                        RecordHandler on_nfs);
 
-  Expected<void> trace_tgid(uint32_t tgid);
+  Expected<void> trace_tgid(uint32_t tgid) override;
   // Loads the NFS probes if they are not running and the nfs and sunrpc
   // modules are now present (an NFS mount appeared); says why not otherwise.
-  Expected<void> start_nfs_if_available();
-  [[nodiscard]] bool nfs_enabled() const { return nfs_ != nullptr; }
+  Expected<void> start_nfs_if_available() override;
+  [[nodiscard]] bool nfs_enabled() const override { return nfs_ != nullptr; }
   // Adds a storage server to the transport probes while they run.
-  Expected<void> add_storage_endpoint(const StorageEndpoint& endpoint);
+  Expected<void> add_storage_endpoint(const StorageEndpoint& endpoint) override;
   // Waits up to timeout_ms for records and hands them to the handlers.
   // Returns the number of records consumed, or an error.
-  Expected<int> poll(int timeout_ms);
+  Expected<int> poll(int timeout_ms) override;
+  void sync(int timeout_ms) override;
   // The newest counters of every tracked storage socket.
-  [[nodiscard]] std::vector<TcpLatest> tcp_latest() const;
+  [[nodiscard]] std::vector<TcpLatest> tcp_latest() const override;
+  // Readable when a ring buffer has records (libbpf's epoll fd), for a
+  // caller that waits on other fds too; poll(0) then consumes them.
+  [[nodiscard]] int wait_fd() const;
   // Per-CPU drop counters summed, by source and cause.
-  [[nodiscard]] std::vector<DropRecord> drops() const;
+  [[nodiscard]] std::vector<DropRecord> drops() const override;
   // Requires kernel.bpf_stats_enabled (see enable_bpf_stats).
-  [[nodiscard]] std::vector<ProgramStats> program_stats() const;
-  [[nodiscard]] bool tcp_enabled() const { return tcp_ != nullptr; }
-  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+  [[nodiscard]] std::vector<ProgramStats> program_stats() const override;
+  [[nodiscard]] bool tcp_enabled() const override { return tcp_ != nullptr; }
+  [[nodiscard]] const std::vector<std::string>& notes() const override { return notes_; }
 
  private:
   ProbeManager() = default;

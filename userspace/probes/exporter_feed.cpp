@@ -1,0 +1,235 @@
+#include "probes/exporter_feed.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "probes/forward_protocol.h"
+
+namespace ckpt {
+namespace {
+
+using nlohmann::json;
+
+int remaining_ms(uint64_t deadline_ns) {
+  const uint64_t now = monotonic_ns();
+  return now >= deadline_ns ? 0 : static_cast<int>((deadline_ns - now) / 1'000'000) + 1;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<ExporterFeed>> ExporterFeed::connect(
+    const std::string& socket_path, const std::vector<uint32_t>& tgids, const std::string& client,
+    RecordHandler on_jobio, RecordHandler on_tcp, RecordHandler on_nfs, int timeout_ms) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof(addr.sun_path))
+    return make_error(fmt::format("exporter socket {}: path too long", socket_path));
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  std::unique_ptr<ExporterFeed> feed(new ExporterFeed());
+  feed->socket_path_ = socket_path;
+  feed->on_jobio_ = std::move(on_jobio);
+  feed->on_tcp_ = std::move(on_tcp);
+  feed->on_nfs_ = std::move(on_nfs);
+  feed->fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (feed->fd_ < 0) return make_error(fmt::format("socket: {}", std::strerror(errno)));
+  if (::connect(feed->fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    return make_error(fmt::format("no exporter at {}: {}", socket_path, std::strerror(errno)));
+  json hello = {{"op", "register"}, {"tgids", tgids}, {"client", client}};
+  if (auto ok = feed->send_line(hello.dump()); !ok) return ok.error();
+  // The answer: one JSON line.
+  const uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(timeout_ms) * 1'000'000;
+  size_t eol = std::string::npos;
+  while ((eol = feed->in_.find('\n')) == std::string::npos) {
+    pollfd p{feed->fd_, POLLIN, 0};
+    const int left = remaining_ms(deadline);
+    if (left == 0 || ::poll(&p, 1, left) <= 0)
+      return make_error(
+          fmt::format("exporter at {}: no answer within {} ms", socket_path, timeout_ms));
+    char buf[4096];
+    const ssize_t n = recv(feed->fd_, buf, sizeof(buf), 0);
+    if (n <= 0) return make_error(fmt::format("exporter at {} closed the connection", socket_path));
+    feed->in_.append(buf, static_cast<size_t>(n));
+    if (feed->in_.size() > 65536)
+      return make_error(fmt::format("exporter at {}: answer too long", socket_path));
+  }
+  const json answer = json::parse(feed->in_.substr(0, eol), nullptr, false);
+  feed->in_.erase(0, eol + 1);
+  if (!answer.is_object() || !answer.contains("ok"))
+    return make_error(fmt::format("exporter at {}: malformed answer", socket_path));
+  if (!answer.value("ok", false))
+    return make_error(fmt::format("exporter at {} refused: {}", socket_path,
+                                  answer.value("error", std::string("no reason given"))));
+  feed->tcp_ = answer.value("tcp", false);
+  feed->nfs_ = answer.value("nfs", false);
+  fcntl(feed->fd_, F_SETFL, fcntl(feed->fd_, F_GETFL) | O_NONBLOCK);
+  feed->description_ = fmt::format("the node exporter at {} (version {})", socket_path,
+                                   answer.value("version", std::string("?")));
+  return feed;
+}
+
+ExporterFeed::~ExporterFeed() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Expected<void> ExporterFeed::send_line(const std::string& line) {
+  std::string out = line + "\n";
+  size_t sent = 0;
+  const uint64_t deadline = monotonic_ns() + 2'000'000'000;
+  while (sent < out.size()) {
+    const ssize_t n = send(fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR) && remaining_ms(deadline) > 0) {
+      pollfd p{fd_, POLLOUT, 0};
+      ::poll(&p, 1, remaining_ms(deadline));
+      continue;
+    }
+    return make_error(fmt::format("exporter at {}: {}", socket_path_,
+                                  n < 0 ? std::strerror(errno) : "connection closed"));
+  }
+  return {};
+}
+
+Expected<void> ExporterFeed::trace_tgid(uint32_t tgid) {
+  // Answered in order: once the sync comes back, the exporter forwards this
+  // process's records (`run` holds its child until then).
+  if (auto ok = send_line(json{{"op", "trace"}, {"tgid", tgid}}.dump()); !ok) return ok;
+  const size_t errors_before = refusals_.size();
+  sync(2000);
+  if (refusals_.size() > errors_before) return make_error(refusals_.back());
+  return {};
+}
+
+Expected<void> ExporterFeed::start_nfs_if_available() {
+  if (nfs_) return {};
+  return make_error("the exporter's NFS probes are not running (no NFS mount yet)");
+}
+
+Expected<void> ExporterFeed::add_storage_endpoint(const StorageEndpoint& endpoint) {
+  return make_error(fmt::format(
+      "storage endpoint {}:{}: the exporter follows its own configured storage servers and the "
+      "node's NFS mounts",
+      endpoint.host.empty() ? "*" : endpoint.host, endpoint.port));
+}
+
+bool ExporterFeed::read_available() {
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    if (n > 0) {
+      in_.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return true;
+    return false;  // closed, or an error
+  }
+}
+
+void ExporterFeed::on_control(const std::string& text) {
+  const json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return;
+  if (j.contains("sync") && j["sync"].is_number_unsigned())
+    sync_seen_ = std::max(sync_seen_, j["sync"].get<uint64_t>());
+  if (j.value("nfs", false)) nfs_ = true;
+  if (j.contains("error") && j["error"].is_string())
+    refusals_.push_back(
+        fmt::format("exporter at {}: {}", socket_path_, j["error"].get<std::string>()));
+  if (j.contains("drops") && j["drops"].is_array()) {
+    exporter_drops_.clear();
+    for (const auto& d : j["drops"])
+      if (d.is_object())
+        exporter_drops_.push_back(DropRecord{d.value("source", std::string()),
+                                             d.value("cause", std::string()),
+                                             d.value("count", uint64_t{0})});
+  }
+}
+
+int ExporterFeed::dispatch_frames() {
+  int records = 0;
+  size_t at = 0;
+  while (in_.size() - at >= sizeof(ForwardFrameHeader)) {
+    ForwardFrameHeader h{};
+    std::memcpy(&h, in_.data() + at, sizeof(h));
+    if (h.size > kMaxForwardFrame) {
+      // Out of step with the exporter: nothing after this can be trusted.
+      notes_.push_back(
+          fmt::format("exporter at {}: malformed frame of {} bytes; records lost "
+                      "from here",
+                      socket_path_, h.size));
+      lost_ = true;
+      in_.clear();
+      return records;
+    }
+    if (in_.size() - at < sizeof(h) + h.size) break;
+    const char* body = in_.data() + at + sizeof(h);
+    switch (static_cast<ForwardRing>(h.ring)) {
+      case ForwardRing::Jobio:
+        on_jobio_(body, h.size);
+        ++records;
+        break;
+      case ForwardRing::Tcp:
+        on_tcp_(body, h.size);
+        ++records;
+        break;
+      case ForwardRing::Nfs:
+        on_nfs_(body, h.size);
+        ++records;
+        break;
+      case ForwardRing::Control:
+        on_control(std::string(body, h.size));
+        break;
+    }
+    at += sizeof(h) + h.size;
+  }
+  in_.erase(0, at);
+  return records;
+}
+
+Expected<int> ExporterFeed::poll(int timeout_ms) {
+  if (lost_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+    return 0;
+  }
+  pollfd p{fd_, POLLIN, 0};
+  if (::poll(&p, 1, timeout_ms) < 0 && errno != EINTR)
+    return make_error(fmt::format("exporter at {}: poll: {}", socket_path_, std::strerror(errno)));
+  const bool open = read_available();
+  const int records = dispatch_frames();
+  if (!open && !lost_) {
+    lost_ = true;
+    notes_.push_back(
+        fmt::format("the exporter at {} went away during the trace: records after that were lost",
+                    socket_path_));
+  }
+  return records;
+}
+
+void ExporterFeed::sync(int timeout_ms) {
+  if (lost_) return;
+  const uint64_t seq = ++sync_sent_;
+  if (!send_line(json{{"op", "sync"}, {"seq", seq}}.dump())) return;
+  const uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(timeout_ms) * 1'000'000;
+  while (sync_seen_ < seq && !lost_ && remaining_ms(deadline) > 0)
+    (void)poll(std::min(50, remaining_ms(deadline)));
+  if (sync_seen_ < seq && !lost_)
+    notes_.push_back(fmt::format("the exporter at {} did not confirm the last records within {} ms",
+                                 socket_path_, timeout_ms));
+}
+
+std::vector<DropRecord> ExporterFeed::drops() const { return exporter_drops_; }
+
+}  // namespace ckpt
