@@ -115,6 +115,10 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
                    .Name("ckptscope_dropped_events_total")
                    .Help("Events the probes or the collector could not keep, by source and cause")
                    .Register(*registry_)),
+      kernel_records_(BuildCounter()
+                          .Name("ckptscope_kernel_records_total")
+                          .Help("Records received from the kernel probes, by probe family")
+                          .Register(*registry_)),
       collector_duration_(BuildGauge()
                               .Name("ckptscope_scrape_collector_duration_seconds")
                               .Help("How long a source's last collection took")
@@ -165,6 +169,14 @@ void CheckpointMetrics::observe_checkpoint(const std::string& job, const Checkpo
 
 void CheckpointMetrics::observe_failure(const std::string& job, const FailureRecord& f) {
   failures_.Add({{"workload", job_label(job)}, {"kind", f.kind}}).Increment();
+}
+
+void CheckpointMetrics::observe_node_failure(const FailureRecord& f) {
+  failures_.Add({{"workload", "node"}, {"kind", f.kind}}).Increment();
+}
+
+void CheckpointMetrics::add_kernel_records(const std::string& source, uint64_t records) {
+  kernel_records_.Add({{"source", source}}).Increment(static_cast<double>(records));
 }
 
 void CheckpointMetrics::observe_rpc(const RpcCallRecord& rpc) {

@@ -49,6 +49,12 @@ class CheckpointMetrics {
   // A failure outside any checkpoint (a GPU Xid, an OOM kill, a server not
   // responding between checkpoints).
   void observe_failure(const std::string& job, const FailureRecord& failure);
+  // A failure of the node's storage path outside any workload's checkpoint
+  // (a server not responding between checkpoints): workload "node".
+  void observe_node_failure(const FailureRecord& failure);
+  // Records the probes handed over (the exporter's input rate, what the
+  // kernel-side aggregation keeps down).
+  void add_kernel_records(const std::string& source, uint64_t records);
   // A finished RPC: queue, round trip and execute time by op and server.
   void observe_rpc(const RpcCallRecord& rpc);
   // One RPC major timeout ("server not responding") toward `server`, as it fires.
@@ -97,6 +103,7 @@ class CheckpointMetrics {
   prometheus::Family<prometheus::Counter>& tcp_zero_window_;
   prometheus::Family<prometheus::Counter>& failures_;
   prometheus::Family<prometheus::Counter>& dropped_;
+  prometheus::Family<prometheus::Counter>& kernel_records_;
   prometheus::Family<prometheus::Gauge>& collector_duration_;
   prometheus::Family<prometheus::Gauge>& collector_success_;
 

@@ -129,6 +129,12 @@ int main(int argc, char** argv) {
       ->add_option("--max-workloads", exporter_opts.max_workloads,
                    "distinct workload labels kept; later workloads are 'other' (default 100)")
       ->check(CLI::PositiveNumber);
+  double cpu_report_min_ms = 10;
+  exporter_cmd
+      ->add_option("--cpu-report-min-ms", cpu_report_min_ms,
+                   "kernel-side aggregation: report a thread's on-CPU time at a context switch "
+                   "only once it adds up to this many ms (default 10; 0 reports every switch)")
+      ->check(CLI::Range(0.0, 10000.0));
   exporter_cmd->add_option("--socket", exporter_opts.socket_path,
                            "where run and attach register their jobs (default "
                            "/run/ckptscope/exporter.sock; '' turns registration off)");
@@ -204,7 +210,10 @@ int main(int argc, char** argv) {
   if (*summary) return summary_command(summary_path, summary_json);
   if (*export_cmd) return export_command(export_trace, export_format, export_out);
   if (*report_cmd) return report_command(report_opts);
-  if (*exporter_cmd) return exporter_command(exporter_opts);
+  if (*exporter_cmd) {
+    exporter_opts.cpu_flush_min_ns = static_cast<uint64_t>(cpu_report_min_ms * 1e6);
+    return exporter_command(exporter_opts);
+  }
   if (*classify) {
     if (!tail_text.empty()) {
       auto bytes = ckpt::notify::parse_size(tail_text);

@@ -98,6 +98,7 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
     auto* timing = &raw->timing_[name];
     return [raw, source, timing, ring](const void* d, size_t n) {
       const auto t0 = std::chrono::steady_clock::now();
+      ++timing->records;
       if (raw->registration_) raw->registration_->offer(ring, d, n);
       source->on_record(d, n);
       timing->spent += std::chrono::steady_clock::now() - t0;
@@ -230,7 +231,7 @@ void NodeCollector::count_failure(const std::string& label, const FailureRecord&
     return;
   }
   auto [it, fresh] = node_failures_seen_.try_emplace({f.kind, f.time_ns, f.evidence}, f.time_ns);
-  if (fresh) metrics_.observe_failure(std::string(kNodeWorkload), f);
+  if (fresh) metrics_.observe_node_failure(f);
   // Remembered only as long as another stitcher could still report the same.
   std::erase_if(node_failures_seen_,
                 [&](const auto& kv) { return kv.second + kNodeFailureMemoryNs < f.time_ns; });
@@ -303,7 +304,7 @@ void NodeCollector::publish_drops() {
 }
 
 void NodeCollector::pump(int timeout_ms) {
-  for (auto& [name, t] : timing_) t.spent = {};
+  for (auto& [name, t] : timing_) t = {};
   if (registration_) {
     // Wake for records or for a registered collector, whichever comes first.
     std::vector<pollfd> fds;
@@ -320,6 +321,7 @@ void NodeCollector::pump(int timeout_ms) {
     if (name == "nfs" && !probes_->nfs_enabled()) continue;  // not running: no series
     if (name == "tcp" && !probes_->tcp_enabled()) continue;
     metrics_.observe_collection(name, seconds(t.spent), polled.has_value());
+    if (t.records > 0) metrics_.add_kernel_records(name, t.records);
   }
   step(monotonic_ns());
   watch_mounts(now_ns_);

@@ -90,6 +90,7 @@ class NodeCollector : public EventSink {
   // Time spent in one source's handlers during a pump.
   struct SourceTiming {
     std::chrono::steady_clock::duration spent{};
+    uint64_t records = 0;
   };
 
   NodeCollector(const Config& config, NodeCollectorOptions options, CheckpointMetrics& metrics);

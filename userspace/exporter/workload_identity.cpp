@@ -72,7 +72,10 @@ std::optional<CgroupJob> job_of_cgroup_path(std::string_view path) {
     // Slurm: the job's own cgroup (its steps and tasks are below it).
     if (c.starts_with("job_") && all_digits(c.substr(4)))
       return CgroupJob{CgroupJob::Kind::Slurm, std::string(c.substr(4))};
-    if (c.find("kubepods") != std::string_view::npos) in_kubepods = true;
+    // In a cgroup namespace of its own (a container with hostPID) another
+    // pod's path reads relative to ours, "/../../pod<uid>/<container>":
+    // the kubepods part is above the "..".
+    if (c.find("kubepods") != std::string_view::npos || c == "..") in_kubepods = true;
     if (in_kubepods && !pod) {
       if (auto uid = pod_uid_of_component(c)) pod = CgroupJob{CgroupJob::Kind::KubernetesPod, *uid};
     }

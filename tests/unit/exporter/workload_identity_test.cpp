@@ -110,6 +110,16 @@ TEST(WorkloadCgroupPathTest, KubeletWithACgroupRootOfItsOwn) {
                          "kubelet-kubepods-burstable.slice"));
 }
 
+TEST(WorkloadCgroupPathTest, AnotherPodSeenFromInsideACgroupNamespace) {
+  // The exporter's DaemonSet pod has a cgroup namespace of its own: with
+  // hostPID it reads other pods' paths relative to its own cgroup.
+  EXPECT_TRUE(is_pod(job_of_cgroup_path("/../../pod" + str(kUid) + "/" + kContainer), kUid));
+  EXPECT_TRUE(is_pod(job_of_cgroup_path("/../../kubepods-burstable-pod" + str(kUidUnderscores) +
+                                        ".slice/cri-containerd-" + kContainer + ".scope"),
+                     kUid));
+  EXPECT_FALSE(job_of_cgroup_path("/../../system.slice/sshd.service"));
+}
+
 TEST(WorkloadCgroupPathTest, KubeletQosSlicesAloneAreNoPod) {
   EXPECT_FALSE(job_of_cgroup_path("/kubepods.slice"));
   EXPECT_FALSE(job_of_cgroup_path("/kubepods.slice/kubepods-burstable.slice"));

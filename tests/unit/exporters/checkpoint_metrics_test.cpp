@@ -19,6 +19,7 @@ namespace ckpt {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr uint64_t kMs = 1'000'000;
 constexpr uint64_t kMiB = 1 << 20;
@@ -93,6 +94,11 @@ void feed_known(CheckpointMetrics& m) {
   m.set_drops({{"jobio", "ringbuf_full", 7}, {"nfs", "task_table_full", 0}});
   m.observe_collection("jobio", 0.0025, true);
   m.observe_collection("nfs", 0.001, false);
+  m.add_kernel_records("jobio", 1000);
+  m.add_kernel_records("jobio", 234);
+  m.add_kernel_records("nfs", 56);
+  // A server not responding between checkpoints: the node's, not a workload's.
+  m.observe_node_failure(FailureRecord{"nfs_server_not_responding", 4000 * kMs, "", std::nullopt});
 }
 
 std::string read_file(const std::string& path) {
@@ -150,6 +156,11 @@ TEST(CheckpointMetrics, KnownAnswers) {
   EXPECT_THAT(
       t, HasSubstr("ckptscope_dropped_events_total{cause=\"ringbuf_full\",source=\"jobio\"} 7\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_scrape_collector_success{collector=\"nfs\"} 0\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_kernel_records_total{source=\"jobio\"} 1234\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_failures_total{kind=\"nfs_server_not_responding\","
+                           "workload=\"node\"} 1\n"));
+  // "node" is no workload: no checkpoint series of its own.
+  EXPECT_THAT(t, Not(HasSubstr("workload=\"node\",")));
   EXPECT_THAT(
       t, HasSubstr("ckptscope_storage_max_bytes_per_second{direction=\"load\"} 700000000000\n"));
 }
