@@ -211,15 +211,13 @@ void NodeCollector::route_to_node(Event&& event) {
   }
   // Every workload's stitcher sees the node's NFS and TCP events; each keeps
   // what its own checkpoints' files and windows claim.
-  size_t left = workloads_.size();
-  for (auto& [label, w] : workloads_) {
-    if (--left == 0) {
-      w.stitcher->on_event(std::move(event));
-    } else {
-      Event copy = event;
-      w.stitcher->on_event(std::move(copy));
-    }
+  if (workloads_.empty()) return;
+  auto last = std::prev(workloads_.end());
+  for (auto it = workloads_.begin(); it != last; ++it) {
+    Event copy = event;
+    it->second.stitcher->on_event(std::move(copy));
   }
+  last->second.stitcher->on_event(std::move(event));  // the last one takes it
 }
 
 void NodeCollector::count_failure(const std::string& label, const FailureRecord& f) {
