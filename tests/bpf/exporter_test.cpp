@@ -75,18 +75,13 @@ double metric(const std::string& text, const std::string& series) {
 
 class Exporter {
  public:
-  Exporter(const ScratchDir& dir, const std::string& extra_config = "") {
+  explicit Exporter(const ScratchDir& dir, bool wait_until_ready = true) {
     port_ = free_port();
     socket_ = dir / "run/exporter.sock";
     err_ = dir / "exporter.err";
     std::vector<std::string> argv = {kCkptscope, "exporter",
                                      "--listen", "127.0.0.1:" + std::to_string(port_),
                                      "--socket", socket_};
-    if (!extra_config.empty()) {
-      std::ofstream(dir / "exporter.json") << extra_config;
-      argv.push_back("--config");
-      argv.push_back(dir / "exporter.json");
-    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
@@ -96,7 +91,8 @@ class Exporter {
     args.push_back(nullptr);
     posix_spawn(&pid_, kCkptscope.c_str(), &fa, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
-    for (int i = 0; i < 200 && !ready(); ++i) std::this_thread::sleep_for(50ms);
+    for (int i = 0; wait_until_ready && i < 200 && !ready(); ++i)
+      std::this_thread::sleep_for(50ms);
   }
   ~Exporter() { stop(); }
   bool ready() { return slurp(err_).find("serving http://") != std::string::npos; }
@@ -234,6 +230,19 @@ TEST(ExporterTest, AnExporterThatDiesMidJobChangesNothingInTheJobAndSaysWhatWasL
   EXPECT_EQ(r.code, 5) << r.err;
   Trace t = read_trace_or_fail(dir / "t.db");
   EXPECT_THAT(t.job.trace_warning, HasSubstr("went away during the trace"));
+}
+
+TEST(ExporterTest, AStopSignalWhileStartingIsACleanExit) {
+  REQUIRE_ROOT();
+  // Early (flags checked, probes loading) and later (the first scrape may
+  // already be possible): exit 0 both times, never killed by the signal.
+  for (auto delay : {20ms, 150ms, 400ms}) {
+    ScratchDir dir;
+    Exporter exporter(dir, /*wait_until_ready=*/false);
+    std::this_thread::sleep_for(delay);
+    EXPECT_EQ(exporter.stop(), 0) << "SIGTERM after " << delay.count() << " ms: "
+                                  << exporter.err();
+  }
 }
 
 }  // namespace

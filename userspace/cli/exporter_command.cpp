@@ -31,9 +31,21 @@ void say(const std::string& message) {
 }  // namespace
 
 int exporter_command(const ExporterOptions& options) {
+  // A stop signal at any moment from here on is a clean exit 0.
+  struct sigaction sa = {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
   auto listen = parse_listen_address(options.listen);
   if (!listen) {
     say("--listen " + listen.error().message);
+    return 2;
+  }
+  if (auto ok = check_http_supports(*listen); !ok) {
+    say("--listen " + ok.error().message);
     return 2;
   }
   TraceFlags flags;
@@ -56,13 +68,6 @@ int exporter_command(const ExporterOptions& options) {
   metrics_options.storage_write_Bps = config->maxima.storage_write_Bps;
   CheckpointMetrics metrics(metrics_options);
 
-  signal(SIGPIPE, SIG_IGN);
-  auto server =
-      MetricsServer::start(*listen, metrics.registry(), exporter_index_html(CKPTSCOPE_VERSION));
-  if (!server) {
-    say(server.error().message);
-    return 1;
-  }
   NodeCollectorOptions node;
   node.probes = make_probe_options(*config);
   node.probes.cpu_flush_min_ns = options.cpu_flush_min_ns;
@@ -74,12 +79,15 @@ int exporter_command(const ExporterOptions& options) {
     return 1;
   }
   for (const auto& note : (*collector)->notes()) say("note: " + note);
-
-  struct sigaction sa = {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // One collection before the first scrape can happen: /metrics never
+  // serves a partial set (absent() rules would fire on it).
+  (*collector)->pump(0);
+  auto server =
+      MetricsServer::start(*listen, metrics.registry(), exporter_index_html(CKPTSCOPE_VERSION));
+  if (!server) {
+    say(server.error().message);
+    return 1;
+  }
   say(fmt::format("serving http://{}/metrics (config: {}; run and attach register at {})",
                   listen->display(), config->source,
                   options.socket_path.empty() ? "nowhere: --socket ''" : options.socket_path));

@@ -42,6 +42,16 @@ int on_log_message(const mg_connection* /*conn*/, const char* message) {
 
 }  // namespace
 
+Expected<void> check_http_supports(const ListenAddress& address) {
+  constexpr unsigned kIpv6Feature = 8;  // civetweb.h, mg_check_feature
+  if (address.v6 && mg_check_feature(kIpv6Feature) == 0)
+    return make_error(fmt::format(
+        "'{}': this build's HTTP server (civetweb as the distribution built it) has no IPv6; "
+        "give an IPv4 address, or :{} for every IPv4 address",
+        address.display(), address.port));
+  return {};
+}
+
 std::string exporter_index_html(const std::string& version) {
   return fmt::format(
       "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -34,6 +34,11 @@ class MetricsServer {
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 
+// Whether the HTTP server can listen there: Debian's civetweb (1.15) is built
+// without IPv6, so an IPv6 address is refused up front with the reason (and
+// ":PORT" means every IPv4 address there).
+Expected<void> check_http_supports(const ListenAddress& address);
+
 // The page on "/": what this is and where the metrics are.
 std::string exporter_index_html(const std::string& version);
 
