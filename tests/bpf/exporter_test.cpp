@@ -91,8 +91,7 @@ class Exporter {
     args.push_back(nullptr);
     posix_spawn(&pid_, kCkptscope.c_str(), &fa, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
-    for (int i = 0; wait_until_ready && i < 200 && !ready(); ++i)
-      std::this_thread::sleep_for(50ms);
+    for (int i = 0; wait_until_ready && i < 200 && !ready(); ++i) std::this_thread::sleep_for(50ms);
   }
   ~Exporter() { stop(); }
   bool ready() { return slurp(err_).find("serving http://") != std::string::npos; }
@@ -240,8 +239,7 @@ TEST(ExporterTest, AStopSignalWhileStartingIsACleanExit) {
     ScratchDir dir;
     Exporter exporter(dir, /*wait_until_ready=*/false);
     std::this_thread::sleep_for(delay);
-    EXPECT_EQ(exporter.stop(), 0) << "SIGTERM after " << delay.count() << " ms: "
-                                  << exporter.err();
+    EXPECT_EQ(exporter.stop(), 0) << "SIGTERM after " << delay.count() << " ms: " << exporter.err();
   }
 }
 
