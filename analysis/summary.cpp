@@ -132,9 +132,35 @@ json checkpoint_nfs_json(const NfsCheckpointRecord& n) {
   };
 }
 
+json checkpoint_gpu_json(const CheckpointGpuRecord& g) {
+  json devices = json::array();
+  for (const auto& d : g.devices) devices.push_back(text(d));
+  return {
+      {"copies", g.copies},
+      {"copy_count", g.copy_count},
+      {"pageable_bytes", g.pageable_bytes},
+      {"pinned_bytes", g.pinned_bytes},
+      {"other_bytes", g.other_bytes},
+      {"async_copies", g.async_copies},
+      {"first_ns", g.first_ns},
+      {"last_ns", g.last_ns},
+      {"devices", std::move(devices)},
+  };
+}
+
 json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
   json stages = json::array();
-  for (const StageRecord& s : c.stages) stages.push_back(stage_json(s));
+  for (const StageRecord& s : c.stages) {
+    json j = stage_json(s);
+    // The gpu_copy stage says how its bytes were staged, right where a
+    // reader looks for its bandwidth.
+    if (s.name == kStageGpuCopy && c.gpu) {
+      j["pageable_bytes"] = c.gpu->pageable_bytes;
+      j["pinned_bytes"] = c.gpu->pinned_bytes;
+      j["copies"] = c.gpu->copy_count;
+    }
+    stages.push_back(std::move(j));
+  }
   json absent = json::array();
   for (std::string_view name : kAllStages) {
     bool present = std::any_of(c.stages.begin(), c.stages.end(),
@@ -158,6 +184,7 @@ json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
       {"absent_stages", std::move(absent)},
       {"failures", std::move(failures)},
       {"nfs", c.nfs ? checkpoint_nfs_json(*c.nfs) : json(nullptr)},
+      {"gpu", c.gpu ? checkpoint_gpu_json(*c.gpu) : json(nullptr)},
   };
 }
 

@@ -2,6 +2,7 @@
 // checkpoints comparable by eye; free text (sources, evidence) goes last on
 // its line so a long value never shifts the numbers.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string_view>
@@ -219,6 +220,15 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
     if (!known(s.name)) stage_row(out, s, s.name == c.bottleneck);
   }
   if (c.nfs) nfs_line(out, *c.nfs);
+  if (c.gpu) {
+    const CheckpointGpuRecord& g = *c.gpu;
+    out += fmt::format(
+        "  gpu: {} cop{} ({} async) on {}; host memory: pageable {}, pinned {}{}\n", g.copy_count,
+        g.copy_count == 1 ? "y" : "ies", g.async_copies,
+        g.devices.empty() ? std::string("no GPU") : fmt::format("{}", fmt::join(g.devices, ", ")),
+        format_bytes(g.pageable_bytes), format_bytes(g.pinned_bytes),
+        g.other_bytes ? ", other " + format_bytes(g.other_bytes) : std::string());
+  }
 }
 
 // The eBPF cross-check of one mount, when the probes ran for it: a verdict,

@@ -15,8 +15,10 @@ namespace ckpt {
 // the job's name, log and failure cause (job.name, job.log_path,
 // job.failure_class, job.failure_rule, job.failure_symptoms and the
 // job_failure_evidence table). Version 4 added rpc_calls, every RPC behind a
-// checkpoint's rpc_ops. Version 1, 2 and 3 files still read.
-inline constexpr int kTraceSchemaVersion = 4;
+// checkpoint's rpc_ops. Version 5 added checkpoint_gpu, the gpu_copy stage's
+// detail (pageable and pinned bytes, copies, devices). Version 1 to 4 files
+// still read.
+inline constexpr int kTraceSchemaVersion = 5;
 
 // The oldest schema version read_trace still reads.
 inline constexpr int kOldestTraceSchemaVersion = 1;
@@ -46,10 +48,11 @@ inline constexpr TraceTable kTraceTables[] = {
     {"nfs_mount_ebpf_ops", 2},
     {"job_failure_evidence", 3},
     {"rpc_calls", 4},
+    {"checkpoint_gpu", 5},
 };
 
 inline constexpr std::string_view kTraceSchemaSql = R"sql(
--- ckptscope trace, schema version 4 (PRAGMA user_version = 4, set by the writer).
+-- ckptscope trace, schema version 5 (PRAGMA user_version = 5, set by the writer).
 -- Version 2 added checkpoint_nfs, rpc_ops, nfs_mounts, nfs_mount_ops and
 -- nfs_mount_ebpf_ops; version 1 files lack them and mean "no NFS figures".
 -- Version 2 also added tcp_samples.backlog; version 1 files lack it (read as 0).
@@ -57,6 +60,7 @@ inline constexpr std::string_view kTraceSchemaSql = R"sql(
 -- job.failure_symptoms and job_failure_evidence; older files lack them and
 -- mean "no name, no log, failure not classified".
 -- Version 4 added rpc_calls; older files lack it and mean "no per-RPC rows".
+-- Version 5 added checkpoint_gpu; older files lack it and mean "no GPU figures".
 -- Conventions:
 --  * Times are CLOCK_MONOTONIC nanoseconds except *_wall_ns (CLOCK_REALTIME).
 --    job.start_wall_ns was read at job.start_mono_ns: wall = start_wall_ns +
@@ -385,6 +389,23 @@ CREATE TABLE rpc_calls (
   checkpoint_io  INTEGER NOT NULL,  -- 1: page I/O of the checkpoint's files (a READ, WRITE or
                                     -- COMMIT counted in checkpoint_nfs.io_rpcs); 0: other
   checkpoint_id  INTEGER            -- the checkpoint whose rpc_ops count it; NULL: none
+);
+
+-- The gpu_copy stage's detail (since version 5): the GPU copies a checkpoint
+-- claimed (D2H into a save, H2D out of a load), timed by CUPTI in the job
+-- (libckptscope_cupti.so). A row exactly when the stage has one in stages.
+CREATE TABLE checkpoint_gpu (
+  checkpoint_id  INTEGER PRIMARY KEY REFERENCES checkpoints(id),
+  copies         INTEGER NOT NULL,  -- CUPTI memcpy records claimed
+  copy_count     INTEGER NOT NULL,  -- copies they stand for (a batched record counts each)
+  pageable_bytes INTEGER NOT NULL,  -- host side in pageable memory (torch.save, safetensors)
+  pinned_bytes   INTEGER NOT NULL,  -- host side in pinned memory (PyTorch's async DCP)
+  other_bytes    INTEGER NOT NULL,  -- managed, or the host memory's kind unknown
+  async_copies   INTEGER NOT NULL,  -- records of asynchronous copies
+  first_ns       INTEGER NOT NULL,  -- the first copy's start (CLOCK_MONOTONIC)
+  last_ns        INTEGER NOT NULL,  -- the last copy's end
+  devices        TEXT NOT NULL      -- JSON array: the GPUs' PCI addresses ('0000:3b:00.0'),
+                                    -- or 'device N' when the library did not say
 );
 )sql";
 

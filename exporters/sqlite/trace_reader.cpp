@@ -305,7 +305,34 @@ class Reader {
                       return {};
                     });
     if (!read || version_ < 2) return read;
-    return read_checkpoint_nfs(owner);
+    read = read_checkpoint_nfs(owner);
+    if (!read || version_ < 5) return read;
+    return each_row(
+        "checkpoint_gpu",
+        "SELECT checkpoint_id, copies, copy_count, pageable_bytes, pinned_bytes, "
+        "other_bytes, async_copies, first_ns, last_ns, devices FROM checkpoint_gpu "
+        "ORDER BY checkpoint_id",
+        [&](const Stmt& s) -> Expected<void> {
+          const uint64_t id = s.col_u64(0);
+          auto c = owner("checkpoint_gpu", id);
+          if (!c) return c.error();
+          CheckpointGpuRecord g;
+          g.copies = s.col_u64(1);
+          g.copy_count = s.col_u64(2);
+          g.pageable_bytes = s.col_u64(3);
+          g.pinned_bytes = s.col_u64(4);
+          g.other_bytes = s.col_u64(5);
+          g.async_copies = s.col_u64(6);
+          g.first_ns = s.col_u64(7);
+          g.last_ns = s.col_u64(8);
+          auto devices = json_text::decode_strings(s.col_text(9));
+          if (!devices)
+            return damaged(fmt::format(
+                "checkpoint_gpu.devices of checkpoint {} is not a JSON array of strings", id));
+          g.devices = std::move(*devices);
+          (*c)->gpu = std::move(g);
+          return {};
+        });
   }
 
   // checkpoint_nfs and rpc_ops (version 2 on). `owner` finds a checkpoint by

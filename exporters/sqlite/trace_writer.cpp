@@ -95,8 +95,8 @@ struct TraceWriter::Impl {
   Mode mode = Mode::Incremental;
 
   Stmt job, job_evidence_clear, job_evidence, checkpoint, stage, failure, file, io_call, rpc_call,
-      connection_insert, connection_update, tcp_sample, drops_clear, drop, checkpoint_nfs, rpc_op,
-      nfs_mount, nfs_mount_op, nfs_mount_ebpf_op;
+      connection_insert, connection_update, tcp_sample, drops_clear, drop, checkpoint_nfs,
+      checkpoint_gpu, rpc_op, nfs_mount, nfs_mount_op, nfs_mount_ebpf_op;
 
   Expected<void> prepare_all() {
     struct Entry {
@@ -155,6 +155,10 @@ struct TraceWriter::Impl {
          "rtt_p99_ns, rtt_max_ns, wait_by_queue, tcp_in_flight_max, tcp_in_flight_mean, "
          "tcp_backlog_max, tcp_backlog_mean, tcp_retransmits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
          "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"},
+        {&checkpoint_gpu,
+         "INSERT INTO checkpoint_gpu (checkpoint_id, copies, copy_count, pageable_bytes, "
+         "pinned_bytes, other_bytes, async_copies, first_ns, last_ns, devices) VALUES (?1, ?2, "
+         "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"},
         {&rpc_op,
          "INSERT INTO rpc_ops (checkpoint_id, op, count, errors, major_timeouts, transmissions, "
          "bytes_sent, bytes_received, queue_ns, rtt_ns, execute_ns) "
@@ -281,6 +285,22 @@ struct TraceWriter::Impl {
       file.bind_u64(12, f.first_ns);
       file.bind_u64(13, f.last_ns);
       if (auto r = file.run(); !r) return r;
+    }
+    if (c.gpu) {
+      const CheckpointGpuRecord& g = *c.gpu;
+      const std::string devices = json_text::encode_strings(g.devices);
+      Stmt& s = checkpoint_gpu;
+      s.bind_u64(1, c.id);
+      s.bind_u64(2, g.copies);
+      s.bind_u64(3, g.copy_count);
+      s.bind_u64(4, g.pageable_bytes);
+      s.bind_u64(5, g.pinned_bytes);
+      s.bind_u64(6, g.other_bytes);
+      s.bind_u64(7, g.async_copies);
+      s.bind_u64(8, g.first_ns);
+      s.bind_u64(9, g.last_ns);
+      s.bind_text(10, devices);
+      if (auto r = s.run(); !r) return r;
     }
     if (c.nfs) return insert_checkpoint_nfs(c.id, *c.nfs);
     return {};

@@ -20,6 +20,7 @@ struct RunOptions {
   std::vector<std::string> attach;  // --attach FILE: more files for the message
   std::string attach_budget;        // --attach-budget SIZE
   double output_grace_s = 2;        // wait this long for output of processes the job left behind
+  bool no_gpu = false;  // --no-gpu: do not inject libckptscope_cupti.so (the gpu_copy stage)
 };
 
 // Exits with the job's status (128+N for signal N); never changes it.
@@ -61,6 +62,15 @@ struct ExporterOptions {
   uint64_t cpu_flush_min_ns = 10'000'000;
 };
 int exporter_command(const ExporterOptions& options);
+
+// The gpu_copy stage's maxima, measured with large pinned copies.
+struct CalibrateOptions {
+  int device = -1;            // -1: every GPU
+  size_t bytes = 1ull << 30;  // per copy
+  int rounds = 5;             // timed copies each way (median)
+  std::string out_path;       // "" = standard output
+};
+int calibrate_command(const CalibrateOptions& options);
 
 struct DemoOptions {
   std::string dir;  // where the workload writes; a temp dir by default

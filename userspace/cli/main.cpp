@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   run->add_option("--attach-budget", run_opts.attach_budget,
                   "the most the attachments may weigh together (default 10M); what does not fit "
                   "is listed by path and size in the message");
+  run->add_flag(
+      "--no-gpu", run_opts.no_gpu,
+      "do not load libckptscope_cupti.so into the job (the gpu_copy stage is then absent)");
   run->add_option("command", command, "the command, after --")->required();
 
   TraceFlags attach_flags;
@@ -138,6 +141,19 @@ int main(int argc, char** argv) {
   exporter_cmd->add_option("--socket", exporter_opts.socket_path,
                            "where run and attach register their jobs (default "
                            "/run/ckptscope/exporter.sock; '' turns registration off)");
+
+  CalibrateOptions calibrate_opts;
+  std::string calibrate_size = "1G";
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate",
+      "measure each GPU's copy bandwidth (large pinned copies) for the gpu_copy stage's maxima");
+  calibrate_cmd->add_option("--device", calibrate_opts.device, "one GPU (default: every GPU)")
+      ->check(CLI::NonNegativeNumber);
+  calibrate_cmd->add_option("--size", calibrate_size, "bytes per copy (default 1G)");
+  calibrate_cmd->add_option("--rounds", calibrate_opts.rounds, "timed copies each way (median)")
+      ->check(CLI::Range(1, 100));
+  calibrate_cmd->add_option("-o,--output", calibrate_opts.out_path,
+                            "write the config snippet here (default: standard output)");
 
   TraceFlags demo_flags;
   DemoOptions demo;
@@ -210,6 +226,16 @@ int main(int argc, char** argv) {
   if (*summary) return summary_command(summary_path, summary_json);
   if (*export_cmd) return export_command(export_trace, export_format, export_out);
   if (*report_cmd) return report_command(report_opts);
+  if (*calibrate_cmd) {
+    auto bytes = ckpt::notify::parse_size(calibrate_size);
+    if (!bytes || *bytes == 0) {
+      fmt::print(stderr, "ckptscope calibrate: --size {}: {}\n", calibrate_size,
+                 bytes ? "must be more than 0" : bytes.error().message);
+      return 2;
+    }
+    calibrate_opts.bytes = *bytes;
+    return calibrate_command(calibrate_opts);
+  }
   if (*exporter_cmd) {
     exporter_opts.cpu_flush_min_ns = static_cast<uint64_t>(cpu_report_min_ms * 1e6);
     return exporter_command(exporter_opts);

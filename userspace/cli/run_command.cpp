@@ -12,6 +12,7 @@
 
 #include "analysis/summary.h"
 #include "cli/commands.h"
+#include "cli/gpu_injection.h"
 #include "cli/job_outcome.h"
 #include "collector/collector.h"
 #include "common/clock.h"
@@ -123,7 +124,10 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
 
   ChildStdio stdio;
   if (tee) stdio = {tee->child_stdout(), tee->child_stderr()};
-  auto child = HeldChild::spawn(command, {}, stdio);
+  // The gpu_copy stage: CUPTI in the job, its copies sent to the collector.
+  std::vector<std::string> env_additions;
+  if (collector && !run.no_gpu) env_additions = gpu_injection_env(*collector, flags.quiet);
+  auto child = HeldChild::spawn(command, env_additions, stdio);
   if (!child) {
     std::string message =
         fmt::format("cannot start {}: {}", command.front(), child.error().message);

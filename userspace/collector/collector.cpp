@@ -100,6 +100,7 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
   available.job_io = true;
   available.transport = probes_->tcp_enabled();
   available.nfs = probes_->nfs_enabled();
+  available.gpu = gpu_ok_;
   stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
                                          available);
   sources_.add(std::move(jobio));
@@ -111,6 +112,26 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
   (void)writer_.write_job(trace_.job);
   (void)writer_.commit();
   return {};
+}
+
+Expected<std::string> Collector::listen_for_gpu_copies(const std::string& parent_dir) {
+  auto source = GpuCopySource::listen(*this, parent_dir);
+  if (!source) return source.error();
+  gpu_ = std::move(*source);
+  gpu_->on_status([this](const GpuCopySource::ProcessStatus& st) {
+    if (st.ok) {
+      gpu_ok_ = true;
+      if (stitcher_) stitcher_->set_gpu_available(true);
+    } else {
+      warn_in_trace(fmt::format("gpu_copy not traced in process {}: {}", st.pid, st.message));
+    }
+  });
+  return gpu_->socket_path();
+}
+
+void Collector::warn_in_trace(const std::string& message) {
+  notes_.push_back(message);
+  trace_.job.trace_warning += (trace_.job.trace_warning.empty() ? "" : "; ") + message;
 }
 
 Expected<void> Collector::trace_tgid(uint32_t tgid) {
@@ -136,6 +157,7 @@ void Collector::pump(int timeout_ms) {
   if (auto n = probes_->poll(timeout_ms); !n) notes_.push_back(n.error().message);
   uint64_t now = monotonic_ns();
   watch_nfs(now);
+  if (gpu_) gpu_->poll(now);
   sources_.poll_all(now);
   stitcher_->advance(now);
   if (now - last_commit_ns_ >= kCommitEveryNs) {
@@ -175,6 +197,8 @@ bool Collector::follow_endpoint(const StorageEndpoint& ep) {
 std::vector<DropRecord> Collector::current_drops() const {
   std::vector<DropRecord> drops = probes_ ? probes_->drops() : std::vector<DropRecord>{};
   for (auto& d : sources_.drops()) drops.push_back(std::move(d));
+  if (gpu_)
+    for (auto& d : gpu_->drops()) drops.push_back(std::move(d));
   if (stitcher_)
     for (auto& d : stitcher_->drops()) drops.push_back(std::move(d));
   drops.push_back(DropRecord{"collector", "trace_write_error", write_errors_});
@@ -235,6 +259,8 @@ Expected<Trace> Collector::finish(const JobRecord& job) {
   if (probes_) {
     // Whatever the kernel already recorded belongs to the job.
     probes_->sync(2000);
+    // The CUPTI libraries flush at the job's exit: what they sent is here.
+    if (gpu_) gpu_->poll(monotonic_ns());
     // What the feed had to say since the start (an exporter that went away).
     const auto& notes = probes_->notes();
     for (size_t i = notes_at_start_; i < notes.size(); ++i) {

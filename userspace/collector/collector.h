@@ -16,6 +16,7 @@
 #include "probes/kernel_features.h"
 #include "probes/probe_feed.h"
 #include "probes/probe_manager.h"
+#include "sources/gpu_copy_source.h"
 #include "sources/mountstats.h"
 #include "sources/path_resolver.h"
 #include "sources/source.h"
@@ -44,6 +45,11 @@ class Collector : public EventSink {
   Expected<Trace> finish(const JobRecord& job);
   // A failure found outside the probes (the kernel log): job-level.
   void add_failure(FailureRecord failure);
+  // The gpu_copy stage: a socket for libckptscope_cupti.so in the job (its
+  // path goes in the job's CKPTSCOPE_CUPTI_SOCKET). Before the job starts.
+  Expected<std::string> listen_for_gpu_copies(const std::string& parent_dir = "/tmp");
+  // Something the trace's warning must say (the GPU stage could not run...).
+  void warn_in_trace(const std::string& message);
 
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
   // Where the records come from ("probes of its own", "the node exporter at ...").
@@ -72,6 +78,8 @@ class Collector : public EventSink {
   std::unique_ptr<Stitcher> stitcher_;
   SourceRegistry sources_;
   std::unique_ptr<ProbeFeed> probes_;
+  std::unique_ptr<GpuCopySource> gpu_;
+  bool gpu_ok_ = false;        // a process of the job said its CUPTI library runs
   size_t notes_at_start_ = 0;  // the feed's notes already in the job record
   std::vector<std::string> notes_;
   uint64_t last_commit_ns_ = 0;

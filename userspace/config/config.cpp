@@ -152,7 +152,16 @@ Expected<void> parse_storage(const Section& s, Config& out) {
 }
 
 Expected<void> parse_maxima(const Section& s, ConfiguredMaxima& out) {
-  CKPT_TRY_VOID(s.check_keys({"serialize_bandwidth", "transport_bandwidth"}));
+  CKPT_TRY_VOID(s.check_keys(
+      {"serialize_bandwidth", "transport_bandwidth", "gpu_d2h_bandwidth", "gpu_h2d_bandwidth"}));
+  if (s.has("gpu_d2h_bandwidth")) {
+    CKPT_TRY(v, s.bandwidth("gpu_d2h_bandwidth"));
+    out.gpu_d2h_Bps = v;
+  }
+  if (s.has("gpu_h2d_bandwidth")) {
+    CKPT_TRY(v, s.bandwidth("gpu_h2d_bandwidth"));
+    out.gpu_h2d_Bps = v;
+  }
   if (s.has("serialize_bandwidth")) {
     CKPT_TRY(v, s.bandwidth("serialize_bandwidth"));
     out.serialize_Bps = v;
@@ -250,6 +259,8 @@ nlohmann::json Config::to_json() const {
   j["maxima"] = json::object();
   if (maxima.serialize_Bps) j["maxima"]["serialize_bandwidth"] = *maxima.serialize_Bps;
   if (maxima.transport_Bps) j["maxima"]["transport_bandwidth"] = *maxima.transport_Bps;
+  if (maxima.gpu_d2h_Bps) j["maxima"]["gpu_d2h_bandwidth"] = *maxima.gpu_d2h_Bps;
+  if (maxima.gpu_h2d_Bps) j["maxima"]["gpu_h2d_bandwidth"] = *maxima.gpu_h2d_Bps;
   j["failures"] = {{"retransmit_storm_per_s", failures.retransmit_storm_per_s},
                    {"zero_window_ms", failures.zero_window_ns / kNsPerMs}};
   j["tcp"] = {{"sample_interval_ms", tcp_sample_interval_ns / kNsPerMs}};

@@ -35,6 +35,10 @@ struct ConfiguredMaxima {
   std::optional<double> storage_write_Bps;
   std::optional<double> serialize_Bps;
   std::optional<double> transport_Bps;
+  // The gpu_copy stage's maxima, device to host (saves) and host to device
+  // (loads), as `ckptscope calibrate` measures them.
+  std::optional<double> gpu_d2h_Bps;
+  std::optional<double> gpu_h2d_Bps;
 };
 
 struct FailureThresholds {

@@ -174,6 +174,8 @@ void NodeCollector::on_event(Event&& event) {
     workload_of(start->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* cpu = std::get_if<CpuEvent>(&event)) {
     workload_of(cpu->tgid, now).stitcher->on_event(std::move(event));
+  } else if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) {
+    workload_of(gpu->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* proc = std::get_if<ProcEvent>(&event)) {
     const uint32_t tgid = proc->tgid;
     if (proc->kind == ProcEvent::Kind::Fork) {

@@ -86,6 +86,44 @@ std::string_view to_string(RpcEvent::Kind kind) {
   return "unknown";
 }
 
+std::string_view to_string(GpuCopyKind kind) {
+  switch (kind) {
+    case GpuCopyKind::HtoD:
+      return "htod";
+    case GpuCopyKind::DtoH:
+      return "dtoh";
+    case GpuCopyKind::DtoD:
+      return "dtod";
+    case GpuCopyKind::HtoH:
+      return "htoh";
+    case GpuCopyKind::PtoP:
+      return "ptop";
+    case GpuCopyKind::Other:
+      return "other";
+    case GpuCopyKind::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::string_view to_string(GpuMemoryKind kind) {
+  switch (kind) {
+    case GpuMemoryKind::Pageable:
+      return "pageable";
+    case GpuMemoryKind::Pinned:
+      return "pinned";
+    case GpuMemoryKind::Device:
+      return "device";
+    case GpuMemoryKind::Managed:
+      return "managed";
+    case GpuMemoryKind::Array:
+      return "array";
+    case GpuMemoryKind::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
 uint64_t event_time_ns(const Event& e) {
   struct Visitor {
     uint64_t operator()(const IoEvent& x) const { return x.end_ns; }
@@ -95,6 +133,7 @@ uint64_t event_time_ns(const Event& e) {
     uint64_t operator()(const CallStartEvent& x) const { return x.start_ns; }
     uint64_t operator()(const NfsIoEvent& x) const { return x.end_ns; }
     uint64_t operator()(const RpcEvent& x) const { return x.time_ns; }
+    uint64_t operator()(const GpuCopyEvent& x) const { return x.end_ns; }
   };
   return std::visit(Visitor{}, e);
 }

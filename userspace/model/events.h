@@ -186,8 +186,36 @@ struct RpcEvent {
 };
 std::string_view to_string(RpcEvent::Kind kind);
 
-using Event =
-    std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent, CallStartEvent, NfsIoEvent, RpcEvent>;
+// One copy between host and GPU memory (or between GPUs), timed by CUPTI in
+// the job (cupti/gpu_copy_record.h), on CLOCK_MONOTONIC.
+enum class GpuCopyKind : uint8_t { Unknown, HtoD, DtoH, DtoD, HtoH, PtoP, Other };
+enum class GpuMemoryKind : uint8_t { Unknown, Pageable, Pinned, Device, Managed, Array };
+std::string_view to_string(GpuCopyKind kind);    // "htod", "dtoh", ...
+std::string_view to_string(GpuMemoryKind kind);  // "pageable", "pinned", ...
+
+struct GpuCopyEvent {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t tgid = 0;
+  uint64_t bytes = 0;
+  uint64_t copy_count = 1;  // copies batched into this one (cudaMemcpyBatchAsync)
+  GpuCopyKind kind = GpuCopyKind::Unknown;
+  GpuMemoryKind src = GpuMemoryKind::Unknown;
+  GpuMemoryKind dst = GpuMemoryKind::Unknown;
+  bool async = false;
+  uint32_t device_id = 0;
+  uint32_t stream_id = 0;
+  std::string pci_address;  // "0000:3b:00.0" when the device told it, else ""
+  // The host side of a HtoD or DtoH copy.
+  [[nodiscard]] GpuMemoryKind host_memory() const {
+    return kind == GpuCopyKind::HtoD   ? src
+           : kind == GpuCopyKind::DtoH ? dst
+                                       : GpuMemoryKind::Unknown;
+  }
+};
+
+using Event = std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent, CallStartEvent, NfsIoEvent,
+                           RpcEvent, GpuCopyEvent>;
 
 uint64_t event_time_ns(const Event& e);  // the time the stitcher orders by (the end of a call)
 

@@ -122,6 +122,22 @@ struct NfsCheckpointRecord {
   std::optional<uint64_t> tcp_retransmits;
 };
 
+// The gpu_copy stage's detail: how the checkpoint's GPU copies were staged.
+// torch.save and safetensors copy through pageable memory (the driver stages
+// it through a pinned buffer of its own, at a fraction of the link), PyTorch's
+// async DCP through pinned memory.
+struct CheckpointGpuRecord {
+  uint64_t copies = 0;      // activity records claimed
+  uint64_t copy_count = 0;  // copies they stand for (batched copies count each)
+  uint64_t pageable_bytes = 0;
+  uint64_t pinned_bytes = 0;
+  uint64_t other_bytes = 0;  // managed, device-to-device, unknown
+  uint64_t async_copies = 0;
+  uint64_t first_ns = 0;             // the first copy's start
+  uint64_t last_ns = 0;              // the last copy's end
+  std::vector<std::string> devices;  // PCI addresses (or "device N"), sorted
+};
+
 struct CheckpointRecord {
   uint64_t id = 0;  // 1, 2, ... in start order
   Direction direction = Direction::Save;
@@ -134,6 +150,7 @@ struct CheckpointRecord {
   std::vector<FailureRecord> failures;
   std::vector<FileIoRecord> file_io;
   std::optional<NfsCheckpointRecord> nfs;  // when the NFS probes ran and saw its files' RPCs
+  std::optional<CheckpointGpuRecord> gpu;  // when the CUPTI library ran in the job
 };
 
 // One traced call on a checkpoint file, kept for timelines and reports.

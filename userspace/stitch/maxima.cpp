@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -128,6 +129,30 @@ StageMax SystemMaxima::transport(const std::string& local_endpoint) {
   if (auto ifname = interface_of(endpoint_host(local_endpoint)))
     if (auto m = nic_speed(*ifname)) return *m;
   return StageMax{};
+}
+
+StageMax SystemMaxima::gpu_copy(Direction direction, const std::vector<std::string>& pci) {
+  // Every GPU has a link of its own, and a job's GPUs copy at once (one
+  // rank per GPU): the stage's maximum is the sum over the GPUs it used.
+  const size_t gpus = std::max<size_t>(1, pci.size());
+  const bool save = direction == Direction::Save;
+  const auto& configured = save ? configured_.gpu_d2h_Bps : configured_.gpu_h2d_Bps;
+  if (configured)
+    return StageMax{*configured * static_cast<double>(gpus),
+                    fmt::format("config:maxima.{} x {} GPU(s)",
+                                save ? "gpu_d2h_bandwidth" : "gpu_h2d_bandwidth", gpus)};
+  double sum = 0;
+  std::string first;
+  for (const auto& address : pci) {
+    auto m = pcie_link_above((fs::path(sysfs_) / "bus/pci/devices" / address).string());
+    if (!m || !m->Bps) return StageMax{};  // one GPU's link unknown: the sum is too
+    sum += *m->Bps;
+    if (first.empty()) first = m->source;
+  }
+  if (pci.empty()) return StageMax{};
+  return StageMax{sum, pci.size() == 1
+                           ? first
+                           : fmt::format("{} GPUs' PCIe links, first {}", pci.size(), first)};
 }
 
 }  // namespace ckpt

@@ -26,6 +26,10 @@ class MaximaProvider {
   virtual StageMax serialize() = 0;
   // transport: the link a storage connection leaves by ("addr:port" local end).
   virtual StageMax transport(const std::string& local_endpoint) = 0;
+  // gpu_copy: the link between host and the GPUs at these PCI addresses.
+  virtual StageMax gpu_copy(Direction /*direction*/, const std::vector<std::string>& /*pci*/) {
+    return {};
+  }
 };
 
 // Config values, then sysfs discovery: PCIe link of the block device's
@@ -38,6 +42,9 @@ class SystemMaxima : public MaximaProvider {
   StageMax host_io(Direction direction, const std::vector<FileId>& files) override;
   StageMax serialize() override;
   StageMax transport(const std::string& local_endpoint) override;
+  // maxima.gpu_{d2h,h2d}_bandwidth (`ckptscope calibrate` measures them),
+  // else the GPU's own PCIe link (current_link_speed x width in sysfs).
+  StageMax gpu_copy(Direction direction, const std::vector<std::string>& pci) override;
 
   // Exposed for tests: the PCIe link bandwidth above a sysfs device path.
   std::optional<StageMax> pcie_link_above(const std::string& device_path) const;

@@ -17,6 +17,12 @@ namespace {
 // Events reach us through a ring buffer shared by all CPUs: allow this much
 // reordering before a quiet gap is declared.
 constexpr uint64_t kReorderSlackNs = 100'000'000;
+// libckptscope_cupti.so flushes CUPTI's activity buffers every 500 ms: a
+// checkpoint waits this much longer for its last copies when it runs.
+constexpr uint64_t kGpuSlackNs = 1'000'000'000;
+// How long an unclaimed GPU copy is kept, and how many at most.
+constexpr uint64_t kGpuKeepNs = 60'000'000'000;
+constexpr size_t kMaxGpuCopies = 1'000'000;
 constexpr double kContenderShare = 0.9;
 constexpr uint64_t kMinStormRetransmits = 10;
 // NFS page I/O and RPC events buffered for checkpoints still open: one per
@@ -221,6 +227,7 @@ void Stitcher::on_event(Event&& event) {
   if (auto* start = std::get_if<CallStartEvent>(&event)) return on_call_start(std::move(*start));
   if (auto* nfs = std::get_if<NfsIoEvent>(&event)) return on_nfs_io(*nfs);
   if (auto* rpc = std::get_if<RpcEvent>(&event)) return on_rpc(*rpc);
+  if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) return on_gpu_copy(std::move(*gpu));
 }
 
 uint32_t Stitcher::intern(const std::string& name) {
@@ -515,8 +522,12 @@ void Stitcher::advance(uint64_t now_ns) {
     it = it->second.start_ns + kForgetOutstandingNs < now_ns ? nfs_outstanding_.erase(it)
                                                              : std::next(it);
   flag_live_stalls(now_ns);
+  // The CUPTI library hands its copies over when it flushes (every 500 ms):
+  // a load's last H2D copies may come that much after its last read.
+  const uint64_t gpu_slack = available_.gpu ? kGpuSlackNs : 0;
   if (open_ &&
-      now_ns > open_->last_activity_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs &&
+      now_ns >
+          open_->last_activity_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs + gpu_slack &&
       !call_in_flight_within(*open_))
     close_open();
   release_unclaimed_resets(now_ns);
@@ -647,6 +658,10 @@ void Stitcher::prune(uint64_t horizon_ns) {
   }
   while (!nfs_io_.empty() && nfs_io_.front().end_ns < horizon_ns) nfs_io_.pop_front();
   while (!rpcs_.empty() && rpcs_.front().time_ns < horizon_ns) rpcs_.pop_front();
+  // A save's GPU copies come before its first write, by as much as the
+  // copies take (DCP stages every tensor first): kept longer.
+  const uint64_t gpu_horizon = horizon_ns > kGpuKeepNs ? horizon_ns - kGpuKeepNs : 0;
+  std::erase_if(gpu_copies_, [&](const GpuCopyEvent& g) { return g.end_ns < gpu_horizon; });
   for (auto& [cookie, conn] : connections_) {
     // Keep the last point before the horizon: it anchors interpolation.
     while (conn.points.size() > 1 && conn.points[1].time_ns < horizon_ns) conn.points.pop_front();
@@ -866,6 +881,8 @@ void Stitcher::close_open() {
   std::sort(rec.file_io.begin(), rec.file_io.end(),
             [](const FileIoRecord& a, const FileIoRecord& b) { return a.path < b.path; });
 
+  if (available_.gpu)
+    if (auto g = gpu_copy_stage(c, rec)) rec.stages.push_back(std::move(*g));
   if (available_.job_io) {
     rec.stages.push_back(serialize_stage(c, rec.direction, bytes));
     rec.stages.push_back(host_io_stage(c, rec.direction));
@@ -888,6 +905,109 @@ void Stitcher::close_open() {
         ev.bytes_moved(), ev.op == IoOp::Rename ? ev.path + " -> " + ev.path2 : ev.path, rec.id});
   }
   out_checkpoints_.push_back(std::move(rec));
+}
+
+void Stitcher::on_gpu_copy(GpuCopyEvent&& ev) {
+  if (gpu_copies_.size() >= kMaxGpuCopies) {
+    ++gpu_buffer_full_;
+    return;
+  }
+  gpu_copies_.push_back(std::move(ev));
+}
+
+std::optional<StageRecord> Stitcher::gpu_copy_stage(const OpenCheckpoint& c,
+                                                    CheckpointRecord& rec) {
+  const bool save = rec.direction == Direction::Save;
+  const GpuCopyKind kind = save ? GpuCopyKind::DtoH : GpuCopyKind::HtoD;
+  const uint64_t gap = config_.checkpoint.quiet_gap_ns;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < gpu_copies_.size(); ++i)
+    if (gpu_copies_[i].kind == kind) order.push_back(i);
+  std::vector<size_t> claimed;
+  if (save) {
+    // Inside the checkpoint, then backwards from its first call while the
+    // copies keep coming (no pause as long as the quiet gap): torch.save
+    // copies each tensor as it pickles it, DCP stages them all first.
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return gpu_copies_[a].end_ns > gpu_copies_[b].end_ns; });
+    uint64_t cursor = c.start_ns;
+    for (size_t i : order) {
+      const GpuCopyEvent& g = gpu_copies_[i];
+      if (g.start_ns > c.end_ns) continue;  // after the save: not its own
+      if (g.start_ns >= c.start_ns) {
+        claimed.push_back(i);
+        continue;
+      }
+      if (g.end_ns + gap < cursor) break;
+      claimed.push_back(i);
+      cursor = std::min(cursor, g.start_ns);
+    }
+  } else {
+    // Inside the load, then forwards from its last call while they keep
+    // coming: the tensors go to the GPU as they are read.
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return gpu_copies_[a].start_ns < gpu_copies_[b].start_ns;
+    });
+    uint64_t cursor = c.end_ns;
+    for (size_t i : order) {
+      const GpuCopyEvent& g = gpu_copies_[i];
+      if (g.end_ns < c.start_ns) continue;  // before the load: not its own
+      if (g.start_ns <= c.end_ns) {
+        claimed.push_back(i);
+        continue;
+      }
+      if (g.start_ns > cursor + gap) break;
+      claimed.push_back(i);
+      cursor = std::max(cursor, g.end_ns);
+    }
+  }
+  StageRecord s;
+  s.name = std::string(kStageGpuCopy);
+  CheckpointGpuRecord detail;
+  std::vector<Interval> iv;
+  std::set<std::string> devices;
+  uint64_t lo = rec.start_ns, hi = rec.end_ns;
+  for (size_t i : claimed) {
+    const GpuCopyEvent& g = gpu_copies_[i];
+    s.bytes += g.bytes;
+    iv.emplace_back(g.start_ns, g.end_ns);
+    ++detail.copies;
+    detail.copy_count += g.copy_count;
+    switch (g.host_memory()) {
+      case GpuMemoryKind::Pageable:
+        detail.pageable_bytes += g.bytes;
+        break;
+      case GpuMemoryKind::Pinned:
+        detail.pinned_bytes += g.bytes;
+        break;
+      default:
+        detail.other_bytes += g.bytes;
+        break;
+    }
+    if (g.async) ++detail.async_copies;
+    devices.insert(g.pci_address.empty() ? fmt::format("device {}", g.device_id) : g.pci_address);
+    detail.first_ns = detail.first_ns == 0 ? g.start_ns : std::min(detail.first_ns, g.start_ns);
+    detail.last_ns = std::max(detail.last_ns, g.end_ns);
+    lo = std::min(lo, g.start_ns);
+    hi = std::max(hi, g.end_ns);
+  }
+  s.busy_ns = union_length(iv, lo, hi);
+  detail.devices.assign(devices.begin(), devices.end());
+  std::vector<std::string> pci;
+  for (const auto& d : detail.devices)
+    if (!d.starts_with("device ")) pci.push_back(d);
+  auto m = maxima_->gpu_copy(rec.direction, pci);
+  s.max_Bps = m.Bps;
+  s.max_source = m.source;
+  // The copies are the checkpoint's first (save) or last (load) stage: its
+  // window covers them.
+  rec.start_ns = lo;
+  rec.end_ns = hi;
+  rec.gpu = std::move(detail);
+  // Claimed copies are no other checkpoint's.
+  std::sort(claimed.begin(), claimed.end(), std::greater<>());
+  for (size_t i : claimed) gpu_copies_.erase(gpu_copies_.begin() + static_cast<std::ptrdiff_t>(i));
+  return s;
 }
 
 DurationStats duration_stats(std::vector<uint64_t>& values) {
@@ -1128,7 +1248,8 @@ std::vector<RpcTotals> Stitcher::rpc_totals() const {
 }
 
 std::vector<DropRecord> Stitcher::drops() const {
-  return {DropRecord{"stitcher", "nfs_buffer_full", nfs_buffer_full_}};
+  return {DropRecord{"stitcher", "nfs_buffer_full", nfs_buffer_full_},
+          DropRecord{"stitcher", "gpu_buffer_full", gpu_buffer_full_}};
 }
 
 std::vector<CheckpointRecord> Stitcher::take_checkpoints() {

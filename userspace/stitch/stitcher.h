@@ -35,6 +35,7 @@ struct StageAvailability {
   bool job_io = false;     // host_io, metadata, serialize
   bool transport = false;  // TCP toward storage servers
   bool nfs = false;        // nfs_client, rpc_queue, rpc_rtt: the NFS client's probes
+  bool gpu = false;        // gpu_copy: the CUPTI library runs in the job
 };
 
 // What eBPF saw of one RPC client's traffic over the whole trace, by op: the
@@ -54,6 +55,8 @@ class Stitcher : public EventSink {
   void on_event(Event&& event) override;
   // The NFS probes can start late (the modules load with the first mount).
   void set_nfs_available(bool yes) { available_.nfs = yes; }
+  // The CUPTI library said hello from one of the job's processes.
+  void set_gpu_available(bool yes) { available_.gpu = yes; }
   // Closes a checkpoint once `now_ns` is a quiet gap past its last I/O
   // (plus a small allowance for events still in the ring buffer).
   void advance(uint64_t now_ns);
@@ -170,6 +173,11 @@ class Stitcher : public EventSink {
   void on_tcp(const TcpEvent& ev);
   void on_nfs_io(const NfsIoEvent& ev);
   void on_rpc(const RpcEvent& ev);
+  void on_gpu_copy(GpuCopyEvent&& ev);
+  // The gpu_copy stage: the D2H copies that lead into a save (those inside
+  // it and the burst just before it), the H2D copies that follow a load's
+  // reads; claimed copies leave the buffer.
+  std::optional<StageRecord> gpu_copy_stage(const OpenCheckpoint& c, CheckpointRecord& rec);
   void flag_server_timeout(const RpcEvent& ev);
   uint32_t intern(const std::string& name);
   void add_nfs_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
@@ -213,6 +221,9 @@ class Stitcher : public EventSink {
   };
   std::unordered_map<uint64_t, NfsOutstanding> nfs_outstanding_;
   std::deque<RpcPoint> rpcs_;
+  // GPU copies not yet claimed by a checkpoint (bounded; kept a minute).
+  std::deque<GpuCopyEvent> gpu_copies_;
+  uint64_t gpu_buffer_full_ = 0;
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> name_ids_;
   std::map<std::pair<std::string, uint32_t>, std::map<std::string, RpcOpStats>> rpc_totals_;

@@ -206,8 +206,9 @@ TEST(SummaryJsonTest, CheckpointMatchesTheContract) {
   EXPECT_EQ(keys_of(c),
             (std::set<std::string>{"id", "direction", "start_ns", "end_ns", "bytes", "files",
                                    "bottleneck", "stages", "failures", "duration_ns",
-                                   "start_offset_ns", "absent_stages", "nfs"}));
+                                   "start_offset_ns", "absent_stages", "nfs", "gpu"}));
   EXPECT_TRUE(c["nfs"].is_null());
+  EXPECT_TRUE(c["gpu"].is_null());
   EXPECT_EQ(c["id"], 1);
   EXPECT_EQ(c["direction"], "save");
   EXPECT_EQ(c["start_ns"], 11 * kSec);
@@ -1032,6 +1033,37 @@ TEST(SummaryTableTest, NoCheckpoints) {
   EXPECT_THAT(table, HasSubstr("job: sleep 1  (exit status unknown, NOT TRACED)\n"));
   EXPECT_THAT(table, HasSubstr("\ncheckpoints: none detected\n"));
   EXPECT_THAT(table, HasSubstr("\ndrops: none\n"));
+}
+
+}  // namespace
+}  // namespace ckpt
+
+namespace ckpt {
+namespace {
+
+// The gpu_copy stage's detail, where a reader of the summary looks for it.
+TEST(SummaryGpuTest, StageCarriesPageableAndPinnedAndTheCheckpointItsGpuDetail) {
+  Trace t = known_trace();
+  CheckpointGpuRecord& g = t.checkpoints[0].gpu.emplace();
+  g.copies = 40;
+  g.copy_count = 48;
+  g.pageable_bytes = 2 * kGiB;
+  g.pinned_bytes = 1 * kGiB;
+  g.async_copies = 8;
+  g.devices = {"0000:3b:00.0", "0000:5e:00.0"};
+  const json c = summary_json(t)["checkpoints"][0];
+  const json& stage = c["stages"][0];
+  ASSERT_EQ(stage["name"], "gpu_copy");
+  EXPECT_EQ(stage["pageable_bytes"], 2 * kGiB);
+  EXPECT_EQ(stage["pinned_bytes"], 1 * kGiB);
+  EXPECT_EQ(stage["copies"], 48);
+  EXPECT_FALSE(c["stages"][1].contains("pageable_bytes"));  // host_io: no such detail
+  EXPECT_EQ(c["gpu"]["devices"], json({"0000:3b:00.0", "0000:5e:00.0"}));
+  EXPECT_EQ(c["gpu"]["async_copies"], 8);
+  EXPECT_TRUE(summary_json(t)["checkpoints"][1]["gpu"].is_null());
+  const std::string table = summary_table(t);
+  EXPECT_THAT(table, HasSubstr("  gpu: 48 copies (8 async) on 0000:3b:00.0, 0000:5e:00.0; host "
+                               "memory: pageable 2.00 GiB, pinned 1.00 GiB\n"));
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ TEST(ConfigTest, ParsesEveryField) {
     "checkpoint": {"file_globs": ["*.pt"], "dir_globs": [], "quiet_gap_ms": 250, "stall_s": 30},
     "storage": {"endpoints": ["10.0.0.5:2049", "[fd00::1]:20049"],
                 "read_bandwidth": "700GB/s", "write_bandwidth": 2.5e11},
-    "maxima": {"serialize_bandwidth": "2 GiB/s", "transport_bandwidth": "100Gbit/s"},
+    "maxima": {"serialize_bandwidth": "2 GiB/s", "transport_bandwidth": "100Gbit/s",
+               "gpu_d2h_bandwidth": "52GB/s", "gpu_h2d_bandwidth": "55 GB/s"},
     "failures": {"retransmit_storm_per_s": 20, "zero_window_ms": 5},
     "tcp": {"sample_interval_ms": 5},
     "bpf": {"ringbuf_mib": 32}
@@ -41,6 +42,8 @@ TEST(ConfigTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(*c->maxima.storage_write_Bps, 250e9);
   EXPECT_DOUBLE_EQ(*c->maxima.serialize_Bps, 2.0 * 1024 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(*c->maxima.transport_Bps, 12.5e9);
+  EXPECT_DOUBLE_EQ(*c->maxima.gpu_d2h_Bps, 52e9);
+  EXPECT_DOUBLE_EQ(*c->maxima.gpu_h2d_Bps, 55e9);
   EXPECT_EQ(c->failures.retransmit_storm_per_s, 20u);
   EXPECT_EQ(c->failures.zero_window_ns, 5'000'000u);
   EXPECT_EQ(c->tcp_sample_interval_ns, 5'000'000u);
@@ -50,6 +53,8 @@ TEST(ConfigTest, ParsesEveryField) {
 TEST(ConfigTest, RoundTripsThroughItsJson) {
   Config c = Config::defaults();
   c.maxima.storage_write_Bps = 250e9;
+  c.maxima.gpu_d2h_Bps = 52e9;
+  c.maxima.gpu_h2d_Bps = 55e9;
   auto again = parse_config(c.to_json().dump(), "round trip");
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(again->to_json(), c.to_json());

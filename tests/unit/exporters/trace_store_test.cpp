@@ -160,6 +160,23 @@ void diff_checkpoint_nfs(Differ& d, const std::string& p,
   FIELD(p, a, b, tcp_retransmits);
 }
 
+void diff_checkpoint_gpu(Differ& d, const std::string& p,
+                         const std::optional<CheckpointGpuRecord>& x,
+                         const std::optional<CheckpointGpuRecord>& y) {
+  if (!d.both_present(p, x.has_value(), y.has_value())) return;
+  const CheckpointGpuRecord& a = *x;
+  const CheckpointGpuRecord& b = *y;
+  FIELD(p, a, b, copies);
+  FIELD(p, a, b, copy_count);
+  FIELD(p, a, b, pageable_bytes);
+  FIELD(p, a, b, pinned_bytes);
+  FIELD(p, a, b, other_bytes);
+  FIELD(p, a, b, async_copies);
+  FIELD(p, a, b, first_ns);
+  FIELD(p, a, b, last_ns);
+  FIELD(p, a, b, devices);
+}
+
 void diff_nfs_mount(Differ& d, const std::string& p, const NfsMountRecord& a,
                     const NfsMountRecord& b) {
   FIELD(p, a, b, device);
@@ -244,6 +261,7 @@ void diff_checkpoint(Differ& d, const std::string& p, const CheckpointRecord& a,
     }
   }
   diff_checkpoint_nfs(d, p + ".nfs", a.nfs, b.nfs);
+  diff_checkpoint_gpu(d, p + ".gpu", a.gpu, b.gpu);
 }
 
 std::vector<std::string> diff_traces(const Trace& a, const Trace& b) {
@@ -976,6 +994,12 @@ TEST_F(TraceStoreTest, Version3FileWithoutAJobColumnNamesIt) {
 // the expected shape.
 std::string ddl_of_version(int version) {
   std::string ddl(kTraceSchemaSql);
+  if (version < 5) {
+    const size_t from = ddl.find("\n-- The gpu_copy stage's detail (since version 5)");
+    const size_t to = from == std::string::npos ? from : ddl.find(");\n", from);
+    if (to == std::string::npos) return {};
+    ddl.erase(from, to + 3 - from);
+  }
   if (version < 4) {
     const size_t from =
         ddl.find("\n-- Every RPC of a checkpoint's RPC clients during the checkpoint");
@@ -1011,6 +1035,7 @@ TEST_F(TraceStoreTest, OlderDdlsAreWhatTheirVersionsHad) {
   // Guards ddl_of_version: the derived DDLs create exactly the tables and
   // columns their versions had.
   const std::string v4 = file("v4-shape.db");
+  ASSERT_FALSE(ddl_of_version(4).empty());
   const std::string v3 = file("v3-shape.db");
   const std::string v2 = file("v2-shape.db");
   const std::string v1 = file("v1-shape.db");
@@ -1254,6 +1279,72 @@ TEST_F(TraceStoreTest, Version3FileWithTheVersion3DdlStillReads) {
   EXPECT_THAT(read->rpc_calls, IsEmpty()) << "version 3 kept no per-RPC rows";
 }
 
+// A save with its gpu_copy stage's detail (version 5), and a load without.
+Trace gpu_trace() {
+  Trace t;
+  t.job.command = {"python", "train.py"};
+  t.job.traced = true;
+  CheckpointRecord save;
+  save.id = 1;
+  save.start_ns = 10;
+  save.end_ns = 20;
+  save.bytes = 4096;
+  save.stages = {StageRecord{"gpu_copy", 4096, 9, 6.4e10, "sysfs:x (PCIe 32.0 GT/s PCIe x16)"}};
+  CheckpointGpuRecord& g = save.gpu.emplace();
+  g.copies = kAbove63;
+  g.copy_count = kU64Max;
+  g.pageable_bytes = 1;
+  g.pinned_bytes = kU64Max - 1;
+  g.other_bytes = 3;
+  g.async_copies = 4;
+  g.first_ns = 10;
+  g.last_ns = kU64Max;
+  g.devices = {"0000:3b:00.0", "device 7", "\xff not utf-8"};
+  CheckpointRecord load;
+  load.id = 2;
+  load.direction = Direction::Load;
+  load.start_ns = 30;
+  load.end_ns = 40;
+  t.checkpoints = {save, load};
+  return t;
+}
+
+TEST_F(TraceStoreTest, GpuDetailRoundTripsFieldByFieldAndIsQueryable) {
+  const std::string path = file("gpu.db");
+  ASSERT_TRUE(write_trace(path, gpu_trace()));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_THAT(diff_traces(gpu_trace(), *read), IsEmpty());
+  ASSERT_TRUE(read->checkpoints[0].gpu.has_value());
+  EXPECT_EQ(read->checkpoints[0].gpu->pinned_bytes, kU64Max - 1);
+  EXPECT_FALSE(read->checkpoints[1].gpu.has_value());
+  EXPECT_EQ(query_text(path, "SELECT pageable_bytes || '/' || other_bytes FROM checkpoint_gpu"),
+            "1/3");
+}
+
+TEST_F(TraceStoreTest, Version4FileFromTheVersion5WriterMinusGpuReadsWithoutIt) {
+  const std::string path = file("v4.db");
+  ASSERT_TRUE(write_trace(path, gpu_trace()));
+  exec_sql(path,
+           "DROP TABLE checkpoint_gpu; "
+           "PRAGMA user_version = 4; UPDATE meta SET value = '4' WHERE key = 'schema_version'");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->checkpoints[0].gpu.has_value());
+  Trace expected = gpu_trace();
+  expected.checkpoints[0].gpu.reset();
+  EXPECT_THAT(diff_traces(expected, *read), IsEmpty()) << "everything else as written";
+}
+
+TEST_F(TraceStoreTest, Version5FileMissingCheckpointGpuIsNamed) {
+  const std::string path = file("v5-partial.db");
+  ASSERT_TRUE(write_trace(path, gpu_trace()));
+  exec_sql(path, "DROP TABLE checkpoint_gpu");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message, HasSubstr("table 'checkpoint_gpu' is missing"));
+}
+
 TEST_F(TraceStoreTest, Version4FileMissingRpcCallsIsNamed) {
   const std::string path = file("v4-partial.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
@@ -1307,8 +1398,8 @@ TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
 TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
   const std::string path = file("meta.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "4");
-  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "5");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "5");
   EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
               ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
   EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
@@ -1643,7 +1734,7 @@ TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message,
               HasSubstr("'" + path +
-                        "' has trace schema version 99, this ckptscope reads up to 4: "
+                        "' has trace schema version 99, this ckptscope reads up to 5: "
                         "upgrade ckptscope"));
 }
 
