@@ -17,7 +17,10 @@ cmake --build --preset default -j "$jobs"
 ls -l build/test-artifacts/ 2>/dev/null || true
 
 cmake --preset asan >/dev/null
-cmake --build --preset asan -j "$jobs" --target unit_tests workload_tests
+asan_targets=(unit_tests workload_tests)
+# The CUPTI library's unit tests, where CMake found the CUDA toolkit.
+grep -q '^CKPTSCOPE_HAVE_CUPTI:BOOL=ON' build-asan/CMakeCache.txt && asan_targets+=(cupti_unit_tests)
+cmake --build --preset asan -j "$jobs" --target "${asan_targets[@]}"
 ctest --preset asan -j "$jobs"
 
 scripts/lint.sh

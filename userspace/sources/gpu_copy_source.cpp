@@ -161,7 +161,10 @@ void GpuCopySource::on_message(const void* data, size_t size) {
       if (size != sizeof(ckpt_gpu_device_record)) break;
       ckpt_gpu_device_record d{};
       std::memcpy(&d, data, sizeof(d));
-      pci_by_device_[d.device_id] = gpu_pci_address(d.pci_domain, d.pci_bus, d.pci_device);
+      // The library sends 0xffffffff for an address it could not find
+      // (CUpti_ActivityDevice5 has none; it asks procfs and the driver).
+      if (d.pci_domain != UINT32_MAX && d.pci_bus != UINT32_MAX && d.pci_device != UINT32_MAX)
+        pci_by_device_[d.device_id] = gpu_pci_address(d.pci_domain, d.pci_bus, d.pci_device);
       return;
     }
     case CKPT_GPU_MSG_COPY: {
@@ -169,6 +172,10 @@ void GpuCopySource::on_message(const void* data, size_t size) {
       ckpt_gpu_copy_record r{};
       std::memcpy(&r, data, sizeof(r));
       if (r.end_ns < r.start_ns) break;
+      if (r.start_ns == 0 && r.end_ns == 0) {
+        ++untimed_;  // CUPTI could not time it: no place on the timeline
+        return;
+      }
       GpuCopyEvent ev;
       ev.start_ns = r.start_ns;
       ev.end_ns = r.end_ns;
@@ -209,10 +216,12 @@ std::vector<DropRecord> GpuCopySource::drops() const {
     sum.send_dropped += d.send_dropped;
     sum.unknown_records += d.unknown_records;
   }
+  // buffers_refused is not a count of records: CUPTI counts the records it
+  // then dropped in activity_dropped.
   return {DropRecord{"cupti", "activity_dropped", sum.cupti_dropped},
-          DropRecord{"cupti", "buffer_refused", sum.buffers_refused},
           DropRecord{"cupti", "send_dropped", sum.send_dropped},
-          DropRecord{"cupti", "malformed_message", malformed_}};
+          DropRecord{"cupti", "malformed_message", malformed_},
+          DropRecord{"cupti", "untimed_copy", untimed_}};
 }
 
 }  // namespace ckpt

@@ -65,6 +65,7 @@ class GpuCopySource : public Source {
   std::vector<ProcessStatus> statuses_;
   StatusHandler on_status_;
   uint64_t malformed_ = 0;
+  uint64_t untimed_ = 0;  // copies CUPTI could not time (start and end 0)
   uint64_t copies_ = 0;
 };
 

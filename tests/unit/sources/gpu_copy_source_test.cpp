@@ -162,6 +162,19 @@ TEST_F(GpuCopySourceTest, ThroughARealSocketFromTwoProcessesLibraries) {
   source_->poll(0);
 }
 
+TEST_F(GpuCopySourceTest, AnUnknownPciAddressAndAnUntimedCopyAreNotInvented) {
+  auto dev = message<ckpt_gpu_device_record>(CKPT_GPU_MSG_DEVICE, 1);
+  dev.device_id = 1;
+  dev.pci_domain = dev.pci_bus = dev.pci_device = 0xffffffff;  // the library could not tell
+  auto untimed = copy_record(1, 10);
+  untimed.start_ns = untimed.end_ns = 0;
+  feed(datagram(dev, untimed, copy_record(1, 20)));
+  ASSERT_EQ(sink_.copies.size(), 1u);
+  EXPECT_EQ(sink_.copies[0].bytes, 20u);
+  EXPECT_EQ(sink_.copies[0].pci_address, "");  // "device 1" downstream, never ffffffff:...
+  EXPECT_EQ(drop("untimed_copy"), 1u);
+}
+
 TEST_F(GpuCopySourceTest, MalformedInputIsCountedAndSkipped) {
   auto wrong_version = copy_record(1, 10);
   wrong_version.hdr.version = 99;
