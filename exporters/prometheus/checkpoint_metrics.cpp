@@ -134,14 +134,24 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
 
 std::string CheckpointMetrics::job_label(const std::string& job) {
   if (jobs_.count(job)) return job;
-  std::string label = jobs_.size() >= max_jobs_ ? "other" : job;
-  if (label == job) jobs_.insert(job);
+  // Past the bound every workload is "other" (the exporter asks per event:
+  // once "other" has its series, nothing more to do).
+  if (jobs_.size() >= max_jobs_) {
+    if (!overflow_seen_) add_checkpoint_series("other");
+    overflow_seen_ = true;
+    return "other";
+  }
+  jobs_.insert(job);
+  add_checkpoint_series(job);
+  return job;
+}
+
+void CheckpointMetrics::add_checkpoint_series(const std::string& label) {
   // A workload's checkpoint counts exist from its first sight, at 0: a
   // counter that first appears at 1 is invisible to increase() and rate().
   for (const char* dir : {"save", "load"})
     for (const char* outcome : {"ok", "failed"})
       checkpoints_.Add({{"workload", label}, {"direction", dir}, {"outcome", outcome}});
-  return label;
 }
 
 void CheckpointMetrics::observe_checkpoint(const std::string& job, const CheckpointRecord& c) {

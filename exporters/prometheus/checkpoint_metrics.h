@@ -83,6 +83,8 @@ class CheckpointMetrics {
   std::shared_ptr<prometheus::Registry> registry_;
   size_t max_jobs_;
   std::set<std::string> jobs_;
+  bool overflow_seen_ = false;  // "other" has its series as the overflow label
+  void add_checkpoint_series(const std::string& label);
 
   prometheus::Family<prometheus::Gauge>& build_info_;
   prometheus::Family<prometheus::Counter>& checkpoints_;

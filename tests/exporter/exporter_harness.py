@@ -410,7 +410,7 @@ class Prometheus:
 
     def start(self, timeout=60.0):
         if not os.access(self.binary, os.X_OK):
-            skip(f"{self.binary} not found: install Debian's prometheus package (scripts/install-deps.sh)")
+            fail(f"{self.binary} not found: install Debian's prometheus package (scripts/install-deps.sh)")
         args = [self.binary, f"--config.file={self.config}", f"--storage.tsdb.path={self.storage}",
                 f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn",
                 "--storage.tsdb.retention.time=1h"]
@@ -477,7 +477,7 @@ def promtool_check_metrics(text):
     """(ok, output) of `promtool check metrics` on an exposition."""
     promtool = shutil.which("promtool") or "/usr/bin/promtool"
     if not os.access(promtool, os.X_OK):
-        skip("promtool not found: install Debian's prometheus package (scripts/install-deps.sh)")
+        fail("promtool not found: install Debian's prometheus package (scripts/install-deps.sh)")
     p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
                        timeout=60)
     return p.returncode == 0, (p.stdout + p.stderr).strip()

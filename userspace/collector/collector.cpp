@@ -186,10 +186,7 @@ void Collector::watch_nfs(uint64_t now_ns) {
 }
 
 bool Collector::follow_endpoint(const StorageEndpoint& ep) {
-  // "*:2049" already covers every server on that port.
-  const bool covered = std::any_of(endpoints_.begin(), endpoints_.end(), [&](const auto& e) {
-    return e.port == ep.port && (e.host.empty() || e.host == ep.host);
-  });
+  const bool covered = endpoint_covered(endpoints_, ep);
   if (!covered) endpoints_.push_back(ep);
   return !covered;
 }

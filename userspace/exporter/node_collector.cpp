@@ -30,14 +30,6 @@ bool is_cgroup_move(const IoEvent& io) {
           io.path.ends_with("/tasks"));
 }
 
-TcpSampleRecord tcp_sample(const TcpEvent& ev) {
-  return TcpSampleRecord{ev.time_ns,     ev.cookie,         std::string(to_string(ev.kind)),
-                         ev.bytes_acked, ev.bytes_received, ev.in_flight,
-                         ev.backlog,     ev.snd_cwnd,       ev.srtt_us,
-                         ev.snd_wnd,     ev.total_retrans,  ev.zero_window_ns,
-                         ev.new_state};
-}
-
 RpcCallRecord rpc_call(const RpcEvent& ev) {
   RpcCallRecord r;
   r.start_ns = ev.start_ns;
@@ -80,9 +72,7 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
   // The servers of the node's NFS mounts join the configured endpoints.
   if (auto mounts = read_mountstats(c->options_.mountstats_path)) {
     for (const auto& ep : nfs_mount_endpoints(*mounts))
-      if (std::find(probe_options.endpoints.begin(), probe_options.endpoints.end(), ep) ==
-          probe_options.endpoints.end())
-        probe_options.endpoints.push_back(ep);
+      if (!endpoint_covered(probe_options.endpoints, ep)) probe_options.endpoints.push_back(ep);
   } else if (c->options_.mountstats_path != "/proc/self/mountstats") {
     c->notes_.push_back(mounts.error().message + "; reading /proc/self/mountstats instead");
     c->options_.mountstats_path = "/proc/self/mountstats";
@@ -204,7 +194,7 @@ void NodeCollector::on_event(Event&& event) {
 
 void NodeCollector::route_to_node(Event&& event) {
   if (const auto* tcp = std::get_if<TcpEvent>(&event)) {
-    metrics_.observe_tcp(tcp->remote, tcp_sample(*tcp));
+    metrics_.observe_tcp(tcp->remote, tcp_sample_record(*tcp));
   } else if (const auto* rpc = std::get_if<RpcEvent>(&event)) {
     if (rpc->kind == RpcEvent::Kind::Timeout)
       metrics_.observe_rpc_timeout(rpc->server.empty() ? "unknown" : rpc->server);
@@ -275,12 +265,8 @@ void NodeCollector::watch_mounts(uint64_t now_ns) {
     }
     if (probes_->tcp_enabled()) {
       for (const auto& ep : nfs_mount_endpoints(*mounts)) {
-        auto& eps = options_.probes.endpoints;
-        const bool covered = std::any_of(eps.begin(), eps.end(), [&](const auto& e) {
-          return e.port == ep.port && (e.host.empty() || e.host == ep.host);
-        });
-        if (covered) continue;
-        eps.push_back(ep);
+        if (endpoint_covered(options_.probes.endpoints, ep)) continue;
+        options_.probes.endpoints.push_back(ep);
         if (auto ok = probes_->add_storage_endpoint(ep); !ok) notes_.push_back(ok.error().message);
       }
     }

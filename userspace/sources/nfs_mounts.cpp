@@ -36,6 +36,12 @@ std::string nfs_mount_server(const NfsMountStats& m) {
   return endpoint_host(std::string_view(m.device).substr(0, split));
 }
 
+bool endpoint_covered(const std::vector<StorageEndpoint>& followed, const StorageEndpoint& ep) {
+  return std::any_of(followed.begin(), followed.end(), [&](const StorageEndpoint& e) {
+    return e.port == ep.port && (e.host.empty() || e.host == ep.host);
+  });
+}
+
 std::vector<StorageEndpoint> nfs_mount_endpoints(const std::vector<NfsMountStats>& mounts) {
   std::vector<StorageEndpoint> out;
   for (const auto& m : mounts) {

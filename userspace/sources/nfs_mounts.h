@@ -20,6 +20,8 @@ std::string nfs_mount_server(const NfsMountStats& mount);
 
 // Each mount's server, when it is an address, and NFS port (port=, else 2049).
 std::vector<StorageEndpoint> nfs_mount_endpoints(const std::vector<NfsMountStats>& mounts);
+// Whether `followed` already covers `ep` ("*:2049" covers every server on 2049).
+bool endpoint_covered(const std::vector<StorageEndpoint>& followed, const StorageEndpoint& ep);
 
 // What each mount of `after` did since `before` (see delta()), with the eBPF
 // RPC totals of the same server and RPC version when `ebpf` is given. When

@@ -466,10 +466,7 @@ void Stitcher::on_io(IoEvent&& ev) {
 }
 
 void Stitcher::on_tcp(const TcpEvent& ev) {
-  out_tcp_samples_.push_back(TcpSampleRecord{ev.time_ns, ev.cookie, std::string(to_string(ev.kind)),
-                                             ev.bytes_acked, ev.bytes_received, ev.in_flight,
-                                             ev.backlog, ev.snd_cwnd, ev.srtt_us, ev.snd_wnd,
-                                             ev.total_retrans, ev.zero_window_ns, ev.new_state});
+  out_tcp_samples_.push_back(tcp_sample_record(ev));
   auto [it, inserted] = connections_.try_emplace(ev.cookie);
   Connection& conn = it->second;
   if (inserted) {
@@ -661,7 +658,9 @@ void Stitcher::prune(uint64_t horizon_ns) {
   // A save's GPU copies come before its first write, by as much as the
   // copies take (DCP stages every tensor first): kept longer.
   const uint64_t gpu_horizon = horizon_ns > kGpuKeepNs ? horizon_ns - kGpuKeepNs : 0;
-  std::erase_if(gpu_copies_, [&](const GpuCopyEvent& g) { return g.end_ns < gpu_horizon; });
+  // They arrive roughly in time order (each process flushes its own): from
+  // the front, as the NFS buffers are pruned, not a scan every tick.
+  while (!gpu_copies_.empty() && gpu_copies_.front().end_ns < gpu_horizon) gpu_copies_.pop_front();
   for (auto& [cookie, conn] : connections_) {
     // Keep the last point before the horizon: it anchors interpolation.
     while (conn.points.size() > 1 && conn.points[1].time_ns < horizon_ns) conn.points.pop_front();
@@ -1004,10 +1003,22 @@ std::optional<StageRecord> Stitcher::gpu_copy_stage(const OpenCheckpoint& c,
   rec.start_ns = lo;
   rec.end_ns = hi;
   rec.gpu = std::move(detail);
-  // Claimed copies are no other checkpoint's.
-  std::sort(claimed.begin(), claimed.end(), std::greater<>());
-  for (size_t i : claimed) gpu_copies_.erase(gpu_copies_.begin() + static_cast<std::ptrdiff_t>(i));
+  // Claimed copies are no other checkpoint's: one pass keeps the rest.
+  std::vector<bool> taken(gpu_copies_.size(), false);
+  for (size_t i : claimed) taken[i] = true;
+  std::deque<GpuCopyEvent> rest;
+  for (size_t i = 0; i < gpu_copies_.size(); ++i)
+    if (!taken[i]) rest.push_back(std::move(gpu_copies_[i]));
+  gpu_copies_ = std::move(rest);
   return s;
+}
+
+TcpSampleRecord tcp_sample_record(const TcpEvent& ev) {
+  return TcpSampleRecord{ev.time_ns,     ev.cookie,         std::string(to_string(ev.kind)),
+                         ev.bytes_acked, ev.bytes_received, ev.in_flight,
+                         ev.backlog,     ev.snd_cwnd,       ev.srtt_us,
+                         ev.snd_wnd,     ev.total_retrans,  ev.zero_window_ns,
+                         ev.new_state};
 }
 
 DurationStats duration_stats(std::vector<uint64_t>& values) {

@@ -259,6 +259,9 @@ std::string attribute_queue_verdict(const std::string& verdict,
                                     const std::vector<StageRecord>& stages,
                                     const std::vector<std::pair<std::string, uint64_t>>& waits);
 
+// A TCP event as the sample row traces and metrics keep of it.
+TcpSampleRecord tcp_sample_record(const TcpEvent& ev);
+
 // Nearest-rank percentiles of `values` (sorted in place).
 DurationStats duration_stats(std::vector<uint64_t>& values);
 
