@@ -134,6 +134,32 @@ std::string format_wall_time_utc(uint64_t wall_ns) {
   return buf;
 }
 
+std::string format_unix_time_utc(double unix_s) {
+  // +-1e15 s (31 million years) keeps the cast to time_t defined and gmtime's
+  // year within int.
+  if (!std::isfinite(unix_s) || std::fabs(unix_s) > 1e15) return "n/a";
+  const auto seconds = static_cast<std::time_t>(std::llround(unix_s));
+  std::tm tm{};
+  char buf[64];
+  if (gmtime_r(&seconds, &tm) == nullptr ||
+      std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm) == 0) {
+    return "n/a";
+  }
+  return buf;
+}
+
+std::string format_unix_time_rfc3339(double unix_s) {
+  if (!std::isfinite(unix_s) || std::fabs(unix_s) > 1e15) return "n/a";  // as above
+  const auto seconds = static_cast<std::time_t>(std::llround(unix_s));
+  std::tm tm{};
+  char buf[64];
+  if (gmtime_r(&seconds, &tm) == nullptr ||
+      std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+    return "n/a";
+  }
+  return buf;
+}
+
 std::string shell_join(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& arg : argv) {

@@ -27,6 +27,15 @@ std::string format_percent(double fraction);
 // CLOCK_REALTIME nanoseconds as "2024-05-01 12:00:00 UTC".
 std::string format_wall_time_utc(uint64_t wall_ns);
 
+// Unix seconds from external records (Prometheus, schedulers), rounded to the
+// nearest second, as format_wall_time_utc writes them; "n/a" when not finite
+// or past what gmtime can represent. Times before 1970 are negative.
+std::string format_unix_time_utc(double unix_s);
+
+// The same instant in RFC 3339 for machine-read output (JSON):
+// "2026-01-31T12:00:00Z"; "n/a" as format_unix_time_utc.
+std::string format_unix_time_rfc3339(double unix_s);
+
 // argv for display, quoted the way a POSIX shell would need it:
 // {"python", "a b", "it's"} -> "python 'a b' 'it'\''s'". Control characters
 // use bash's $'...' form so one argument never breaks a line.

@@ -17,7 +17,9 @@ cmake --build --preset default -j "$jobs"
 ls -l build/test-artifacts/ 2>/dev/null || true
 
 cmake --preset asan >/dev/null
-asan_targets=(unit_tests workload_tests)
+asan_targets=(unit_tests workload_tests logwatch_unit_tests fleet_common_unit_tests
+  fleet_html_unit_tests fleet_records_unit_tests fleet_prometheus_unit_tests
+  fleet_attribution_unit_tests fleet_checkpoints_unit_tests)
 # The CUPTI library's unit tests, where CMake found the CUDA toolkit.
 grep -q '^CKPTSCOPE_HAVE_CUPTI:BOOL=ON' build-asan/CMakeCache.txt && asan_targets+=(cupti_unit_tests)
 cmake --build --preset asan -j "$jobs" --target "${asan_targets[@]}"

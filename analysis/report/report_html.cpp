@@ -555,12 +555,7 @@ std::string recommendations_section(const Report& r) {
 
 std::string report_html(const Report& r) {
   std::string title = r.job_name.empty() ? "checkpoint report" : "checkpoint report: " + r.job_name;
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "style-src 'unsafe-inline'; img-src data:\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<meta name=\"color-scheme\" content=\"light dark\">\n";
+  std::string out = svg::page_preamble();
   out += "<title>" + h(title) + "</title>\n<style>" + std::string(kStyle) +
          "</style></head>\n<body>\n";
   out += fmt::format(

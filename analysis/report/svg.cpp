@@ -48,6 +48,14 @@ Unit scaled(double max, const char* const* names, size_t n, double step) {
 
 }  // namespace
 
+std::string page_preamble() {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+         "style-src 'unsafe-inline'; img-src data:\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         "<meta name=\"color-scheme\" content=\"light dark\">\n";
+}
+
 Unit time_unit(double max_ns) {
   static const char* const kNames[] = {"ns", "µs", "ms", "s"};
   return scaled(max_ns, kNames, std::size(kNames), 1000);

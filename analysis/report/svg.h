@@ -46,6 +46,12 @@ std::string x_axis(const Frame& f, const std::vector<double>& ticks, std::string
 // The y axis left of the frame, likewise.
 std::string y_axis(const Frame& f, const std::vector<double>& ticks, std::string_view label);
 
+// The start of a self-contained page, up to and including the viewport and
+// color-scheme metas: a Content-Security-Policy that allows no request and no
+// script (inline style and data: images only). The report's and the fleet
+// pages' shared head; the caller adds <title> and <style>.
+std::string page_preamble();
+
 // <svg> opening tag with a viewBox, role and title (for screen readers).
 std::string open(double width, double height, std::string_view title);
 

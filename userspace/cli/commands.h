@@ -20,7 +20,8 @@ struct RunOptions {
   std::vector<std::string> attach;  // --attach FILE: more files for the message
   std::string attach_budget;        // --attach-budget SIZE
   double output_grace_s = 2;        // wait this long for output of processes the job left behind
-  bool no_gpu = false;  // --no-gpu: do not inject libckptscope_cupti.so (the gpu_copy stage)
+  bool no_gpu = false;         // --no-gpu: do not inject libckptscope_cupti.so (the gpu_copy stage)
+  std::string logwatch_model;  // --logwatch-model: score the kernel log with this model
 };
 
 // Exits with the job's status (128+N for signal N); never changes it.

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cli/command_registry.h"
 #include "cli/commands.h"
 #include "notify/notify.h"
 
@@ -72,6 +73,10 @@ int main(int argc, char** argv) {
   run->add_flag(
       "--no-gpu", run_opts.no_gpu,
       "do not load libckptscope_cupti.so into the job (the gpu_copy stage is then absent)");
+  run->add_option("--logwatch-model", run_opts.logwatch_model,
+                  "score the kernel log while the job runs with this node-log model (ckptscope "
+                  "logwatch train): anomalies become log_anomaly failures (docs/logwatch.md)")
+      ->check(CLI::ExistingFile);
   run->add_option("command", command, "the command, after --")->required();
 
   TraceFlags attach_flags;
@@ -201,6 +206,18 @@ int main(int argc, char** argv) {
   eval->add_option("--min-macro-f1", eval_opts.min_macro_f1,
                    "exit 1 when the corpus macro-F1 is below this");
 
+  // Self-registering commands; deeper subcommands first (see chosen_command).
+  CommandList registered;
+  add_logwatch_commands(app, registered);
+  // `fleet ...` is ckptscope-fleet's (cli/fleet_main.cpp): everything after
+  // `fleet` goes to it unparsed, --help included.
+  auto* fleet = app.add_subcommand(
+      "fleet",
+      "fleet analyses from Prometheus and scheduler records: attribute, exclusions, retries, "
+      "checkpoints (docs/fleet.md)");
+  fleet->prefix_command();
+  fleet->set_help_flag();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -256,6 +273,8 @@ int main(int argc, char** argv) {
     return classify_command(classify_opts);
   }
   if (*eval) return eval_classifier_command(eval_opts);
+  if (const auto* chosen = chosen_command(registered)) return chosen->run();
+  if (*fleet) return exec_fleet(fleet->remaining());
   if (*demo_cmd) {
     with_default_trace(demo_flags);
     return demo_command(demo_flags, demo);

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_injection.h"
 #include "cli/job_outcome.h"
+#include "cli/run_logwatch.h"
 #include "collector/collector.h"
 #include "common/clock.h"
 #include "notify/notify.h"
@@ -110,6 +111,21 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   }
   KernelEvents kernel;
   if (auto opened = kernel.open(); !opened) warn("note: " + opened.error().message);
+  // A model that cannot be read is a bad flag: the job has not started yet.
+  std::unique_ptr<RunLogwatch> logwatch;
+  if (!run.logwatch_model.empty()) {
+    auto loaded = RunLogwatch::load(run.logwatch_model);
+    if (!loaded) {
+      warn(loaded.error().message);
+      if (log) log->note(loaded.error().message + "; the job was not started");
+      return 2;
+    }
+    logwatch = std::move(*loaded);
+    if (kernel.watching())
+      logwatch->watch(kernel);
+    else
+      warn("note: --logwatch-model: the kernel log cannot be read, so it is not scored");
+  }
 
   std::unique_ptr<Collector> collector;
   if (!flags.no_trace) {
@@ -200,6 +216,18 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
     kernel.poll();
     if (collector)
       for (auto& f : kernel.failure_records()) collector->add_failure(std::move(f));
+    if (logwatch) {
+      if (collector)
+        for (const auto& f : logwatch->failures()) collector->add_failure(f);
+      if (log) {
+        for (const auto& f : logwatch->failures()) log->note("logwatch: " + f.evidence);
+        log->note(fmt::format("logwatch: {} kernel log records scored with {}, {} anomalies{}",
+                              logwatch->records(), logwatch->model_path(), logwatch->anomalies(),
+                              logwatch->anomalies() > logwatch->failures().size()
+                                  ? fmt::format(" (the first {} kept)", logwatch->failures().size())
+                                  : ""));
+      }
+    }
     if (status->signal || status->code != 0)
       job.failure = classify_job(job, *status, kernel, exec_error);
     if (log) write_log_footer(*log, job, *status, kernel);

@@ -111,6 +111,10 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
     hooks.nfs_enabled = [pm] { return pm->nfs_enabled(); };
     hooks.drops = [pm] { return pm->drops(); };
     hooks.drain = [pm] { pm->sync(0); };
+    NodeCollector* self = c.get();
+    hooks.report_failure = [self](const FailureRecord& f) {
+      self->metrics_.observe_node_failure(f);
+    };
     auto server = RegistrationServer::listen(c->options_.registration, std::move(hooks));
     if (!server) return server.error();
     c->registration_ = std::move(*server);

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -24,6 +26,32 @@ using nlohmann::json;
 
 constexpr size_t kMaxRequestLine = 65536;
 constexpr uint64_t kDropsEveryNs = 1'000'000'000;
+// Failure kinds a client may report, and how much of its evidence is kept.
+constexpr std::array<std::string_view, 1> kReportableFailureKinds = {"log_anomaly"};
+constexpr size_t kMaxReportedEvidence = 1024;
+
+Expected<FailureRecord> failure_report(uid_t uid, const json& req) {
+  // The node's failure counters are evidence operators act on: only root
+  // (the exporter's peers: logwatch reading /dev/kmsg) may add to them, and
+  // only kinds with a bounded label set.
+  if (uid != 0)
+    return make_error(
+        fmt::format("failure reports are taken from root only (the caller is uid {})", uid));
+  const std::string kind = req.value("kind", std::string());
+  if (std::find(kReportableFailureKinds.begin(), kReportableFailureKinds.end(), kind) ==
+      kReportableFailureKinds.end())
+    return make_error(fmt::format("failure kind '{}' is not one a client may report (log_anomaly)",
+                                  kind.substr(0, 64)));
+  if (!req.contains("evidence") || !req["evidence"].is_string())
+    return make_error("a failure report needs \"evidence\" (a string)");
+  FailureRecord f;
+  f.kind = kind;
+  f.evidence = req["evidence"].get<std::string>().substr(0, kMaxReportedEvidence);
+  f.time_ns = req.contains("time_ns") && req["time_ns"].is_number_unsigned()
+                  ? req["time_ns"].get<uint64_t>()
+                  : monotonic_ns();
+  return f;
+}
 
 sockaddr_un unix_address(const std::string& path) {
   sockaddr_un addr{};
@@ -150,6 +178,7 @@ bool RegistrationServer::handle_line(Client& c, const std::string& line) {
     }
     c.tgids = std::move(tgids);
     c.registered = true;
+    c.wants_records = !req.contains("records") || req["records"] != false;
     c.name = req.value("client", std::string("client"));
     c.nfs_said = hooks_.nfs_enabled();
     answer({{"ok", true},
@@ -164,6 +193,13 @@ bool RegistrationServer::handle_line(Client& c, const std::string& line) {
       c.tgids.insert(tgid);
     else
       queue_control(c, json{{"error", ok.error().message}}.dump());
+    return true;
+  }
+  if (op == "failure") {
+    if (auto f = failure_report(c.uid, req); !f)
+      answer({{"ok", false}, {"error", f.error().message}});
+    else if (hooks_.report_failure)
+      hooks_.report_failure(std::move(*f));
     return true;
   }
   if (op == "sync" && req.contains("seq") && req["seq"].is_number_unsigned()) {
@@ -217,7 +253,7 @@ void RegistrationServer::offer(ForwardRing ring, const void* data, size_t size) 
   if (clients_.empty()) return;
   if (ring != ForwardRing::Jobio) {
     for (auto& c : clients_)
-      if (c->registered) queue(*c, ring, data, size, false);
+      if (c->registered && c->wants_records) queue(*c, ring, data, size, false);
     return;
   }
   if (size < sizeof(ckpt_record_header)) return;
@@ -273,7 +309,7 @@ void RegistrationServer::serve() {
     drops = hooks_.drops();
   }
   for (auto& c : clients_) {
-    if (c->fd < 0 || !c->registered) continue;
+    if (c->fd < 0 || !c->registered || !c->wants_records) continue;
     if (!c->nfs_said && hooks_.nfs_enabled()) {
       c->nfs_said = true;
       queue_control(*c, json{{"nfs", true}}.dump());

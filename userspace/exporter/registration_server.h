@@ -44,6 +44,9 @@ class RegistrationServer {
     std::function<std::vector<DropRecord>()> drops;
     // Every record the kernel has so far, handed over (drains the rings).
     std::function<void()> drain;
+    // A failure another ckptscope process on the node found (`logwatch`
+    // beside the exporter): counted as the node's.
+    std::function<void(FailureRecord)> report_failure;
   };
 
   // Creates the socket (mode 0666: any local user may register processes it
@@ -78,6 +81,9 @@ class RegistrationServer {
     std::vector<uint64_t> syncs;  // asked for, answered after the next drain
     std::string name;
     bool nfs_said = false;
+    // False for a client that only reports failures ("records":false in its
+    // register request): it is sent no records and no control messages.
+    bool wants_records = true;
   };
 
   RegistrationServer(RegistrationOptions options, Hooks hooks)

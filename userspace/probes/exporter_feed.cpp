@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "probes/exporter_connection.h"
 #include "probes/forward_protocol.h"
 
 namespace ckpt {
@@ -21,58 +22,24 @@ namespace {
 
 using nlohmann::json;
 
-int remaining_ms(uint64_t deadline_ns) {
-  const uint64_t now = monotonic_ns();
-  return now >= deadline_ns ? 0 : static_cast<int>((deadline_ns - now) / 1'000'000) + 1;
-}
-
 }  // namespace
 
 Expected<std::unique_ptr<ExporterFeed>> ExporterFeed::connect(
     const std::string& socket_path, const std::vector<uint32_t>& tgids, const std::string& client,
     RecordHandler on_jobio, RecordHandler on_tcp, RecordHandler on_nfs, int timeout_ms) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof(addr.sun_path))
-    return make_error(fmt::format("exporter socket {}: path too long", socket_path));
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  const json hello = {{"op", "register"}, {"tgids", tgids}, {"client", client}};
+  auto connection = connect_to_exporter(socket_path, hello, timeout_ms);
+  if (!connection) return connection.error();
   std::unique_ptr<ExporterFeed> feed(new ExporterFeed());
+  feed->fd_ = connection->fd;
+  feed->in_ = std::move(connection->pending);
   feed->socket_path_ = socket_path;
   feed->on_jobio_ = std::move(on_jobio);
   feed->on_tcp_ = std::move(on_tcp);
   feed->on_nfs_ = std::move(on_nfs);
-  feed->fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (feed->fd_ < 0) return make_error(fmt::format("socket: {}", std::strerror(errno)));
-  if (::connect(feed->fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
-    return make_error(fmt::format("no exporter at {}: {}", socket_path, std::strerror(errno)));
-  json hello = {{"op", "register"}, {"tgids", tgids}, {"client", client}};
-  if (auto ok = feed->send_line(hello.dump()); !ok) return ok.error();
-  // The answer: one JSON line.
-  const uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(timeout_ms) * 1'000'000;
-  size_t eol = std::string::npos;
-  while ((eol = feed->in_.find('\n')) == std::string::npos) {
-    pollfd p{feed->fd_, POLLIN, 0};
-    const int left = remaining_ms(deadline);
-    if (left == 0 || ::poll(&p, 1, left) <= 0)
-      return make_error(
-          fmt::format("exporter at {}: no answer within {} ms", socket_path, timeout_ms));
-    char buf[4096];
-    const ssize_t n = recv(feed->fd_, buf, sizeof(buf), 0);
-    if (n <= 0) return make_error(fmt::format("exporter at {} closed the connection", socket_path));
-    feed->in_.append(buf, static_cast<size_t>(n));
-    if (feed->in_.size() > 65536)
-      return make_error(fmt::format("exporter at {}: answer too long", socket_path));
-  }
-  const json answer = json::parse(feed->in_.substr(0, eol), nullptr, false);
-  feed->in_.erase(0, eol + 1);
-  if (!answer.is_object() || !answer.contains("ok"))
-    return make_error(fmt::format("exporter at {}: malformed answer", socket_path));
-  if (!answer.value("ok", false))
-    return make_error(fmt::format("exporter at {} refused: {}", socket_path,
-                                  answer.value("error", std::string("no reason given"))));
+  const json& answer = connection->answer;
   feed->tcp_ = answer.value("tcp", false);
   feed->nfs_ = answer.value("nfs", false);
-  fcntl(feed->fd_, F_SETFL, fcntl(feed->fd_, F_GETFL) | O_NONBLOCK);
   feed->description_ = fmt::format("the node exporter at {} (version {})", socket_path,
                                    answer.value("version", std::string("?")));
   return feed;
@@ -83,24 +50,7 @@ ExporterFeed::~ExporterFeed() {
 }
 
 Expected<void> ExporterFeed::send_line(const std::string& line) {
-  std::string out = line + "\n";
-  size_t sent = 0;
-  const uint64_t deadline = monotonic_ns() + 2'000'000'000;
-  while (sent < out.size()) {
-    const ssize_t n = send(fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EINTR) && remaining_ms(deadline) > 0) {
-      pollfd p{fd_, POLLOUT, 0};
-      ::poll(&p, 1, remaining_ms(deadline));
-      continue;
-    }
-    return make_error(fmt::format("exporter at {}: {}", socket_path_,
-                                  n < 0 ? std::strerror(errno) : "connection closed"));
-  }
-  return {};
+  return send_exporter_line(fd_, socket_path_, line);
 }
 
 Expected<void> ExporterFeed::trace_tgid(uint32_t tgid) {
@@ -223,8 +173,8 @@ void ExporterFeed::sync(int timeout_ms) {
   const uint64_t seq = ++sync_sent_;
   if (!send_line(json{{"op", "sync"}, {"seq", seq}}.dump())) return;
   const uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(timeout_ms) * 1'000'000;
-  while (sync_seen_ < seq && !lost_ && remaining_ms(deadline) > 0)
-    (void)poll(std::min(50, remaining_ms(deadline)));
+  while (sync_seen_ < seq && !lost_ && exporter_ms_left(deadline) > 0)
+    (void)poll(std::min(50, exporter_ms_left(deadline)));
   if (sync_seen_ < seq && !lost_)
     notes_.push_back(fmt::format("the exporter at {} did not confirm the last records within {} ms",
                                  socket_path_, timeout_ms));

@@ -5,6 +5,11 @@
 //   {"op":"register","tgids":[N,...],"client":"ckptscope run"}  first, once
 //   {"op":"trace","tgid":N}     follow one more process (and its children)
 //   {"op":"sync","seq":K}       answer once every record up to now is sent
+//   {"op":"failure","kind":"log_anomaly","evidence":"...","time_ns":N}
+//                               a failure found on the node (root only; counted
+//                               under workload="node"); time_ns optional
+// A client that only reports failures registers with "tgids":[] and
+// "records":false: it is then sent no records and no control messages.
 // Exporter -> client: one JSON line answering register,
 //   {"ok":true,"tcp":B,"nfs":B,"version":"..."} or {"ok":false,"error":"..."},
 // then frames: a ForwardFrameHeader and `size` bytes. Rings 1-3 carry kernel

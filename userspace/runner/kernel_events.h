@@ -41,6 +41,11 @@ class KernelEvents {
  public:
   explicit KernelEvents(ProcView proc = ProcView::system()) : proc_(std::move(proc)) {}
   Expected<void> open(const std::string& path = std::string(kKmsgPath));
+  // Every kernel log record read from now on, fault or not (set after open()).
+  void set_record_observer(std::function<void(const KmsgRecord&)> observer) {
+    if (watcher_) watcher_->set_record_observer(std::move(observer));
+  }
+  [[nodiscard]] bool watching() const { return watcher_.has_value(); }
   // For poll(); -1 when nothing is watched or the watcher failed for good.
   [[nodiscard]] int fd() const;
   void set_job_root(uint32_t pid) {

@@ -607,6 +607,7 @@ void KmsgWatcher::take_record(std::string_view raw, std::vector<KernelFaultRecor
 void KmsgWatcher::take(KmsgRecord record, std::vector<KernelFaultRecord>& out) {
   if (next_seq_ && record.seq > *next_seq_) lost_ += record.seq - *next_seq_;
   next_seq_ = record.seq + 1;
+  if (observer_) observer_(record);
   if (auto fault = match_kernel_fault(record.text)) {
     out.push_back(KernelFaultRecord{std::move(record), std::move(*fault)});
   }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -178,6 +179,11 @@ class KmsgWatcher {
   // Reads until nothing is left (EAGAIN, or end of file) and returns the
   // fault records, in log order. Never blocks.
   std::vector<KernelFaultRecord> read_available();
+  // Every record read, fault or not, is also handed to this (`run
+  // --logwatch`: the log anomaly detector sees the whole kernel log).
+  void set_record_observer(std::function<void(const KmsgRecord&)> observer) {
+    observer_ = std::move(observer);
+  }
 
   // For poll(): POLLIN when a record is waiting. /dev/kmsg also sets POLLERR
   // and POLLPRI when records were overwritten before we read them; treat
@@ -207,6 +213,7 @@ class KmsgWatcher {
   bool record_per_read_ = true;  // /dev/kmsg; false: a byte stream split into lines
   std::string pending_;          // stream: bytes after the last whole line
   std::optional<uint64_t> next_seq_;
+  std::function<void(const KmsgRecord&)> observer_;
   uint64_t lost_ = 0;
   uint64_t records_read_ = 0;
   uint64_t malformed_ = 0;

@@ -24,6 +24,8 @@
 #include <gtest/gtest.h>
 
 #include "../../scratch_dir.h"
+#include "exporter/failure_reporter.h"
+#include "exporter_thread.h"
 #include "jobio.h"
 #include "probes/exporter_feed.h"
 #include "tcp.h"
@@ -60,59 +62,7 @@ ckpt_proc_record proc_record(uint32_t op, uint32_t tgid, uint32_t child) {
   return r;
 }
 
-// The exporter's side, in a thread: serve() in a loop; records offered
-// from the test run there too (the server is single-threaded by design).
-class ExporterThread {
- public:
-  explicit ExporterThread(RegistrationOptions options) {
-    RegistrationServer::Hooks hooks;
-    hooks.tcp_enabled = [] { return true; };
-    hooks.nfs_enabled = [this] { return nfs_.load(); };
-    hooks.drops = [] { return std::vector<DropRecord>{{"jobio", "ringbuf_full", 3}}; };
-    hooks.drain = [this] { ++drains_; };
-    auto server = RegistrationServer::listen(std::move(options), std::move(hooks));
-    if (!server) {
-      error_ = server.error().message;
-      return;
-    }
-    server_ = std::move(*server);
-    thread_ = std::thread([this] {
-      while (!stop_) {
-        {
-          std::lock_guard<std::mutex> lock(mutex_);
-          for (auto& f : tasks_) f();
-          tasks_.clear();
-        }
-        server_->serve();
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-    });
-  }
-  ~ExporterThread() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  void offer(ForwardRing ring, const void* data, size_t size) {
-    std::string copy(static_cast<const char*>(data), size);
-    std::lock_guard<std::mutex> lock(mutex_);
-    tasks_.push_back([this, ring, copy] { server_->offer(ring, copy.data(), copy.size()); });
-  }
-  template <typename R>
-  void offer(ForwardRing ring, const R& r) {
-    offer(ring, &r, sizeof(r));
-  }
-  [[nodiscard]] const std::string& error() const { return error_; }
-  std::atomic<bool> nfs_{false};
-  std::atomic<int> drains_{0};
-
- private:
-  std::unique_ptr<RegistrationServer> server_;
-  std::string error_;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
-  std::mutex mutex_;
-  std::deque<std::function<void()>> tasks_;
-};
+using test::ExporterThread;
 
 struct Received {
   std::vector<std::string> jobio, tcp, nfs;
@@ -268,6 +218,71 @@ TEST_F(RegistrationTest, AUserMayRegisterOnlyItsOwnProcesses) {
   waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setresuid failed, 11: registered, 12: wrong message";
+}
+
+// `logwatch` beside the exporter: its failures are counted as the node's; it
+// is sent no records (it asked for none), so a node's TCP and NFS traffic
+// never fills a buffer it does not read.
+TEST_F(RegistrationTest, AFailureReporterIsCountedAndSentNoRecords) {
+  if (geteuid() != 0) GTEST_SKIP() << "failure reports are taken from root only; not root";
+  ExporterThread exporter(options());
+  ASSERT_EQ(exporter.error(), "");
+  auto reporter = FailureReporter::connect(options().socket_path, "ckptscope logwatch");
+  ASSERT_TRUE(reporter) << reporter.error().message;
+  ckpt_tcp_record tcp{};
+  tcp.event = CKPT_TCP_RETRANSMIT;
+  exporter.offer(ForwardRing::Tcp, tcp);
+  FailureRecord f{"log_anomaly", 42, "line 7: new template: NFS: server <*> not responding", {}};
+  ASSERT_TRUE((*reporter)->report(f));
+  FailureRecord other{"gpu_xid", 43, "spoofed", {}};
+  ASSERT_TRUE((*reporter)->report(other));  // refused by the exporter, answered later
+  std::vector<FailureRecord> got;
+  for (int i = 0; i < 2000 && got.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    got = exporter.failures();
+  }
+  ASSERT_EQ(got.size(), 1U);
+  EXPECT_EQ(got[0].kind, "log_anomaly");
+  EXPECT_EQ(got[0].time_ns, 42U);
+  EXPECT_EQ(got[0].evidence, f.evidence);
+  // The refusal of the second kind reaches the reporter with the reason; no
+  // record frame ever arrived (it would not parse as an answer line).
+  Expected<void> next;
+  for (int i = 0; i < 2000 && next; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    next = (*reporter)->report(f);
+  }
+  ASSERT_FALSE(next);
+  EXPECT_THAT(next.error().message,
+              HasSubstr("failure kind 'gpu_xid' is not one a client may report"));
+}
+
+TEST_F(RegistrationTest, AFailureReportFromANonRootUserIsRefusedWithTheReason) {
+  ExporterThread exporter(options());
+  ASSERT_EQ(exporter.error(), "");
+  const std::string path = options().socket_path;
+  chmod(scratch_.path().c_str(), 0755);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (geteuid() == 0 && setresuid(65534, 65534, 65534) != 0) _exit(10);
+    auto reporter = FailureReporter::connect(path, "ckptscope logwatch");
+    if (!reporter) _exit(11);
+    if (!(*reporter)->report({"log_anomaly", 1, "x", {}})) _exit(12);
+    for (int i = 0; i < 2000; ++i) {
+      usleep(1000);
+      auto next = (*reporter)->report({"log_anomaly", 2, "y", {}});
+      if (!next)
+        _exit(next.error().message.find("taken from root only") != std::string::npos ? 0 : 13);
+    }
+    _exit(14);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "10: setresuid, 11: connect, 12: first send, 13: wrong message, 14: never refused";
+  EXPECT_TRUE(exporter.failures().empty());
 }
 
 TEST_F(RegistrationTest, ALiveExporterSocketIsNotTakenOverADeadOnesIs) {

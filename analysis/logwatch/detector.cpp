@@ -1,0 +1,236 @@
+#include "analysis/logwatch/detector.h"
+
+#include <algorithm>
+
+#include "analysis/logwatch/masking.h"
+
+namespace ckpt::logwatch {
+
+namespace {
+
+constexpr double kDropBelow = 0.01;  // decayed counts under this are forgotten
+
+Context context_of(const std::vector<TemplateId>& history, std::size_t length) {
+  Context c;
+  c.length = static_cast<std::uint8_t>(length);
+  std::copy(history.end() - static_cast<std::ptrdiff_t>(length), history.end(), c.ids.begin());
+  return c;
+}
+
+void add_reason(Verdict& v, const char* reason, double score) {
+  if (!v.reason.empty()) v.reason += '+';
+  v.reason += reason;
+  v.novelty = std::max(v.novelty, score);
+}
+
+}  // namespace
+
+std::size_t ContextHash::operator()(const Context& c) const noexcept {
+  // FNV-1a over the ids in use.
+  std::uint64_t h = 1469598103934665603ULL ^ c.length;
+  for (std::size_t i = 0; i < c.length; ++i) {
+    h ^= c.ids[i];
+    h *= 1099511628211ULL;
+  }
+  return static_cast<std::size_t>(h);
+}
+
+LogDetector::LogDetector(DetectorConfig config) : config_(config), miner_(config.drain) {
+  config_.history = std::clamp(config_.history, 0, kMaxHistory);
+}
+
+void LogDetector::set_scoring(const DetectorConfig& s) {
+  config_.top_k = s.top_k;
+  config_.min_support = s.min_support;
+  config_.rare_count = s.rare_count;
+  config_.threshold = s.threshold;
+  config_.learn = s.learn;
+  config_.learn_anomalies = s.learn_anomalies;
+  config_.decay_every = s.decay_every;
+  config_.decay_factor = s.decay_factor;
+  config_.max_contexts = s.max_contexts;
+  config_.max_successors = s.max_successors;
+}
+
+double LogDetector::template_count(TemplateId id) const {
+  auto it = template_counts_.find(id);
+  return it == template_counts_.end() ? 0.0 : it->second;
+}
+
+LogDetector::LogDetector(const LogDetector& other) { *this = other; }
+
+LogDetector& LogDetector::operator=(const LogDetector& other) {
+  if (this == &other) return *this;
+  config_ = other.config_;
+  miner_ = other.miner_;
+  template_counts_ = other.template_counts_;
+  history_ = other.history_;
+  events_ = other.events_;
+  context_evictions_ = other.context_evictions_;
+  // The recency iterators must point into our own list.
+  contexts_.clear();
+  context_recency_.clear();
+  for (const Context& c : other.context_recency_) {
+    const Successors& s = other.contexts_.at(c);
+    restore_context(c, s.total, s.next);
+  }
+  return *this;
+}
+
+TemplateId LogDetector::learn(std::string_view content) {
+  MatchResult m = miner_.add(tokenize_and_mask(content));
+  count(m.id, m.created, m.evicted);
+  return m.id;
+}
+
+std::optional<LogDetector::SequenceCheck> LogDetector::check_sequence(TemplateId id) const {
+  for (auto length = std::min<std::size_t>(config_.history, history_.size()); length > 0;
+       --length) {
+    auto it = contexts_.find(context_of(history_, length));
+    if (it == contexts_.end() || it->second.total <= 0 || it->second.total < config_.min_support)
+      continue;
+    const Successors& s = it->second;
+    double mine = 0;
+    for (const auto& [next, c] : s.next)
+      if (next == id) mine = c;
+    // Rank among the successors by count; ties share the better rank.
+    int ahead = 0;
+    for (const auto& [next, c] : s.next)
+      if (c > mine) ++ahead;
+    SequenceCheck check;
+    check.unexpected = mine <= 0 || ahead >= config_.top_k;
+    check.score = std::clamp(1.0 - mine / s.total, 0.0, 1.0);
+    return check;
+  }
+  return std::nullopt;
+}
+
+Verdict LogDetector::observe(std::string_view content, std::optional<Severity> severity) {
+  std::vector<std::string> tokens = tokenize_and_mask(content);
+  Verdict v;
+  // Judged against what is known before this line; learned (below) only
+  // once the verdict is in.
+  if (auto id = miner_.match(tokens)) {
+    v.template_id = *id;
+  } else {
+    v.new_template = true;
+  }
+  double seen = v.new_template ? 0.0 : template_count(v.template_id);
+  if (v.new_template) {
+    add_reason(v, "new_template", 1.0);
+  } else if (seen < config_.rare_count) {
+    add_reason(v, "rare_template", 1.0 - seen / config_.rare_count);
+  }
+  if (auto seq = check_sequence(v.template_id); seq && seq->unexpected)
+    add_reason(v, "unexpected_sequence", seq->score);
+  v.score = v.novelty * (severity ? severity_weight(*severity) : 1.0);
+  const double threshold = config_.threshold.value_or(severity ? kSeverityThreshold : 0.0);
+  v.anomaly = !v.reason.empty() && v.score >= threshold;
+  if (config_.learn && (!v.anomaly || config_.learn_anomalies)) {
+    const MatchResult m = miner_.add(tokens);
+    v.template_id = m.id;
+    count(m.id, m.created, m.evicted);
+  } else {
+    // The sequence still moves on; an unknown template (0) matches no context.
+    history_.push_back(v.template_id);
+    if (history_.size() > static_cast<std::size_t>(config_.history))
+      history_.erase(history_.begin());
+  }
+  return v;
+}
+
+std::optional<Anomaly> LogDetector::observe_line(std::uint64_t line, std::string_view content,
+                                                 std::optional<Severity> severity) {
+  Verdict v = observe(content, severity);
+  if (!v.anomaly) return std::nullopt;
+  Anomaly a;
+  a.line = line;
+  a.text = std::string(content);
+  a.template_text = v.template_id != 0 ? miner_.template_text(v.template_id)
+                                       : join_tokens(tokenize_and_mask(content));
+  a.score = v.score;
+  a.reason = std::move(v.reason);
+  return a;
+}
+
+void LogDetector::count(TemplateId id, bool /*created*/, std::optional<TemplateId> evicted) {
+  if (evicted) template_counts_.erase(*evicted);
+  template_counts_[id] += 1.0;
+  for (std::size_t length = 1; length <= std::min<std::size_t>(config_.history, history_.size());
+       ++length)
+    count_successor(context_of(history_, length), id);
+  history_.push_back(id);
+  if (history_.size() > static_cast<std::size_t>(config_.history)) history_.erase(history_.begin());
+  ++events_;
+  if (config_.learn && config_.decay_every > 0 && events_ % config_.decay_every == 0) decay();
+}
+
+void LogDetector::count_successor(const Context& context, TemplateId id) {
+  auto it = contexts_.find(context);
+  if (it == contexts_.end()) {
+    if (config_.max_contexts > 0 && contexts_.size() >= config_.max_contexts) {
+      contexts_.erase(context_recency_.front());
+      context_recency_.pop_front();
+      ++context_evictions_;
+    }
+    context_recency_.push_back(context);
+    Successors s;
+    s.recency = std::prev(context_recency_.end());
+    it = contexts_.emplace(context, std::move(s)).first;
+  } else {
+    context_recency_.splice(context_recency_.end(), context_recency_, it->second.recency);
+  }
+  Successors& s = it->second;
+  s.total += 1.0;
+  auto next =
+      std::find_if(s.next.begin(), s.next.end(), [id](const auto& p) { return p.first == id; });
+  if (next != s.next.end()) {
+    next->second += 1.0;
+    return;
+  }
+  if (config_.max_successors > 0 && s.next.size() >= config_.max_successors) {
+    // Keep the most frequent: the newcomer replaces the least frequent.
+    auto least = std::min_element(s.next.begin(), s.next.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+    *least = {id, 1.0};
+    return;
+  }
+  s.next.emplace_back(id, 1.0);
+}
+
+void LogDetector::decay() {
+  const double f = config_.decay_factor;
+  // A template's count stays while the miner has it: a long-unseen template
+  // decays to rare, which is what it has become.
+  for (auto& [id, c] : template_counts_) c = c * f < kDropBelow ? 0.0 : c * f;
+  for (auto it = contexts_.begin(); it != contexts_.end();) {
+    Successors& s = it->second;
+    s.total = 0;
+    for (auto& p : s.next) p.second *= f;
+    std::erase_if(s.next, [](const auto& p) { return p.second < kDropBelow; });
+    for (const auto& p : s.next) s.total += p.second;
+    if (s.next.empty()) {
+      context_recency_.erase(s.recency);
+      it = contexts_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void LogDetector::restore_template(Cluster cluster, double count) {
+  template_counts_[cluster.id] = count;
+  miner_.restore(std::move(cluster));
+}
+
+void LogDetector::restore_context(const Context& context, double total,
+                                  std::vector<std::pair<TemplateId, double>> next) {
+  context_recency_.push_back(context);
+  Successors s;
+  s.total = total;
+  s.next = std::move(next);
+  s.recency = std::prev(context_recency_.end());
+  contexts_.insert_or_assign(context, std::move(s));
+}
+
+}  // namespace ckpt::logwatch

@@ -1,0 +1,95 @@
+// `ckptscope eval-anomaly`: the detector and two baselines on a labelled
+// Loghub sample (BGL_2k: first field `-` is a normal line), scored per line,
+// and Drain's grouping accuracy against the sample's structured CSV.
+//
+// Protocol (docs/logwatch.md): train on the normal lines of the earlier part
+// (DeepLog's setting: the model learns normal behaviour; labelled alerts in
+// the training part are left out, as a deployment trains on logs believed
+// normal), then score every line of the rest in order. The same on k
+// contiguous folds (each fold scored by a model trained on the normal lines
+// of the other folds, in log order); folds are summed (micro average).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/logwatch/detector.h"
+#include "common/expected.h"
+
+namespace ckpt::logwatch {
+
+struct LabelledLine {
+  std::string message;               // the Content field
+  bool anomaly = false;              // label other than `-`
+  std::string event_id;              // the ground-truth template (structured CSV), may be empty
+  std::optional<Severity> severity;  // the Level field (severity.h's bgl_level)
+};
+
+// BGL_2k.log and, when `structured_csv` is not empty, its EventId column.
+Expected<std::vector<LabelledLine>> load_bgl(const std::string& log_path,
+                                             const std::string& structured_csv);
+
+struct Confusion {
+  std::uint64_t tp = 0, fp = 0, fn = 0, tn = 0;
+  [[nodiscard]] double precision() const;
+  [[nodiscard]] double recall() const;
+  [[nodiscard]] double f1() const;
+  Confusion& operator+=(const Confusion& o);
+};
+
+Confusion confusion(const std::vector<bool>& predicted, const std::vector<bool>& truth);
+
+// Loghub's grouping accuracy (Zhu et al., ICSE-SEIP 2019): the share of
+// messages whose predicted group holds exactly the messages of their
+// ground-truth group.
+double grouping_accuracy(const std::vector<TemplateId>& predicted,
+                         const std::vector<std::string>& truth);
+
+struct CountBaselineConfig {
+  std::size_t window = 20;  // lines per window
+  double z = 3.0;           // a count this many std above the training mean
+  double min_std = 0.5;     // std floor (a template constant in training)
+};
+
+struct MethodResult {
+  std::string name;
+  Confusion counts;
+};
+
+struct SplitResult {
+  std::size_t train_lines = 0;  // normal lines learned
+  std::size_t test_lines = 0;
+  std::size_t test_anomalies = 0;
+  std::vector<MethodResult> methods;  // detector, new_template, count_outlier, severity
+};
+
+struct EvalOptions {
+  DetectorConfig detector;
+  CountBaselineConfig counts;
+  Severity severity_at_least = 2;  // the severity baseline flags crit and worse (BGL FATAL)
+  bool use_severity = true;        // false: the detector is given no severity (ablation)
+  double train_fraction = 0.5;
+  int folds = 5;
+};
+
+struct EvalResult {
+  std::size_t lines = 0;
+  std::size_t anomalies = 0;
+  double grouping_accuracy = 0;
+  std::size_t templates_mined = 0;
+  std::size_t templates_truth = 0;
+  SplitResult split;
+  std::vector<MethodResult> kfold;  // summed over folds
+};
+
+// Scores the lines [test_begin, test_end) after training on the normal
+// lines listed in `train`.
+SplitResult evaluate_split(const std::vector<LabelledLine>& lines,
+                           const std::vector<std::size_t>& train, std::size_t test_begin,
+                           std::size_t test_end, const EvalOptions& options);
+
+Expected<EvalResult> evaluate(const std::vector<LabelledLine>& lines, const EvalOptions& options);
+
+}  // namespace ckpt::logwatch

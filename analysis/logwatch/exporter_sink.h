@@ -1,0 +1,47 @@
+// `logwatch` beside the exporter: each anomaly goes to the exporter as a
+// FailureRecord{kind "log_anomaly", CLOCK_MONOTONIC ns, evidence}, through
+// ckpt::FailureReporter (exporter/failure_reporter.h), and the exporter counts
+// it in ckptscope_failures_total{workload="node",kind="log_anomaly"} (from
+// root only). When the exporter goes away or refuses a report, the sink says
+// so once and stops sending; the watch goes on printing anomalies.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "analysis/logwatch/detector.h"
+#include "common/expected.h"
+#include "exporter/failure_reporter.h"
+#include "model/records.h"
+
+namespace ckpt::logwatch {
+
+inline constexpr const char* kLogAnomalyKind = "log_anomaly";
+
+// "line N: REASON (score S): TEXT".
+std::string anomaly_evidence(const Anomaly& anomaly);
+FailureRecord anomaly_failure(const Anomaly& anomaly, std::uint64_t time_ns);
+
+class ExporterSink {
+ public:
+  // An error naming `socket_path` when no exporter listens there.
+  static Expected<std::unique_ptr<ExporterSink>> connect(const std::string& socket_path);
+
+  // Sends one anomaly, time-stamped CLOCK_MONOTONIC now. The first failure
+  // returns its warning and disconnects; later calls do nothing.
+  std::optional<std::string> send(const Anomaly& anomaly);
+  [[nodiscard]] bool connected() const { return reporter_ != nullptr; }
+  [[nodiscard]] std::uint64_t sent() const { return sent_; }
+  [[nodiscard]] const std::string& socket_path() const { return socket_path_; }
+
+ private:
+  ExporterSink(std::unique_ptr<FailureReporter> reporter, std::string socket_path)
+      : reporter_(std::move(reporter)), socket_path_(std::move(socket_path)) {}
+  std::unique_ptr<FailureReporter> reporter_;
+  std::string socket_path_;
+  std::uint64_t sent_ = 0;
+};
+
+}  // namespace ckpt::logwatch

@@ -1,0 +1,32 @@
+// The detector's model on disk: what `logwatch train` learned, loaded by
+// `logwatch --model`. A JSON document
+//   {"format": "ckptscope-logwatch-model", "version": 1,
+//    "checksum": "fnv1a64:<16 hex digits of the body's compact dump>",
+//    "body": {"drain": {...}, "history": 2, "events": N, "next_template_id": N,
+//             "templates": [{"id", "tokens", "path", "matched", "count"}, ...],
+//             "contexts": [{"ids": [...], "total": x, "next": [[id, count], ...]}, ...]}}
+// Templates and contexts are listed least recently used first so eviction
+// order survives the round trip. Loading checks, in order, that the file
+// opens, is complete JSON, has this format and version, matches its
+// checksum, and has every field of the right type; the error names the file
+// and what is wrong.
+#pragma once
+
+#include <string>
+
+#include "analysis/logwatch/detector.h"
+#include "common/expected.h"
+
+namespace ckpt::logwatch {
+
+inline constexpr const char* kModelFormat = "ckptscope-logwatch-model";
+inline constexpr int kModelVersion = 1;
+
+std::string model_to_string(const LogDetector& detector);
+Expected<LogDetector> model_from_string(const std::string& text, const std::string& name);
+
+// Written to PATH.tmp then renamed, so a reader never sees half a model.
+Expected<void> save_model(const LogDetector& detector, const std::string& path);
+Expected<LogDetector> load_model(const std::string& path);
+
+}  // namespace ckpt::logwatch

@@ -1,0 +1,85 @@
+#include "analysis/logwatch/evaluation.h"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "analysis/logwatch/baselines.h"
+
+namespace ckpt::logwatch {
+namespace {
+
+TEST(Evaluation, GroupingAccuracyFollowsLoghubsDefinition) {
+  // Truth groups {0,1,2} {3,4} {5}. Predicted: {0,1,2} right; {3} and {4}
+  // split a group (both wrong); {5} right.
+  std::vector<TemplateId> predicted = {1, 1, 1, 2, 3, 4};
+  std::vector<std::string> truth = {"A", "A", "A", "B", "B", "C"};
+  EXPECT_DOUBLE_EQ(grouping_accuracy(predicted, truth), 4.0 / 6.0);
+  // Merging two truth groups makes all their messages wrong.
+  EXPECT_DOUBLE_EQ(grouping_accuracy({1, 1, 1, 1, 1, 2}, truth), 1.0 / 6.0);
+  EXPECT_DOUBLE_EQ(grouping_accuracy({7, 7, 7, 8, 8, 9}, truth), 1.0);
+}
+
+TEST(Evaluation, ConfusionAndF1) {
+  Confusion c = confusion({true, true, false, false, true}, {true, false, true, false, true});
+  EXPECT_EQ(c.tp, 2U);
+  EXPECT_EQ(c.fp, 1U);
+  EXPECT_EQ(c.fn, 1U);
+  EXPECT_EQ(c.tn, 1U);
+  EXPECT_DOUBLE_EQ(c.precision(), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(c.recall(), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(c.f1(), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(Confusion{}.f1(), 0.0);
+}
+
+TEST(Evaluation, Baselines) {
+  EXPECT_EQ(new_template_baseline({1, 5, 2, 6}, 5), (std::vector<bool>{false, true, false, true}));
+  // Training windows of 4: template 1 twice, template 2 twice per window.
+  CountOutlierBaseline counts({4, 3.0, 0.5});
+  counts.fit({1, 1, 2, 2, 1, 2, 1, 2});
+  // A window with template 1 four times (z = (4-2)/0.5 = 4 > 3) is flagged;
+  // a normal window and one lone unknown template (z = 2) are not.
+  EXPECT_EQ(counts.flag({1, 1, 1, 1, 1, 2, 1, 2, 9, 1, 1, 2}),
+            (std::vector<bool>{true, true, true, true, false, false, false, false, false, false,
+                               false, false}));
+}
+
+TEST(Evaluation, BglSampleGroupingMatchesDrainsPublishedAccuracy) {
+  const std::string dir = std::string(CKPTSCOPE_SOURCE_DIR) + "/../shared/data/loghub/BGL";
+  if (!std::filesystem::exists(dir + "/BGL_2k.log")) GTEST_SKIP() << "no " << dir;
+  auto lines = load_bgl(dir + "/BGL_2k.log", dir + "/BGL_2k.log_structured.csv");
+  ASSERT_TRUE(lines.has_value()) << lines.error().message;
+  ASSERT_EQ(lines->size(), 2000U);
+  std::size_t anomalies = 0;
+  for (const auto& l : *lines) anomalies += l.anomaly ? 1 : 0;
+  EXPECT_EQ(anomalies, 143U);  // the Loghub README's count
+  EvalOptions options;
+  options.folds = 2;
+  auto r = evaluate(*lines, options);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  // Measured 0.970 (Drain published 0.963 on this sample).
+  EXPECT_GE(r->grouping_accuracy, 0.95);
+  EXPECT_EQ(r->templates_truth, 120U);
+  EXPECT_EQ(r->split.test_lines, 1000U);
+  EXPECT_EQ(r->split.test_anomalies, 47U);
+  // The severity baseline (Level FATAL, crit): every labelled anomaly and 204
+  // normal lines of BGL_2k.log, whatever the folds.
+  ASSERT_EQ(r->kfold.size(), 4U);
+  EXPECT_EQ(r->kfold[3].name, "severity");
+  EXPECT_EQ(r->kfold[3].counts.tp, 143U);
+  EXPECT_EQ(r->kfold[3].counts.fp, 204U);
+  EXPECT_EQ(r->kfold[3].counts.fn, 0U);
+  std::size_t levelled = 0;
+  for (const auto& l : *lines) levelled += l.severity.has_value() ? 1 : 0;
+  EXPECT_EQ(levelled, 2000U);
+}
+
+TEST(Evaluation, MismatchedStructuredCsvIsAnError) {
+  const std::string dir = std::string(CKPTSCOPE_SOURCE_DIR) + "/tests/data/logwatch";
+  auto lines = load_bgl(dir + "/bgl_sample.log", dir + "/bgl_sample_short.csv");
+  ASSERT_FALSE(lines.has_value());
+  EXPECT_NE(lines.error().message.find("bgl_sample_short.csv"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ckpt::logwatch

@@ -1,0 +1,117 @@
+#include "analysis/logwatch/model_file.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace ckpt::logwatch {
+namespace {
+
+LogDetector trained() {
+  DetectorConfig c;
+  c.min_support = 1;
+  c.top_k = 1;
+  LogDetector d(c);
+  for (int i = 0; i < 30; ++i) {
+    d.learn("job " + std::to_string(i) + " started on node alpha");
+    d.learn("checkpoint saved to storage in " + std::to_string(i) + " ms");
+    d.learn("job finished cleanly");
+  }
+  d.reset_history();
+  return d;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          (name + "-" + std::to_string(::getpid()) + ".model"))
+      .string();
+}
+
+TEST(ModelFile, RoundTripKeepsTemplatesCountsAndVerdicts) {
+  LogDetector d = trained();
+  const std::string path = temp_path("roundtrip");
+  ASSERT_TRUE(save_model(d, path).has_value());
+  auto loaded = load_model(path);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(loaded->miner().size(), d.miner().size());
+  EXPECT_EQ(loaded->context_count(), d.context_count());
+  EXPECT_EQ(loaded->events(), d.events());
+  for (const Cluster* c : d.miner().clusters_by_recency()) {
+    EXPECT_EQ(loaded->miner().template_text(c->id), d.miner().template_text(c->id));
+    EXPECT_DOUBLE_EQ(loaded->template_count(c->id), d.template_count(c->id));
+  }
+  // Saving the loaded model gives the same bytes.
+  EXPECT_EQ(model_to_string(*loaded), model_to_string(d));
+  // Same verdicts on the same stream.
+  for (const char* line : {"job 3 started on node alpha", "job finished cleanly",
+                           "disk failure on sdb", "checkpoint saved to storage in 9 ms"}) {
+    Verdict a = d.observe(line);
+    Verdict b = loaded->observe(line);
+    EXPECT_EQ(a.anomaly, b.anomaly) << line;
+    EXPECT_EQ(a.reason, b.reason) << line;
+    EXPECT_DOUBLE_EQ(a.score, b.score) << line;
+    EXPECT_EQ(a.template_id, b.template_id) << line;
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(ModelFile, MissingFileIsNamed) {
+  auto m = load_model("/nonexistent/dir/x.model");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message.find("/nonexistent/dir/x.model"), std::string::npos);
+}
+
+TEST(ModelFile, TruncatedFileIsAClearError) {
+  std::string text = model_to_string(trained());
+  auto m = model_from_string(text.substr(0, text.size() / 2), "half.model");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message.find("half.model"), std::string::npos);
+  EXPECT_NE(m.error().message.find("truncated"), std::string::npos) << m.error().message;
+}
+
+TEST(ModelFile, WrongVersionIsAClearError) {
+  auto doc = nlohmann::json::parse(model_to_string(trained()));
+  doc["version"] = 2;
+  auto m = model_from_string(doc.dump(), "v2.model");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message.find("version 2"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.error().message.find("reads version 1"), std::string::npos);
+}
+
+TEST(ModelFile, NotAModelIsAClearError) {
+  auto m = model_from_string(R"({"format": "something-else", "version": 1})", "other.json");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message.find("not a ckptscope logwatch model"), std::string::npos);
+}
+
+TEST(ModelFile, ChangedBodyFailsTheChecksum) {
+  auto doc = nlohmann::json::parse(model_to_string(trained()));
+  doc["body"]["templates"][0]["count"] = 12345.0;
+  auto m = model_from_string(doc.dump(), "edited.model");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message.find("checksum"), std::string::npos) << m.error().message;
+}
+
+TEST(ModelFile, WellSummedButMalformedBodyNamesTheProblem) {
+  // A body with the right checksum but a field of the wrong type.
+  auto doc = nlohmann::json::parse(model_to_string(trained()));
+  doc["body"]["templates"][0]["tokens"] = "not a list";
+  std::string body = doc["body"].dump();
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char ch : body) {
+    h ^= ch;
+    h *= 1099511628211ULL;
+  }
+  char sum[17];
+  std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(h));
+  doc["checksum"] = std::string("fnv1a64:") + sum;
+  auto m = model_from_string(doc.dump(), "typed.model");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message.find("typed.model"), std::string::npos);
+  EXPECT_NE(m.error().message.find("wrong type"), std::string::npos) << m.error().message;
+}
+
+}  // namespace
+}  // namespace ckpt::logwatch
