@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/logwatch/masking.h"
+#include "common/fnv1a.h"
 
 namespace ckpt::logwatch {
 
@@ -26,12 +27,9 @@ void add_reason(Verdict& v, const char* reason, double score) {
 }  // namespace
 
 std::size_t ContextHash::operator()(const Context& c) const noexcept {
-  // FNV-1a over the ids in use.
-  std::uint64_t h = 1469598103934665603ULL ^ c.length;
-  for (std::size_t i = 0; i < c.length; ++i) {
-    h ^= c.ids[i];
-    h *= 1099511628211ULL;
-  }
+  // FNV-1a over the length and the ids in use.
+  std::uint64_t h = kFnv1aOffset ^ c.length;
+  for (std::size_t i = 0; i < c.length; ++i) h = fnv1a_step(h, c.ids[i]);
   return static_cast<std::size_t>(h);
 }
 
@@ -110,8 +108,9 @@ Verdict LogDetector::observe(std::string_view content, std::optional<Severity> s
   Verdict v;
   // Judged against what is known before this line; learned (below) only
   // once the verdict is in.
-  if (auto id = miner_.match(tokens)) {
-    v.template_id = *id;
+  const std::optional<TemplateId> matched = miner_.match(tokens);
+  if (matched) {
+    v.template_id = *matched;
   } else {
     v.new_template = true;
   }
@@ -127,7 +126,7 @@ Verdict LogDetector::observe(std::string_view content, std::optional<Severity> s
   const double threshold = config_.threshold.value_or(severity ? kSeverityThreshold : 0.0);
   v.anomaly = !v.reason.empty() && v.score >= threshold;
   if (config_.learn && (!v.anomaly || config_.learn_anomalies)) {
-    const MatchResult m = miner_.add(tokens);
+    const MatchResult m = miner_.add_matched(tokens, matched);
     v.template_id = m.id;
     count(m.id, m.created, m.evicted);
   } else {

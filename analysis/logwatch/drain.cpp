@@ -159,21 +159,24 @@ void TemplateMiner::unlink(const Cluster& cluster) {
 void TemplateMiner::touch(Entry& e) { recency_.splice(recency_.end(), recency_, e.recency); }
 
 MatchResult TemplateMiner::add(const std::vector<std::string>& tokens) {
+  return add_matched(tokens, match(tokens));
+}
+
+MatchResult TemplateMiner::add_matched(const std::vector<std::string>& tokens,
+                                       std::optional<TemplateId> matched) {
   MatchResult r;
-  if (const Node* leaf = find_leaf(tokens)) {
-    if (auto id = best_in_leaf(*leaf, tokens)) {
-      Entry& e = clusters_.at(*id);
-      for (std::size_t i = 0; i < tokens.size(); ++i) {
-        if (e.cluster.tokens[i] != kWildcard && e.cluster.tokens[i] != tokens[i]) {
-          e.cluster.tokens[i] = kWildcard;
-          r.template_changed = true;
-        }
+  if (matched) {
+    Entry& e = clusters_.at(*matched);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      if (e.cluster.tokens[i] != kWildcard && e.cluster.tokens[i] != tokens[i]) {
+        e.cluster.tokens[i] = kWildcard;
+        r.template_changed = true;
       }
-      ++e.cluster.matched;
-      touch(e);
-      r.id = *id;
-      return r;
     }
+    ++e.cluster.matched;
+    touch(e);
+    r.id = *matched;
+    return r;
   }
   if (config_.max_templates > 0 && clusters_.size() >= config_.max_templates) {
     TemplateId victim = recency_.front();

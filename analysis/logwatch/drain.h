@@ -61,6 +61,10 @@ class TemplateMiner {
 
   // Mines one message's masked tokens (tokenize_and_mask).
   MatchResult add(const std::vector<std::string>& tokens);
+  // add() for tokens whose match() is already known (`matched`, as match()
+  // returned it, with nothing added since): the tree is not searched again.
+  MatchResult add_matched(const std::vector<std::string>& tokens,
+                          std::optional<TemplateId> matched);
   // The cluster `tokens` would join, without changing anything.
   [[nodiscard]] std::optional<TemplateId> match(const std::vector<std::string>& tokens) const;
 

@@ -10,19 +10,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/fnv1a.h"
+
 namespace ckpt::logwatch {
 
 namespace {
 
 using nlohmann::json;
 
-std::string fnv1a64(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return fmt::format("fnv1a64:{:016x}", h);
+std::string checksum_of(const std::string& text) {
+  return fmt::format("fnv1a64:{:016x}", ckpt::fnv1a64(text));
 }
 
 json body_of(const LogDetector& d) {
@@ -107,7 +104,7 @@ std::string model_to_string(const LogDetector& detector) {
   json doc;
   doc["format"] = kModelFormat;
   doc["version"] = kModelVersion;
-  doc["checksum"] = fnv1a64(dumped);
+  doc["checksum"] = checksum_of(dumped);
   doc["body"] = std::move(body);
   return doc.dump() + "\n";
 }
@@ -126,7 +123,7 @@ Expected<LogDetector> model_from_string(const std::string& text, const std::stri
                                   name, doc["version"].get<int>(), kModelVersion));
   if (!doc.contains("body") || !doc.contains("checksum") || !doc["checksum"].is_string())
     return make_error(fmt::format("model {}: no body or checksum", name));
-  std::string actual = fnv1a64(doc["body"].dump());
+  std::string actual = checksum_of(doc["body"].dump());
   if (actual != doc["checksum"].get<std::string>())
     return make_error(fmt::format("model {}: corrupt, checksum {} does not match its body ({})",
                                   name, doc["checksum"].get<std::string>(), actual));

@@ -10,6 +10,7 @@
 #include <re2/re2.h>
 
 #include "analysis/fleet/attribution/counter_rate.h"
+#include "common/fnv1a.h"
 
 namespace ckpt::fleet::attribution {
 
@@ -24,16 +25,6 @@ MetricSource prometheus_source(const PrometheusClient& client) {
 }
 
 namespace {
-
-// FNV-1a: mixes the node's name into the seed, the same on every platform.
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 // A uniform double in [0, 1) from the generator's top 53 bits: unlike
 // std::uniform_real_distribution, the same sequence on every standard library.
@@ -67,7 +58,7 @@ std::vector<double> calibration_anchors(const std::string& node,
   const double high = range.to_s - windows.after_s;
   if (high <= low || count == 0) return anchors;
   const double margin = windows.before_s + windows.after_s;
-  std::mt19937_64 generator(seed ^ fnv1a(node));
+  std::mt19937_64 generator(seed ^ fnv1a64(node));
   for (std::size_t draw = 0; draw < count * 100 && anchors.size() < count; ++draw) {
     const double anchor = low + (high - low) * unit_uniform(generator);
     const double start = anchor - windows.span_before_s() - margin;
