@@ -15,12 +15,15 @@ if [ "${#bad[@]}" -gt 0 ]; then
 fi
 echo "lint: clang-format clean"
 
+# The tree reads bottom-up (README: Layout): no include runs up a layer.
+python3 scripts/check_layering.py
+
 [ -f build/compile_commands.json ] || { echo "lint: configure build/ first (cmake --preset default)" >&2; exit 1; }
 log=$(mktemp)
 # cupti/ is built (and so checked) only where CMake found the CUDA toolkit.
 cupti=()
 grep -q '/cupti/session.cpp' build/compile_commands.json && cupti=('cupti/*.cpp')
-git ls-files 'userspace/*.cpp' 'exporters/*.cpp' 'analysis/*.cpp' 'tools/*.cpp' "${cupti[@]}" |
+git ls-files 'userspace/*.cpp' 'exporters/*.cpp' 'analysis/*.cpp' 'apps/*.cpp' 'tools/*.cpp' "${cupti[@]}" |
   xargs -P "$(nproc)" -n 4 clang-tidy -p build --quiet >"$log" 2>/dev/null || true
 # Findings inside generated code (bpftool's skeletons under build/) are not ours.
 findings=$(grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$log" | grep -v "^$PWD/build" | sort -u || true)

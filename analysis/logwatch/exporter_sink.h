@@ -1,6 +1,6 @@
 // `logwatch` beside the exporter: each anomaly goes to the exporter as a
 // FailureRecord{kind "log_anomaly", CLOCK_MONOTONIC ns, evidence}, through
-// ckpt::FailureReporter (exporter/failure_reporter.h), and the exporter counts
+// ckpt::FailureReporter (probes/failure_reporter.h), and the exporter counts
 // it in ckptscope_failures_total{workload="node",kind="log_anomaly"} (from
 // root only). When the exporter goes away or refuses a report, the sink says
 // so once and stops sending; the watch goes on printing anomalies.
@@ -13,8 +13,8 @@
 
 #include "analysis/logwatch/detector.h"
 #include "common/expected.h"
-#include "exporter/failure_reporter.h"
 #include "model/records.h"
+#include "probes/failure_reporter.h"
 
 namespace ckpt::logwatch {
 

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../scratch_dir.h"
 #include "exporters/sqlite/trace_store.h"
+#include "tests/scratch_dir.h"
 
 namespace ckpt::test {
 

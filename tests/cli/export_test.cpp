@@ -3,8 +3,8 @@
 
 #include <fstream>
 
-#include "../bpf/harness.h"
 #include "exporters/perfetto/perfetto_export.h"
+#include "tests/bpf/harness.h"
 
 namespace ckpt::test {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "../bpf/harness.h"
+#include "tests/bpf/harness.h"
 
 namespace ckpt::test {
 namespace {

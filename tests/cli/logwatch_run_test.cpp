@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "../bpf/harness.h"
+#include "tests/bpf/harness.h"
 
 namespace ckpt::test {
 namespace {

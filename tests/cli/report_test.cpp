@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../bpf/harness.h"
+#include "tests/bpf/harness.h"
 
 namespace ckpt::test {
 namespace {

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <fstream>
 
-#include "../bpf/harness.h"
-#include "../unit/notify/test_servers.h"
+#include "tests/bpf/harness.h"
+#include "tests/unit/userspace/notify/test_servers.h"
 
 namespace ckpt::test {
 namespace {

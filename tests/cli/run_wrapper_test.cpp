@@ -8,7 +8,7 @@
 #include <fstream>
 #include <regex>
 
-#include "../bpf/harness.h"
+#include "tests/bpf/harness.h"
 
 namespace ckpt::test {
 namespace {

@@ -88,6 +88,15 @@ struct RpcOpStats {
   RpcOpStats& operator+=(const RpcOpStats& o);  // every counter; `op` stays
 };
 
+// What eBPF saw of one RPC client's traffic over the whole trace, by op: the
+// side of the /proc/self/mountstats cross-check. Keyed by server and RPC
+// version, the two things a mount's mountstats entry also names.
+struct RpcTotals {
+  std::string server;  // "addr:port"
+  uint32_t vers = 0;   // 3 or 4
+  std::vector<RpcOpStats> ops;
+};
+
 // A duration distribution over a set of RPCs (nearest-rank percentiles).
 struct DurationStats {
   uint64_t count = 0;

@@ -10,7 +10,6 @@
 #include "config/config.h"
 #include "model/records.h"
 #include "sources/mountstats.h"
-#include "stitch/stitcher.h"
 
 namespace ckpt {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/event_sink.h"
 #include "model/records.h"
-#include "stitch/stitcher.h"
 
 namespace ckpt {
 

@@ -18,17 +18,12 @@
 
 #include "config/checkpoint_matcher.h"
 #include "config/config.h"
+#include "model/event_sink.h"
 #include "model/events.h"
 #include "model/records.h"
 #include "stitch/maxima.h"
 
 namespace ckpt {
-
-class EventSink {
- public:
-  virtual ~EventSink() = default;
-  virtual void on_event(Event&& event) = 0;
-};
 
 // Which stages this run can measure; the others are absent, never zero.
 struct StageAvailability {
@@ -36,15 +31,6 @@ struct StageAvailability {
   bool transport = false;  // TCP toward storage servers
   bool nfs = false;        // nfs_client, rpc_queue, rpc_rtt: the NFS client's probes
   bool gpu = false;        // gpu_copy: the CUPTI library runs in the job
-};
-
-// What eBPF saw of one RPC client's traffic over the whole trace, by op: the
-// side of the /proc/self/mountstats cross-check. Keyed by server and RPC
-// version, the two things a mount's mountstats entry also names.
-struct RpcTotals {
-  std::string server;  // "addr:port"
-  uint32_t vers = 0;   // 3 or 4
-  std::vector<RpcOpStats> ops;
 };
 
 class Stitcher : public EventSink {

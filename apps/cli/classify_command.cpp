@@ -1,0 +1,166 @@
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "analysis/classifier/classifier.h"
+#include "analysis/classifier/render.h"
+#include "apps/cli/commands.h"
+
+namespace ckpt::cli {
+
+namespace {
+
+Expected<classify::Classifier> load_classifier(const std::string& rules_path) {
+  if (rules_path.empty()) {
+    auto base = classify::parse_rule_base(classify::builtin_rules_json(), "built-in rules");
+    if (!base) return base.error();
+    return classify::Classifier::create(std::move(*base));
+  }
+  auto base = classify::load_rule_base(rules_path);
+  if (!base) return base.error();
+  return classify::Classifier::create(std::move(*base));
+}
+
+void print_rules(const classify::RuleBase& rules) {
+  for (const auto& n : rules.noise) fmt::print("noise  {:<26} {}\n", n.id, n.doc);
+  for (const auto& r : rules.rules)
+    fmt::print("{:>5}  {:<26} {:<16} {}\n", r.precedence, r.id, r.cls, r.doc);
+}
+
+// Where the GPUAlert corpus is when --corpus is not given: beside the
+// checkout (../shared/data, as on our machines and in CI) or below the cwd.
+std::string default_corpus() {
+  for (const std::string& dir :
+       {std::string("../shared/data/gpualert-corpus"), std::string("shared/data/gpualert-corpus"),
+        std::string(CKPTSCOPE_SOURCE_DIR) + "/../shared/data/gpualert-corpus"}) {
+    if (std::filesystem::exists(dir + "/corpus/labels.jsonl")) return dir;
+  }
+  return {};
+}
+
+}  // namespace
+
+int classify_command(const ClassifyOptions& o) {
+  auto classifier = load_classifier(o.rules_path);
+  if (!classifier) {
+    warn(classifier.error().message);
+    return 2;
+  }
+  if (o.list_rules) {
+    print_rules(classifier->rules());
+    return 0;
+  }
+  classify::ScanOptions scan;
+  scan.tail_bytes = o.tail_bytes;
+  int rc = 0;
+  for (const auto& path : o.logs) {
+    Expected<classify::Classification> c = classify::Classification{};
+    if (path == "-") {
+      std::ostringstream buf;
+      buf << std::cin.rdbuf();
+      c = classifier->classify_text(buf.str(), "-");
+    } else {
+      c = classifier->classify_file(path, scan);
+    }
+    if (!c) {
+      warn(c.error().message);
+      rc = 2;
+      continue;
+    }
+    if (o.exit_code) {
+      classify::ExitInfo exit;
+      if (*o.exit_code < 0)
+        exit.signal = -*o.exit_code;
+      else if (*o.exit_code > 128)
+        exit.signal = *o.exit_code - 128;
+      else
+        exit.code = *o.exit_code;
+      classify::apply_exit_status(*c, exit);
+    }
+    if (o.json)
+      fmt::print("{}\n", classify::to_json(*c, path).dump(
+                             -1, ' ', false, nlohmann::json::error_handler_t::replace));
+    else
+      fmt::print("{}", classify::to_text(*c, path));
+  }
+  return rc;
+}
+
+int eval_classifier_command(const EvalClassifierOptions& o) {
+  auto classifier = load_classifier(o.rules_path);
+  if (!classifier) {
+    warn(classifier.error().message);
+    return 2;
+  }
+  std::string corpus = o.corpus.empty() ? default_corpus() : o.corpus;
+  if (corpus.empty()) {
+    warn(
+        "eval-classifier: the GPUAlert corpus was not found (looked for "
+        "../shared/data/gpualert-corpus); give --corpus DIR");
+    return 2;
+  }
+  std::string labels = corpus + "/corpus/labels.jsonl";
+  if (!std::filesystem::exists(labels)) labels = corpus + "/labels.jsonl";
+  auto logs = classify::load_labels(labels);
+  if (!logs) {
+    warn(logs.error().message);
+    return 2;
+  }
+  std::vector<std::string> classes(classify::kCorpusClasses.begin(),
+                                   classify::kCorpusClasses.end());
+  auto t0 = std::chrono::steady_clock::now();
+  auto ev = classify::evaluate(*classifier, *logs, classes);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!ev) {
+    warn(ev.error().message);
+    return 2;
+  }
+  nlohmann::json out = {{"corpus", classify::to_json(*ev)}};
+  std::string text = classify::to_text(*ev, "GPUAlert corpus, 15 classes: " + labels);
+
+  // Our labelled logs of the infrastructure classes the corpus lacks.
+  std::string extra = o.extra_labels;
+  if (extra.empty()) {
+    std::string builtin = std::string(CKPTSCOPE_SOURCE_DIR) + "/tests/data/classifier/labels.jsonl";
+    if (std::filesystem::exists(builtin)) extra = builtin;
+  }
+  if (!extra.empty()) {
+    auto more = classify::load_labels(extra);
+    if (!more) {
+      warn(more.error().message);
+      return 2;
+    }
+    std::vector<std::string> extra_classes;
+    for (const auto& l : *more)
+      if (std::find(extra_classes.begin(), extra_classes.end(), l.label) == extra_classes.end())
+        extra_classes.push_back(l.label);
+    auto ev2 = classify::evaluate(*classifier, *more, extra_classes);
+    if (!ev2) {
+      warn(ev2.error().message);
+      return 2;
+    }
+    out["infrastructure"] = classify::to_json(*ev2);
+    text += "\n" + classify::to_text(*ev2, "Infrastructure and mixed-cause logs: " + extra);
+  }
+  double mb_s = secs > 0 ? static_cast<double>(ev->bytes) / secs / 1e6 : 0;
+  out["corpus_seconds"] = secs;
+  text += fmt::format("\nclassified {} logs ({:.1f} KB) in {:.3f} s\n", ev->rules.logs,
+                      static_cast<double>(ev->bytes) / 1e3, secs);
+  (void)mb_s;  // small files: bench/classifier_bench measures throughput
+  if (o.json)
+    fmt::print("{}\n", out.dump(2));
+  else
+    fmt::print("{}", text);
+  if (o.min_macro_f1 && ev->rules.macro_f1 < *o.min_macro_f1) {
+    warn(fmt::format("eval-classifier: macro-F1 {:.4f} is below the target {:.4f}",
+                     ev->rules.macro_f1, *o.min_macro_f1));
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace ckpt::cli

@@ -1,0 +1,103 @@
+// The subcommands. Each returns the process exit code.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/cli/session.h"
+
+namespace ckpt::cli {
+
+// The wrapper's side of `run`: the durable log, the failure cause, notifying.
+struct RunOptions {
+  std::string log_path;  // --log; empty = <log dir>/<job>-<time>-<pid>.log
+  std::string log_dir;   // --log-dir; else the config's log_dir, else CKPTSCOPE_LOG_DIR, else .
+  std::string job_name;  // --job-name; else from the command
+  std::vector<std::string> notify;  // --notify mailto:ADDR | https://URL
+  std::string smtp_url;             // --smtp
+  std::vector<std::string> attach;  // --attach FILE: more files for the message
+  std::string attach_budget;        // --attach-budget SIZE
+  double output_grace_s = 2;        // wait this long for output of processes the job left behind
+  bool no_gpu = false;         // --no-gpu: do not inject libckptscope_cupti.so (the gpu_copy stage)
+  std::string logwatch_model;  // --logwatch-model: score the kernel log with this model
+};
+
+// Exits with the job's status (128+N for signal N); never changes it.
+int run_command(const TraceFlags& flags, const RunOptions& run,
+                const std::vector<std::string>& command);
+
+struct AttachTarget {
+  std::optional<int> pid;
+  std::string cgroup;
+  double duration_s = 0;  // 0 = until Ctrl-C or the processes are gone
+};
+int attach_command(const TraceFlags& flags, const AttachTarget& target);
+
+int summary_command(const std::string& trace_path, bool json);
+
+// A trace as a Perfetto / Chrome trace-event timeline (exporters/perfetto).
+int export_command(const std::string& trace_path, const std::string& format,
+                   const std::string& out_path);
+
+// The post-run bottleneck report of one or more nodes' traces (analysis/report).
+struct ReportCommandOptions {
+  std::vector<std::string> traces;
+  std::string format;    // "html", "md", "json"; empty = from the output's extension, else html
+  std::string out_path;  // "-" or empty = standard output
+  std::string storage_read_max;   // "700GB/s"
+  std::string storage_write_max;  // "250GB/s"
+};
+int report_command(const ReportCommandOptions& options);
+
+// The continuous node exporter (userspace/exporter, deploy/metrics.md).
+struct ExporterOptions {
+  std::string listen = ":9464";  // ADDR:PORT, [IPV6]:PORT or :PORT
+  std::string config_path;
+  size_t max_workloads = 100;  // distinct workload labels; later ones are "other"
+  std::string socket_path = "/run/ckptscope/exporter.sock";  // "" = no registration
+  // Kernel-side aggregation: a thread's on-CPU time outside I/O calls is
+  // reported when it leaves the CPU only once it adds up to this much (its
+  // next I/O call reports the rest), so busy nodes do not flood user space.
+  uint64_t cpu_flush_min_ns = 10'000'000;
+};
+int exporter_command(const ExporterOptions& options);
+
+// The gpu_copy stage's maxima, measured with large pinned copies.
+struct CalibrateOptions {
+  int device = -1;            // -1: every GPU
+  size_t bytes = 1ull << 30;  // per copy
+  int rounds = 5;             // timed copies each way (median)
+  std::string out_path;       // "" = standard output
+};
+int calibrate_command(const CalibrateOptions& options);
+
+struct DemoOptions {
+  std::string dir;  // where the workload writes; a temp dir by default
+  std::string shard_size = "32M";
+  int shards = 4;
+  int checkpoints = 2;
+};
+int demo_command(const TraceFlags& flags, const DemoOptions& demo);
+
+struct ClassifyOptions {
+  std::vector<std::string> logs;  // "-" = standard input
+  bool json = false;
+  bool list_rules = false;
+  std::string rules_path;  // empty = the built-in rules
+  uint64_t tail_bytes = 0;
+  std::optional<int> exit_code;  // negative = killed by that signal, >128 = 128+signal
+};
+int classify_command(const ClassifyOptions& options);
+
+struct EvalClassifierOptions {
+  std::string corpus;  // the GPUAlert corpus directory
+  std::string extra_labels;
+  std::string rules_path;
+  bool json = false;
+  std::optional<double> min_macro_f1;
+};
+int eval_classifier_command(const EvalClassifierOptions& options);
+
+}  // namespace ckpt::cli

@@ -1,0 +1,258 @@
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "analysis/summary.h"
+#include "apps/cli/commands.h"
+#include "apps/cli/gpu_injection.h"
+#include "apps/cli/job_outcome.h"
+#include "apps/cli/run_logwatch.h"
+#include "apps/collector/collector.h"
+#include "common/clock.h"
+#include "notify/notify.h"
+#include "runner/child_process.h"
+#include "runner/job_log.h"
+#include "runner/output_tee.h"
+#include "sources/kernel_log.h"
+
+namespace ckpt::cli {
+namespace {
+
+void write_program_stats(const std::string& path, const std::vector<ProgramStats>& stats) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& s : stats)
+    j.push_back({{"name", s.name}, {"run_cnt", s.run_cnt}, {"run_time_ns", s.run_time_ns}});
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) warn("warning: --bpf-stats: cannot write " + path);
+}
+
+std::string resolve_log_dir(const RunOptions& run, const Config& config) {
+  if (!run.log_dir.empty()) return run.log_dir;
+  if (!config.log_dir.empty()) return config.log_dir;
+  if (const char* env = std::getenv("CKPTSCOPE_LOG_DIR"); env && *env) return env;
+  return {};
+}
+
+// Waits for the child without a timer: a pidfd is readable once it exits,
+// so `run --no-trace -- /bin/true` costs no poll interval. The kernel log is
+// read as it grows, so its ring buffer cannot overwrite faults of a long job.
+ExitStatus wait_untraced(HeldChild& child, KernelEvents& kernel) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, child.pid(), 0));
+  if (pidfd < 0) return child.wait();  // before Linux 5.3: no live kernel log then
+  for (;;) {
+    pollfd fds[2] = {{pidfd, POLLIN, 0}, {kernel.fd(), POLLIN | POLLPRI, 0}};
+    int n = poll(fds, kernel.fd() >= 0 ? 2 : 1, -1);
+    if (n < 0 && errno != EINTR) break;
+    if (kernel.fd() >= 0 && fds[1].revents) kernel.poll();
+    if (fds[0].revents) break;
+  }
+  close(pidfd);
+  return child.wait();
+}
+
+}  // namespace
+
+int run_command(const TraceFlags& flags, const RunOptions& run,
+                const std::vector<std::string>& command) {
+  auto config = load_effective_config(flags);
+  if (!config) {
+    warn(config.error().message);
+    return 2;
+  }
+  // A closed stderr (or a notifier that exits early) must not kill us
+  // before we hand back the job's status.
+  signal(SIGPIPE, SIG_IGN);
+
+  JobRecord job = make_job_record(command, "run", *config, flags.node_name);
+  job.name = run.job_name.empty() ? notify::default_job_name(command) : run.job_name;
+
+  // The durable log exists, header written, before anything else can fail.
+  std::optional<JobLog> log;
+  std::optional<OutputTee> tee;
+  {
+    std::string path = run.log_path.empty()
+                           ? default_log_path(resolve_log_dir(run, *config),
+                                              log_file_stem(job.name), job.start_wall_ns, getpid())
+                           : run.log_path;
+    auto created = JobLog::create(path, job_log_header(job, flags));
+    if (created) {
+      log.emplace(std::move(*created));
+      job.log_path = log->path();
+      auto piped = OutputTee::create(*log);
+      if (piped)
+        tee.emplace(std::move(*piped));
+      else
+        warn("warning: " + piped.error().message + "; the log has only ckptscope's lines");
+    } else {
+      warn("warning: " + created.error().message + "; the job runs without a log");
+    }
+  }
+  // Bad notification settings are the user's to fix before the job runs,
+  // not something to discover when it ends; a notifier that cannot even be
+  // asked is not a reason to hold the job back.
+  auto notifier = Notifier::create(run, *config);
+  if (!notifier) {
+    warn(notifier.error().message);
+    if (log) log->note(notifier.error().message + "; the job was not started");
+    return 2;
+  }
+  if (!notifier->check_warning().empty()) {
+    warn("warning: " + notifier->check_warning());
+    if (log) log->note(notifier->check_warning());
+  }
+  KernelEvents kernel;
+  if (auto opened = kernel.open(); !opened) warn("note: " + opened.error().message);
+  // A model that cannot be read is a bad flag: the job has not started yet.
+  std::unique_ptr<RunLogwatch> logwatch;
+  if (!run.logwatch_model.empty()) {
+    auto loaded = RunLogwatch::load(run.logwatch_model);
+    if (!loaded) {
+      warn(loaded.error().message);
+      if (log) log->note(loaded.error().message + "; the job was not started");
+      return 2;
+    }
+    logwatch = std::move(*loaded);
+    if (kernel.watching())
+      logwatch->watch(kernel);
+    else
+      warn("note: --logwatch-model: the kernel log cannot be read, so it is not scored");
+  }
+
+  std::unique_ptr<Collector> collector;
+  if (!flags.no_trace) {
+    auto created = Collector::create(*config, flags.trace_path, job);
+    if (!created) {
+      warn(created.error().message);
+      if (log) log->note(created.error().message);
+      return 2;
+    }
+    collector = std::move(*created);
+  }
+
+  ChildStdio stdio;
+  if (tee) stdio = {tee->child_stdout(), tee->child_stderr()};
+  // The gpu_copy stage: CUPTI in the job, its copies sent to the collector.
+  std::vector<std::string> env_additions;
+  if (collector && !run.no_gpu) env_additions = gpu_injection_env(*collector, flags.quiet);
+  auto child = HeldChild::spawn(command, env_additions, stdio);
+  if (!child) {
+    std::string message =
+        fmt::format("cannot start {}: {}", command.front(), child.error().message);
+    warn(message);
+    if (log) log->note(message);
+    return 127;
+  }
+  if (tee) tee->start();
+  if (collector) {
+    ProbeOptions options = make_probe_options(*config);
+    options.floor_only = flags.probe_floor;
+    options.exporter_socket = flags.probe_floor ? "" : exporter_socket_for(flags);
+    options.client_name = "ckptscope run";
+    auto started = collector->start(options, KernelFeatures::probe());
+    if (!started)
+      warn(fmt::format("warning: nothing will be traced, the job runs anyway: {}",
+                       started.error().message));
+    for (const auto& note : collector->notes()) warn("note: " + note);
+    if (!options.exporter_socket.empty() && collector->traced() && !flags.quiet)
+      warn("tracing through " + collector->feed_description());
+    if (auto ok = collector->trace_tgid(static_cast<uint32_t>(child->pid())); !ok)
+      warn("warning: " + ok.error().message);
+  }
+  job.root_pids = {static_cast<uint32_t>(child->pid())};
+  kernel.set_job_root(static_cast<uint32_t>(child->pid()));
+
+  int stats_fd = -1;
+  if (collector && collector->traced() && !flags.bpf_stats_path.empty()) {
+    if (auto fd = enable_bpf_stats(); fd) {
+      stats_fd = *fd;
+    } else {
+      warn("warning: --bpf-stats: " + fd.error().message);
+    }
+  }
+
+  SignalForwarder forwarder(child->pid());
+  std::string exec_error;
+  if (auto released = child->release(); !released) {
+    exec_error = released.error().message;
+    std::string message = fmt::format("cannot start {}: {}", command.front(), exec_error);
+    warn(message);
+    if (log) log->note(message);
+  }
+
+  std::optional<ExitStatus> status;
+  if (collector && collector->traced()) {
+    while (!(status = child->try_wait())) {
+      collector->pump(100);
+      for (uint32_t tgid : collector->live_tgids()) kernel.add_job_pid(tgid);
+      kernel.poll();
+    }
+  } else {
+    status = wait_untraced(*child, kernel);
+  }
+  forwarder.disarm();  // the pid is reaped and may be reused
+  job.end_mono_ns = monotonic_ns();
+  job.exit_code = status->code;
+  if (status->signal) {
+    job.exit_signal = *status->signal;
+    job.exit_code = status->shell_code();
+  }
+  // From here on nothing may change the status we return.
+  try {
+    if (tee &&
+        !tee->finish(std::chrono::milliseconds(static_cast<int64_t>(run.output_grace_s * 1000))))
+      log->note(fmt::format(
+          "processes the job left behind still hold its output after {:.1f} s: what they print "
+          "from now on is not in this log",
+          run.output_grace_s));
+    kernel.poll();
+    if (collector)
+      for (auto& f : kernel.failure_records()) collector->add_failure(std::move(f));
+    if (logwatch) {
+      if (collector)
+        for (const auto& f : logwatch->failures()) collector->add_failure(f);
+      if (log) {
+        for (const auto& f : logwatch->failures()) log->note("logwatch: " + f.evidence);
+        log->note(fmt::format("logwatch: {} kernel log records scored with {}, {} anomalies{}",
+                              logwatch->records(), logwatch->model_path(), logwatch->anomalies(),
+                              logwatch->anomalies() > logwatch->failures().size()
+                                  ? fmt::format(" (the first {} kept)", logwatch->failures().size())
+                                  : ""));
+      }
+    }
+    if (status->signal || status->code != 0)
+      job.failure = classify_job(job, *status, kernel, exec_error);
+    if (log) write_log_footer(*log, job, *status, kernel);
+    if (stats_fd >= 0) {
+      write_program_stats(flags.bpf_stats_path, collector->program_stats());
+      close(stats_fd);
+    }
+    std::optional<Trace> trace;
+    if (collector) {
+      auto finished = collector->finish(job);
+      if (!finished) {
+        warn("warning: " + finished.error().message);
+      } else {
+        trace = std::move(*finished);
+        print_result(flags, *trace);
+      }
+    } else if (job.failure && !flags.quiet) {
+      warn(describe_failure(*job.failure, job.log_path));
+    }
+    notifier->send_all(job, *status, kernel, trace ? &*trace : nullptr, flags.trace_path,
+                       log ? &*log : nullptr);
+  } catch (const std::exception& e) {
+    warn(std::string("warning: finishing the job failed: ") + e.what());
+  }
+  return status->shell_code();
+}
+
+}  // namespace ckpt::cli

@@ -1,0 +1,342 @@
+#include "apps/exporter/node_collector.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "sources/jobio_source.h"
+#include "sources/mountstats.h"
+#include "sources/nfs_mounts.h"
+#include "sources/nfs_source.h"
+#include "sources/tcp_source.h"
+
+namespace ckpt {
+namespace {
+
+// Failures every workload's stitcher derives alike from the node's NFS and
+// TCP events when no checkpoint of its own is open (docs/failures.md).
+constexpr std::array<std::string_view, 5> kNodeLevelKinds = {"nfs_server_not_responding",
+                                                             "tcp_reset", "tcp_retransmit_storm",
+                                                             "tcp_zero_window", "rpc_error"};
+constexpr uint64_t kNodeFailureMemoryNs = 600'000'000'000;
+
+bool is_cgroup_move(const IoEvent& io) {
+  return io.op == IoOp::Write && io.ret > 0 &&
+         (io.path.ends_with("/cgroup.procs") || io.path.ends_with("/cgroup.threads") ||
+          io.path.ends_with("/tasks"));
+}
+
+RpcCallRecord rpc_call(const RpcEvent& ev) {
+  RpcCallRecord r;
+  r.start_ns = ev.start_ns;
+  r.end_ns = ev.time_ns;
+  r.queue_ns = ev.queue_ns;
+  r.rtt_ns = ev.rtt_ns;
+  r.execute_ns = ev.execute_ns;
+  r.op = ev.op;
+  r.server = ev.server.empty() ? "unknown" : ev.server;
+  r.bytes_sent = ev.bytes_sent;
+  r.bytes_received = ev.bytes_recv;
+  r.status = ev.status;
+  r.transmissions = ev.ntrans;
+  return r;  // major timeouts are counted as they fire (RpcEvent::Kind::Timeout)
+}
+
+double seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+NodeCollector::NodeCollector(const Config& config, NodeCollectorOptions options,
+                             CheckpointMetrics& metrics)
+    : config_(config),
+      options_(std::move(options)),
+      metrics_(metrics),
+      namer_(options_.namer),
+      resolver_(options_.namer.proc_root) {}
+
+NodeCollector::~NodeCollector() = default;
+
+Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& config,
+                                                              NodeCollectorOptions options,
+                                                              const KernelFeatures& features,
+                                                              CheckpointMetrics& metrics) {
+  std::unique_ptr<NodeCollector> c(new NodeCollector(config, std::move(options), metrics));
+  ProbeOptions probe_options = c->options_.probes;
+  probe_options.filter = ProbeOptions::Filter::All;
+  // The servers of the node's NFS mounts join the configured endpoints.
+  if (auto mounts = read_mountstats(c->options_.mountstats_path)) {
+    for (const auto& ep : nfs_mount_endpoints(*mounts))
+      if (!endpoint_covered(probe_options.endpoints, ep)) probe_options.endpoints.push_back(ep);
+  } else if (c->options_.mountstats_path != "/proc/self/mountstats") {
+    c->notes_.push_back(mounts.error().message + "; reading /proc/self/mountstats instead");
+    c->options_.mountstats_path = "/proc/self/mountstats";
+  }
+  c->options_.probes = probe_options;
+
+  auto jobio = std::make_unique<JobIoSource>(*c, c->resolver_);
+  auto tcp = std::make_unique<TcpSource>(*c);
+  auto nfs = std::make_unique<NfsSource>(*c);
+  // Each record goes to the registered collectors it concerns (as the
+  // kernel laid it out), then to our own decoder, timed per source.
+  auto timed = [raw = c.get()](RecordSource* source, const char* name, ForwardRing ring) {
+    auto* timing = &raw->timing_[name];
+    return [raw, source, timing, ring](const void* d, size_t n) {
+      const auto t0 = std::chrono::steady_clock::now();
+      ++timing->records;
+      if (raw->registration_) raw->registration_->offer(ring, d, n);
+      source->on_record(d, n);
+      timing->spent += std::chrono::steady_clock::now() - t0;
+    };
+  };
+  auto probes = ProbeManager::start(
+      probe_options, features, timed(jobio.get(), "jobio", ForwardRing::Jobio),
+      timed(tcp.get(), "tcp", ForwardRing::Tcp), timed(nfs.get(), "nfs", ForwardRing::Nfs));
+  if (!probes) return probes.error();
+  c->probes_ = std::move(*probes);
+  ProbeManager* pm = c->probes_.get();
+  tcp->set_latest_reader([pm] { return pm->tcp_latest(); });
+  for (const auto& n : c->probes_->notes()) c->notes_.push_back(n);
+  c->sources_.add(std::move(jobio));
+  c->sources_.add(std::move(tcp));
+  c->sources_.add(std::move(nfs));
+  if (c->options_.registration_enabled) {
+    RegistrationServer::Hooks hooks;
+    hooks.tcp_enabled = [pm] { return pm->tcp_enabled(); };
+    hooks.nfs_enabled = [pm] { return pm->nfs_enabled(); };
+    hooks.drops = [pm] { return pm->drops(); };
+    hooks.drain = [pm] { pm->sync(0); };
+    NodeCollector* self = c.get();
+    hooks.report_failure = [self](const FailureRecord& f) {
+      self->metrics_.observe_node_failure(f);
+    };
+    auto server = RegistrationServer::listen(c->options_.registration, std::move(hooks));
+    if (!server) return server.error();
+    c->registration_ = std::move(*server);
+  }
+  return c;
+}
+
+NodeCollector::Workload& NodeCollector::workload_named(const std::string& name, uint64_t now_ns) {
+  const std::string label = metrics_.job_label(name);  // bounded: "other" past the limit
+  auto [it, fresh] = workloads_.try_emplace(label);
+  if (fresh) {
+    StageAvailability available;
+    available.job_io = true;
+    available.transport = !probes_ || probes_->tcp_enabled();
+    available.nfs = !probes_ || probes_->nfs_enabled();
+    it->second.stitcher = std::make_unique<Stitcher>(
+        config_, std::make_shared<SystemMaxima>(config_.maxima), available);
+  }
+  it->second.last_event_ns = now_ns;
+  return it->second;
+}
+
+NodeCollector::Workload& NodeCollector::workload_of(uint32_t tgid, uint64_t now_ns) {
+  const std::string label = namer_.label_of(tgid, now_ns);
+  auto home = home_.find(tgid);
+  if (home != home_.end() && home->second != label) {
+    // Moved to another cgroup: its events go to the new workload from now on.
+    if (auto old = workloads_.find(home->second); old != workloads_.end())
+      old->second.tgids.erase(tgid);
+    home->second = label;
+  } else if (home == home_.end()) {
+    home_.emplace(tgid, label);
+  }
+  Workload& w = workload_named(label, now_ns);
+  w.tgids.insert(tgid);
+  return w;
+}
+
+std::unique_ptr<NodeCollector> NodeCollector::without_probes(const Config& config,
+                                                             NodeCollectorOptions options,
+                                                             CheckpointMetrics& metrics) {
+  return std::unique_ptr<NodeCollector>(new NodeCollector(config, std::move(options), metrics));
+}
+
+void NodeCollector::on_event(Event&& event) {
+  const uint64_t now = now_ns_;
+  if (auto* io = std::get_if<IoEvent>(&event)) {
+    if (is_cgroup_move(*io)) namer_.cgroups_changed();
+    workload_of(io->tgid, now).stitcher->on_event(std::move(event));
+  } else if (auto* start = std::get_if<CallStartEvent>(&event)) {
+    workload_of(start->tgid, now).stitcher->on_event(std::move(event));
+  } else if (auto* cpu = std::get_if<CpuEvent>(&event)) {
+    workload_of(cpu->tgid, now).stitcher->on_event(std::move(event));
+  } else if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) {
+    workload_of(gpu->tgid, now).stitcher->on_event(std::move(event));
+  } else if (auto* proc = std::get_if<ProcEvent>(&event)) {
+    const uint32_t tgid = proc->tgid;
+    if (proc->kind == ProcEvent::Kind::Fork) {
+      namer_.forked(tgid, proc->child_tgid, now);
+      if (home_.contains(tgid)) workload_of(tgid, now).stitcher->on_event(std::move(event));
+      return;
+    }
+    auto home = home_.find(tgid);
+    if (home != home_.end()) {
+      auto w = workloads_.find(home->second);
+      if (w != workloads_.end()) {
+        w->second.last_event_ns = now;
+        if (proc->kind == ProcEvent::Kind::Exit) w->second.tgids.erase(tgid);
+        w->second.stitcher->on_event(std::move(event));
+      }
+    }
+    if (proc->kind == ProcEvent::Kind::Exit) {
+      if (home != home_.end()) home_.erase(home);
+      namer_.exited(tgid);
+      resolver_.exited(tgid);
+    }
+  } else {
+    route_to_node(std::move(event));
+  }
+}
+
+void NodeCollector::route_to_node(Event&& event) {
+  if (const auto* tcp = std::get_if<TcpEvent>(&event)) {
+    metrics_.observe_tcp(tcp->remote, tcp_sample_record(*tcp));
+  } else if (const auto* rpc = std::get_if<RpcEvent>(&event)) {
+    if (rpc->kind == RpcEvent::Kind::Timeout)
+      metrics_.observe_rpc_timeout(rpc->server.empty() ? "unknown" : rpc->server);
+    else
+      metrics_.observe_rpc(rpc_call(*rpc));
+  }
+  // Every workload's stitcher sees the node's NFS and TCP events; each keeps
+  // what its own checkpoints' files and windows claim.
+  if (workloads_.empty()) return;
+  auto last = std::prev(workloads_.end());
+  for (auto it = workloads_.begin(); it != last; ++it) {
+    Event copy = event;
+    it->second.stitcher->on_event(std::move(copy));
+  }
+  last->second.stitcher->on_event(std::move(event));  // the last one takes it
+}
+
+void NodeCollector::count_failure(const std::string& label, const FailureRecord& f) {
+  const bool node_level =
+      !f.checkpoint_id &&
+      std::find(kNodeLevelKinds.begin(), kNodeLevelKinds.end(), f.kind) != kNodeLevelKinds.end();
+  if (!node_level) {
+    metrics_.observe_failure(label, f);
+    return;
+  }
+  auto [it, fresh] = node_failures_seen_.try_emplace({f.kind, f.time_ns, f.evidence}, f.time_ns);
+  if (fresh) metrics_.observe_node_failure(f);
+  // Remembered only as long as another stitcher could still report the same.
+  std::erase_if(node_failures_seen_,
+                [&](const auto& kv) { return kv.second + kNodeFailureMemoryNs < f.time_ns; });
+}
+
+void NodeCollector::export_outputs(const std::string& label, Workload& w) {
+  for (const auto& c : w.stitcher->take_checkpoints()) metrics_.observe_checkpoint(label, c);
+  for (const auto& f : w.stitcher->take_failures()) count_failure(label, f);
+  // Per-call output is for traces; the exporter keeps none of it.
+  (void)w.stitcher->take_io_calls();
+  (void)w.stitcher->take_rpc_calls();
+  (void)w.stitcher->take_tcp_samples();
+}
+
+void NodeCollector::retire_idle(uint64_t now_ns) {
+  for (auto it = workloads_.begin(); it != workloads_.end();) {
+    Workload& w = it->second;
+    if (!w.tgids.empty() ||
+        now_ns - std::min(now_ns, w.last_event_ns) < options_.workload_idle_ns) {
+      ++it;
+      continue;
+    }
+    w.stitcher->finish();
+    export_outputs(it->first, w);
+    for (const auto& d : w.stitcher->drops()) retired_drops_[{d.source, d.cause}] += d.count;
+    it = workloads_.erase(it);
+  }
+}
+
+void NodeCollector::watch_mounts(uint64_t now_ns) {
+  if (now_ns - last_mount_check_ns_ < options_.mountstats_every_ns) return;
+  last_mount_check_ns_ = now_ns;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto mounts = read_mountstats(options_.mountstats_path);
+  if (mounts) {
+    for (const auto& [server, depth] : backlog_.update(*mounts))
+      metrics_.set_rpc_backlog_depth(server, depth);
+    if (!probes_->nfs_enabled() && probes_->start_nfs_if_available()) {
+      for (auto& [label, w] : workloads_) w.stitcher->set_nfs_available(true);
+      notes_.push_back("NFS stages on: the NFS client appeared");
+    }
+    if (probes_->tcp_enabled()) {
+      for (const auto& ep : nfs_mount_endpoints(*mounts)) {
+        if (endpoint_covered(options_.probes.endpoints, ep)) continue;
+        options_.probes.endpoints.push_back(ep);
+        if (auto ok = probes_->add_storage_endpoint(ep); !ok) notes_.push_back(ok.error().message);
+      }
+    }
+  }
+  metrics_.observe_collection("mountstats", seconds(std::chrono::steady_clock::now() - t0),
+                              mounts.has_value());
+}
+
+void NodeCollector::publish_drops() {
+  std::map<std::pair<std::string, std::string>, uint64_t> sum = retired_drops_;
+  auto add = [&sum](const std::vector<DropRecord>& drops) {
+    for (const auto& d : drops) sum[{d.source, d.cause}] += d.count;
+  };
+  if (probes_) add(probes_->drops());
+  add(sources_.drops());
+  for (const auto& [label, w] : workloads_) add(w.stitcher->drops());
+  std::vector<DropRecord> out;
+  out.reserve(sum.size());
+  for (const auto& [key, count] : sum) out.push_back(DropRecord{key.first, key.second, count});
+  metrics_.set_drops(out);
+}
+
+void NodeCollector::pump(int timeout_ms) {
+  for (auto& [name, t] : timing_) t = {};
+  if (registration_) {
+    // Wake for records or for a registered collector, whichever comes first.
+    std::vector<pollfd> fds;
+    fds.push_back(pollfd{probes_->wait_fd(), POLLIN, 0});
+    for (int fd : registration_->wait_fds()) fds.push_back(pollfd{fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), timeout_ms);
+    timeout_ms = 0;
+  }
+  now_ns_ = monotonic_ns();
+  auto polled = probes_->poll(timeout_ms);
+  if (!polled) notes_.push_back(polled.error().message);
+  if (registration_) registration_->serve();
+  for (const auto& [name, t] : timing_) {
+    if (name == "nfs" && !probes_->nfs_enabled()) continue;  // not running: no series
+    if (name == "tcp" && !probes_->tcp_enabled()) continue;
+    metrics_.observe_collection(name, seconds(t.spent), polled.has_value());
+    if (t.records > 0) metrics_.add_kernel_records(name, t.records);
+  }
+  step(monotonic_ns());
+  watch_mounts(now_ns_);
+}
+
+void NodeCollector::step(uint64_t now_ns) {
+  now_ns_ = now_ns;
+  const auto t0 = std::chrono::steady_clock::now();
+  sources_.poll_all(now_ns);
+  for (auto& [label, w] : workloads_) {
+    w.stitcher->advance(now_ns);
+    export_outputs(label, w);
+  }
+  retire_idle(now_ns);
+  publish_drops();
+  metrics_.observe_collection("stitch", seconds(std::chrono::steady_clock::now() - t0), true);
+}
+
+void NodeCollector::finish() {
+  if (probes_) probes_->sync(0);
+  for (auto& [label, w] : workloads_) {
+    w.stitcher->finish();
+    export_outputs(label, w);
+  }
+  publish_drops();
+}
+
+}  // namespace ckpt

@@ -1,0 +1,88 @@
+// The exporter's side of the registration socket for tests: a real
+// RegistrationServer served from a thread of its own, as the exporter's loop
+// would. Records offered from the test run on that thread too (the server is
+// single-threaded by design); failures reported to it are collected.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/exporter/registration_server.h"
+
+namespace ckpt::test {
+
+class ExporterThread {
+ public:
+  explicit ExporterThread(RegistrationOptions options) {
+    RegistrationServer::Hooks hooks;
+    hooks.tcp_enabled = [] { return true; };
+    hooks.nfs_enabled = [this] { return nfs_.load(); };
+    hooks.drops = [] { return std::vector<DropRecord>{{"jobio", "ringbuf_full", 3}}; };
+    hooks.drain = [this] { ++drains_; };
+    hooks.report_failure = [this](FailureRecord f) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failures_.push_back(std::move(f));
+    };
+    auto server = RegistrationServer::listen(std::move(options), std::move(hooks));
+    if (!server) {
+      error_ = server.error().message;
+      return;
+    }
+    server_ = std::move(*server);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          for (auto& f : tasks_) f();
+          tasks_.clear();
+        }
+        server_->serve();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  ~ExporterThread() { stop(); }
+  ExporterThread(const ExporterThread&) = delete;
+  ExporterThread& operator=(const ExporterThread&) = delete;
+
+  // Stops serving and closes the socket and every client (an exporter gone).
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    server_.reset();
+  }
+  void offer(ForwardRing ring, const void* data, size_t size) {
+    std::string copy(static_cast<const char*>(data), size);
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back([this, ring, copy] { server_->offer(ring, copy.data(), copy.size()); });
+  }
+  template <typename R>
+  void offer(ForwardRing ring, const R& r) {
+    offer(ring, &r, sizeof(r));
+  }
+  [[nodiscard]] const std::string& error() const { return error_; }
+  std::vector<FailureRecord> failures() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failures_;
+  }
+  std::atomic<bool> nfs_{false};
+  std::atomic<int> drains_{0};
+
+ private:
+  std::unique_ptr<RegistrationServer> server_;
+  std::string error_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::deque<std::function<void()>> tasks_;
+  std::vector<FailureRecord> failures_;
+};
+
+}  // namespace ckpt::test
