@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "could not pin to one core\n");
 
   std::string loghub =
-      argc > 1 ? argv[1] : std::string(CKPTSCOPE_SOURCE_DIR) + "/../shared/data/loghub";
+      argc > 1 ? argv[1] : std::string(CKPTSCOPE_SOURCE_DIR) + "/tests/data/third_party/loghub";
   auto tmp = std::filesystem::temp_directory_path() / fmt::format("logwatch-bench-{}", getpid());
   std::filesystem::create_directories(tmp);
   constexpr int kRuns = 5;

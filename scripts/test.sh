@@ -4,8 +4,16 @@
 # under AddressSanitizer+UndefinedBehaviorSanitizer, and the linters.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Root runs everything itself; anyone else is elevated with sudo for the
+# steps that need root (installing packages, loading eBPF), and only then.
 sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null; then
+    echo "test.sh: run it as root, or install sudo: it installs packages and loads eBPF" >&2
+    exit 1
+  fi
+  sudo_cmd=(sudo)
+fi
 "${sudo_cmd[@]}" scripts/install-deps.sh
 
 jobs=$(nproc)

@@ -31,15 +31,15 @@ void print_rules(const classify::RuleBase& rules) {
     fmt::print("{:>5}  {:<26} {:<16} {}\n", r.precedence, r.id, r.cls, r.doc);
 }
 
-// Where the GPUAlert corpus is when --corpus is not given: beside the
-// checkout (../shared/data, as on our machines and in CI) or below the cwd.
+// The GPUAlert corpus when --corpus is not given: the copy in the source
+// tree this binary was built from, so a checkout evaluates with nothing
+// beside it.
+const std::string kDefaultCorpus =
+    std::string(CKPTSCOPE_SOURCE_DIR) + "/tests/data/third_party/gpualert-corpus";
+
 std::string default_corpus() {
-  for (const std::string& dir :
-       {std::string("../shared/data/gpualert-corpus"), std::string("shared/data/gpualert-corpus"),
-        std::string(CKPTSCOPE_SOURCE_DIR) + "/../shared/data/gpualert-corpus"}) {
-    if (std::filesystem::exists(dir + "/corpus/labels.jsonl")) return dir;
-  }
-  return {};
+  return std::filesystem::exists(kDefaultCorpus + "/corpus/labels.jsonl") ? kDefaultCorpus
+                                                                          : std::string();
 }
 
 }  // namespace
@@ -98,9 +98,8 @@ int eval_classifier_command(const EvalClassifierOptions& o) {
   }
   std::string corpus = o.corpus.empty() ? default_corpus() : o.corpus;
   if (corpus.empty()) {
-    warn(
-        "eval-classifier: the GPUAlert corpus was not found (looked for "
-        "../shared/data/gpualert-corpus); give --corpus DIR");
+    warn("eval-classifier: the GPUAlert corpus was not found (looked for " + kDefaultCorpus +
+         "); give --corpus DIR");
     return 2;
   }
   std::string labels = corpus + "/corpus/labels.jsonl";

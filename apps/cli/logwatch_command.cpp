@@ -312,14 +312,14 @@ int train_command(const TrainOptions& o) {
   return 0;
 }
 
-// BGL_2k beside the checkout (../shared/data, as on our machines and in CI).
+// The Loghub samples when --data is not given: the copy in the source tree
+// this binary was built from, so a checkout evaluates with nothing beside it.
+const std::string kDefaultLoghub =
+    std::string(CKPTSCOPE_SOURCE_DIR) + "/tests/data/third_party/loghub";
+
 std::string default_loghub() {
-  for (const std::string& dir :
-       {std::string("../shared/data/loghub"), std::string("shared/data/loghub"),
-        std::string(CKPTSCOPE_SOURCE_DIR) + "/../shared/data/loghub"}) {
-    if (std::filesystem::exists(dir + "/BGL/BGL_2k.log")) return dir;
-  }
-  return {};
+  return std::filesystem::exists(kDefaultLoghub + "/BGL/BGL_2k.log") ? kDefaultLoghub
+                                                                     : std::string();
 }
 
 nlohmann::json methods_json(const std::vector<lw::MethodResult>& methods) {
@@ -347,9 +347,8 @@ void print_methods(const std::vector<lw::MethodResult>& methods) {
 int eval_anomaly_command(const EvalOptions& o) {
   std::string dir = o.data.empty() ? default_loghub() : o.data;
   if (dir.empty()) {
-    warn(
-        "eval-anomaly: the Loghub samples were not found (looked for ../shared/data/loghub); "
-        "give --data DIR");
+    warn("eval-anomaly: the Loghub samples were not found (looked for " + kDefaultLoghub +
+         "); give --data DIR");
     return 2;
   }
   auto lines = lw::load_bgl(dir + "/BGL/BGL_2k.log", dir + "/BGL/BGL_2k.log_structured.csv");
@@ -473,7 +472,8 @@ void add_logwatch_commands(CLI::App& app, CommandList& commands) {
   auto* eval = app.add_subcommand("eval-anomaly",
                                   "the log anomaly detector and two baselines on Loghub BGL_2k");
   auto eval_opts = std::make_shared<EvalOptions>();
-  eval->add_option("--data", eval_opts->data, "the Loghub samples (default ../shared/data/loghub)")
+  eval->add_option("--data", eval_opts->data,
+                   "the Loghub samples (default: the source tree's tests/data/third_party/loghub)")
       ->check(CLI::ExistingDirectory);
   eval->add_option("--train-fraction", eval_opts->train_fraction,
                    "the earlier share of lines trained on")

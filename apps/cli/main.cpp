@@ -52,7 +52,11 @@ int main(int argc, char** argv) {
                   "teed into it (default: LOG_DIR/JOB-DATE-TIME-PID.log)");
   run->add_option("--log-dir", run_opts.log_dir,
                   "where default job logs go, created if missing (default: the config's log_dir, "
-                  "else $CKPTSCOPE_LOG_DIR, else the current directory)");
+                  "else $CKPTSCOPE_LOG_DIR, else beside --trace FILE when given, so a job's log "
+                  "and trace stay together, else $XDG_STATE_HOME/ckptscope/logs, "
+                  "~/.local/state/ckptscope/logs without it, /var/log/ckptscope as root; never "
+                  "the current directory unless one of these names it). A directory that cannot "
+                  "be made or written is a warning: the job runs without a log");
   run->add_option("--job-name", run_opts.job_name,
                   "the job's name in the log, the trace and messages (default: from the command)");
   run->add_option(
@@ -225,6 +229,7 @@ int main(int argc, char** argv) {
   }
 
   auto with_default_trace = [](TraceFlags& f) {
+    f.trace_path_given = !f.trace_path.empty();
     if (f.trace_path.empty()) f.trace_path = default_trace_path();
   };
   if (*run) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -35,11 +36,41 @@ void write_program_stats(const std::string& path, const std::vector<ProgramStats
   if (!out) warn("warning: --bpf-stats: cannot write " + path);
 }
 
-std::string resolve_log_dir(const RunOptions& run, const Config& config) {
+// Where the default job log goes, the first that applies: --log-dir, the
+// config's log_dir, $CKPTSCOPE_LOG_DIR (each names a place for logs), beside
+// --trace FILE (the place chosen for this job's outputs, so the two stay
+// together), else the state directory. Never the current directory by
+// default: a job started in a source tree would litter it.
+Expected<std::string> resolve_log_dir(const TraceFlags& flags, const RunOptions& run,
+                                      const Config& config) {
   if (!run.log_dir.empty()) return run.log_dir;
   if (!config.log_dir.empty()) return config.log_dir;
-  if (const char* env = std::getenv("CKPTSCOPE_LOG_DIR"); env && *env) return env;
-  return {};
+  if (const char* env = std::getenv("CKPTSCOPE_LOG_DIR"); env && *env) return std::string(env);
+  if (flags.trace_path_given) return std::filesystem::path(flags.trace_path).parent_path().string();
+  return state_log_dir(log_state_inputs());
+}
+
+// The job log, created with its header; a warning and no log when it cannot
+// be: the job runs either way.
+std::optional<JobLog> create_job_log(const TraceFlags& flags, const RunOptions& run,
+                                     const Config& config, const JobRecord& job) {
+  constexpr std::string_view kNoLog =
+      "; the job runs without a log (give --log-dir DIR or --log FILE)";
+  std::string path = run.log_path;
+  if (path.empty()) {
+    auto dir = resolve_log_dir(flags, run, config);
+    if (!dir) {
+      warn("warning: " + dir.error().message + std::string(kNoLog));
+      return std::nullopt;
+    }
+    path = default_log_path(*dir, log_file_stem(job.name), job.start_wall_ns, getpid());
+  }
+  auto created = JobLog::create(path, job_log_header(job, flags));
+  if (!created) {
+    warn("warning: " + created.error().message + std::string(kNoLog));
+    return std::nullopt;
+  }
+  return std::move(*created);
 }
 
 // Waits for the child without a timer: a pidfd is readable once it exits,
@@ -78,23 +109,14 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   // The durable log exists, header written, before anything else can fail.
   std::optional<JobLog> log;
   std::optional<OutputTee> tee;
-  {
-    std::string path = run.log_path.empty()
-                           ? default_log_path(resolve_log_dir(run, *config),
-                                              log_file_stem(job.name), job.start_wall_ns, getpid())
-                           : run.log_path;
-    auto created = JobLog::create(path, job_log_header(job, flags));
-    if (created) {
-      log.emplace(std::move(*created));
-      job.log_path = log->path();
-      auto piped = OutputTee::create(*log);
-      if (piped)
-        tee.emplace(std::move(*piped));
-      else
-        warn("warning: " + piped.error().message + "; the log has only ckptscope's lines");
-    } else {
-      warn("warning: " + created.error().message + "; the job runs without a log");
-    }
+  if (auto created = create_job_log(flags, run, *config, job)) {
+    log.emplace(std::move(*created));
+    job.log_path = log->path();
+    auto piped = OutputTee::create(*log);
+    if (piped)
+      tee.emplace(std::move(*piped));
+    else
+      warn("warning: " + piped.error().message + "; the log has only ckptscope's lines");
   }
   // Bad notification settings are the user's to fix before the job runs,
   // not something to discover when it ends; a notifier that cannot even be

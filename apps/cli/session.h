@@ -14,6 +14,7 @@ namespace ckpt::cli {
 
 struct TraceFlags {
   std::string trace_path;
+  bool trace_path_given = false;  // --trace was given (trace_path is not the default)
   std::string config_path;
   std::vector<std::string> endpoints;  // --storage-endpoint, added to the config's
   bool quiet = false;

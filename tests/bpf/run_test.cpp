@@ -19,7 +19,8 @@ using ::testing::HasSubstr;
 
 std::vector<std::string> profiled(const ScratchDir& dir, std::vector<std::string> command,
                                   std::vector<std::string> extra_flags = {}) {
-  std::vector<std::string> argv = {kCkptscope, "run", "--trace", dir / "trace.db"};
+  std::vector<std::string> argv = {kCkptscope,       "run",       "--trace",
+                                   dir / "trace.db", "--log-dir", dir / "logs"};
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());
@@ -310,8 +311,8 @@ TEST(RunTest, JobRunsWhenBpfIsRefused) {
   ScratchDir dir;
   std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
   // An unprivileged user cannot load tracing programs: the kernel refuses.
-  auto r = run({kCkptscope, "run", "--trace", dir / "trace.db", "--", "/bin/sh", "-c",
-                "echo ran > " + quote(dir / "marker") + "; exit 5"},
+  auto r = run({kCkptscope, "run", "--trace", dir / "trace.db", "--log-dir", dir / "logs", "--",
+                "/bin/sh", "-c", "echo ran > " + quote(dir / "marker") + "; exit 5"},
                dir, "setpriv --reuid=65534 --regid=65534 --clear-groups ");
   EXPECT_EQ(r.code, 5) << r.err;
   EXPECT_EQ(slurp(dir / "marker"), "ran\n");
@@ -328,8 +329,9 @@ TEST(RunTest, UntracedJobIsWaitedForNotPolled) {
   std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
   rusage before{}, after{};
   getrusage(RUSAGE_CHILDREN, &before);
-  auto r = run({kCkptscope, "run", "--quiet", "--trace", dir / "trace.db", "--", "sleep", "1"}, dir,
-               "setpriv --reuid=65534 --regid=65534 --clear-groups ");
+  auto r = run({kCkptscope, "run", "--quiet", "--trace", dir / "trace.db", "--log-dir",
+                dir / "logs", "--", "sleep", "1"},
+               dir, "setpriv --reuid=65534 --regid=65534 --clear-groups ");
   getrusage(RUSAGE_CHILDREN, &after);
   EXPECT_EQ(r.code, 0) << r.err;
   auto cpu_s = [](const rusage& u) {
@@ -342,14 +344,15 @@ TEST(RunTest, UntracedJobIsWaitedForNotPolled) {
 TEST(RunTest, ClosedOrBrokenStderrDoesNotChangeTheExitCode) {
   REQUIRE_ROOT();
   ScratchDir dir;
-  std::string closed =
-      join({kCkptscope, "run", "--trace", dir / "a.db", "--", "sh", "-c", "exit 3"}) + " 2>&-";
+  std::string closed = join({kCkptscope, "run", "--trace", dir / "a.db", "--log-dir", dir / "logs",
+                             "--", "sh", "-c", "exit 3"}) +
+                       " 2>&-";
   int status = std::system(closed.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
-  std::string broken =
-      "set -o pipefail 2>/dev/null; " +
-      join({kCkptscope, "run", "--trace", dir / "b.db", "--", "sh", "-c", "exit 4"}) +
-      " 2>&1 | true; exit ${PIPESTATUS[0]}";
+  std::string broken = "set -o pipefail 2>/dev/null; " +
+                       join({kCkptscope, "run", "--trace", dir / "b.db", "--log-dir", dir / "logs",
+                             "--", "sh", "-c", "exit 4"}) +
+                       " 2>&1 | true; exit ${PIPESTATUS[0]}";
   status = std::system(("bash -c " + quote(broken)).c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 4) << status;
 }

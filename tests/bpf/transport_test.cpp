@@ -59,15 +59,10 @@ TEST(TransportTest, LossyLinkRetransmitsAreCountedAndBytesStayExact) {
   for (int i = 0; i < 100 && !std::filesystem::exists(dir / "ready"); ++i) usleep(50'000);
   ASSERT_TRUE(std::filesystem::exists(dir / "ready")) << slurp(dir / "sink.json");
   std::ofstream(dir / "cfg.json") << R"({"failures": {"retransmit_storm_per_s": 1}})";
-  std::vector<std::string> argv = {kCkptscope,
-                                   "run",
-                                   "--trace",
-                                   dir / "trace.db",
-                                   "--config",
-                                   dir / "cfg.json",
-                                   "--storage-endpoint",
-                                   "127.0.0.1:" + port,
-                                   "--"};
+  std::vector<std::string> argv = {
+      kCkptscope,   "run",      "--trace",        dir / "trace.db",     "--log-dir",
+      dir / "logs", "--config", dir / "cfg.json", "--storage-endpoint", "127.0.0.1:" + port,
+      "--"};
   for (const auto& a : ns.exec_argv()) argv.push_back(a);
   for (const auto& a :
        {kWorkload, std::string("--dir"), dir / "ckpt", std::string("--shards"), std::string("2"),
@@ -126,9 +121,15 @@ TEST(TransportTest, AResetFromTheServerIsAFailure) {
             0);
   for (int i = 0; i < 100 && !std::filesystem::exists(dir / "ready"); ++i) usleep(50'000);
   ASSERT_TRUE(std::filesystem::exists(dir / "ready"));
-  std::vector<std::string> argv = {
-      kCkptscope,          "run", "--trace", dir / "trace.db", "--storage-endpoint",
-      "127.0.0.1:" + port, "--"};
+  std::vector<std::string> argv = {kCkptscope,
+                                   "run",
+                                   "--trace",
+                                   dir / "trace.db",
+                                   "--log-dir",
+                                   dir / "logs",
+                                   "--storage-endpoint",
+                                   "127.0.0.1:" + port,
+                                   "--"};
   for (const auto& a : ns.exec_argv()) argv.push_back(a);
   argv.push_back("python3");
   argv.push_back(dir / "client.py");

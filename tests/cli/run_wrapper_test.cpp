@@ -122,7 +122,7 @@ TEST(RunWrapper, OutputOfProcessesLeftBehindDoesNotHoldTheJobsEnd) {
 // code, or the signal). run returns exactly that status, and names the class.
 TEST(RunWrapper, ExitStatusPassesThroughForEveryClassifiedFailureMode) {
   const std::string labels =
-      CKPTSCOPE_SOURCE_DIR "/../shared/data/gpualert-corpus/corpus/labels.jsonl";
+      CKPTSCOPE_SOURCE_DIR "/tests/data/third_party/gpualert-corpus/corpus/labels.jsonl";
   std::ifstream in(labels);
   ASSERT_TRUE(in) << labels;
   std::map<std::string, nlohmann::json> one_per_class;

@@ -1,10 +1,12 @@
 #include "runner/job_log.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -111,6 +113,34 @@ std::string default_log_path(const std::string& dir, const std::string& job_name
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
   std::string name = fmt::format("{}-{}-{}.log", job_name, stamp, pid);
   return dir.empty() ? name : (std::filesystem::path(dir) / name).string();
+}
+
+Expected<std::string> state_log_dir(const LogStateInputs& in) {
+  if (in.root) return std::string("/var/log/ckptscope");
+  if (!in.xdg_state_home.empty() && in.xdg_state_home.front() == '/')
+    return (std::filesystem::path(in.xdg_state_home) / "ckptscope/logs").string();
+  if (!in.home.empty())
+    return (std::filesystem::path(in.home) / ".local/state/ckptscope/logs").string();
+  return make_error(
+      "no state directory for the job log: XDG_STATE_HOME and HOME are unset and the user has "
+      "no home directory");
+}
+
+LogStateInputs log_state_inputs() {
+  LogStateInputs in;
+  in.root = geteuid() == 0;
+  if (const char* xdg = std::getenv("XDG_STATE_HOME")) in.xdg_state_home = xdg;
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    in.home = home;
+  } else {
+    // getpwuid_r: a library must not hand out getpwuid's static buffer.
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (getpwuid_r(geteuid(), &pw, buf.data(), buf.size(), &found) == 0 && found && found->pw_dir)
+      in.home = found->pw_dir;
+  }
+  return in;
 }
 
 }  // namespace ckpt

@@ -54,4 +54,21 @@ std::string log_file_stem(const std::string& job_name);
 // "<dir>/<job>-<YYYYmmdd-HHMMSS>-<pid>.log"; dir "" = the current directory.
 std::string default_log_path(const std::string& dir, const std::string& job_name,
                              uint64_t start_wall_ns, int pid);
+
+// What decides the state directory for job logs: who runs, and their
+// environment. Kept apart from the process so the rule can be tested.
+struct LogStateInputs {
+  bool root = false;
+  std::string xdg_state_home;  // $XDG_STATE_HOME; "" when unset
+  std::string home;            // $HOME, else the passwd entry's directory; "" when neither
+};
+// Where job logs go when nothing names a place: a state directory, never the
+// current directory (a job started in a source tree would litter it). Root:
+// /var/log/ckptscope, the system's log tree. Anyone else:
+// $XDG_STATE_HOME/ckptscope/logs, else ~/.local/state/ckptscope/logs (the
+// XDG base directory rules: a relative XDG_STATE_HOME is ignored). An error
+// when a user has no home to put it in.
+Expected<std::string> state_log_dir(const LogStateInputs& in);
+// The same for this process: its effective uid and its environment.
+LogStateInputs log_state_inputs();
 }  // namespace ckpt

@@ -13,14 +13,14 @@ namespace ckpt::classify {
 namespace {
 
 const std::string kCorpusLabels =
-    CKPTSCOPE_SOURCE_DIR "/../shared/data/gpualert-corpus/corpus/labels.jsonl";
+    CKPTSCOPE_SOURCE_DIR "/tests/data/third_party/gpualert-corpus/corpus/labels.jsonl";
 const std::string kOurLabels = CKPTSCOPE_SOURCE_DIR "/tests/data/classifier/labels.jsonl";
 
 std::vector<std::string> corpus_classes() { return {kCorpusClasses.begin(), kCorpusClasses.end()}; }
 
 TEST(ClassifierEvaluation, GpuAlertCorpusMacroF1AtLeastTarget) {
   auto logs = load_labels(kCorpusLabels);
-  ASSERT_TRUE(logs) << logs.error().message << " (the shared data must sit beside the checkout)";
+  ASSERT_TRUE(logs) << logs.error().message << " (the corpus is in tests/data/third_party)";
   ASSERT_EQ(logs->size(), 474u);
   auto ev = evaluate(Classifier::builtin(), *logs, corpus_classes());
   ASSERT_TRUE(ev) << ev.error().message;

@@ -43,8 +43,8 @@ TEST(Evaluation, Baselines) {
 }
 
 TEST(Evaluation, BglSampleGroupingMatchesDrainsPublishedAccuracy) {
-  const std::string dir = std::string(CKPTSCOPE_SOURCE_DIR) + "/../shared/data/loghub/BGL";
-  // The shared Loghub sample is an input of the suite, not optional: a
+  const std::string dir = std::string(CKPTSCOPE_SOURCE_DIR) + "/tests/data/third_party/loghub/BGL";
+  // The Loghub sample (tests/data/third_party) is an input of the suite, not optional: a
   // missing file fails here, named by load_bgl's error.
   auto lines = load_bgl(dir + "/BGL_2k.log", dir + "/BGL_2k.log_structured.csv");
   ASSERT_TRUE(lines.has_value()) << lines.error().message;

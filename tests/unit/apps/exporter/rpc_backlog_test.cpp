@@ -1,6 +1,6 @@
-// RPC backlog depth per NFS server from the real mountstats sample (shared
-// data) and later snapshots of it made by editing its xprt: line with known
-// deltas: depth = (delta bklog_u + delta sending_u) / delta sends.
+// RPC backlog depth per NFS server from the real mountstats sample
+// (tests/data/third_party/mountstats) and later snapshots of it made by editing its xprt: line with
+// known deltas: depth = (delta bklog_u + delta sending_u) / delta sends.
 #include "apps/exporter/rpc_backlog.h"
 
 #include <fstream>
@@ -17,7 +17,7 @@ namespace ckpt {
 namespace {
 
 const std::string kSample =
-    CKPTSCOPE_SOURCE_DIR "/../shared/data/mountstats/procfs-fixture-nfs4-tcp.mountstats";
+    CKPTSCOPE_SOURCE_DIR "/tests/data/third_party/mountstats/procfs-fixture-nfs4-tcp.mountstats";
 
 // The sample's transport line: port 832, 6428 sends, bklog_u 0, sending_u 26.
 const std::string kSampleXprt = "xprt:\ttcp 832 0 1 0 11 6428 6428 0 12154 0 24 26 5726";
@@ -34,7 +34,8 @@ std::string read_file(const std::string& path) {
 std::string sample_text() {
   std::string text = read_file(kSample);
   EXPECT_NE(text.find(kSampleXprt), std::string::npos)
-      << kSample << " is missing or changed: the shared mountstats sample is needed";
+      << kSample
+      << " is missing or changed: the mountstats sample in tests/data/third_party is needed";
   return text;
 }
 

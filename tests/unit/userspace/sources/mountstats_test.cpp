@@ -9,7 +9,7 @@ namespace ckpt {
 namespace {
 
 const std::string kSample =
-    CKPTSCOPE_SOURCE_DIR "/../shared/data/mountstats/procfs-fixture-nfs4-tcp.mountstats";
+    CKPTSCOPE_SOURCE_DIR "/tests/data/third_party/mountstats/procfs-fixture-nfs4-tcp.mountstats";
 
 // The real sample, read once per test; a missing file fails (never skips):
 // these numbers are the parser's ground truth.
@@ -28,7 +28,7 @@ NfsMountStats real_sample_mount() {
 
 TEST(MountstatsTest, RealSampleIsPresent) {
   ASSERT_TRUE(std::filesystem::exists(kSample))
-      << kSample << " is missing: the shared mountstats sample is needed";
+      << kSample << " is missing: the mountstats sample in tests/data/third_party is needed";
 }
 
 TEST(MountstatsTest, ParsesRealSample) {

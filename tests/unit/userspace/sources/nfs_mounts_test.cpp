@@ -1,6 +1,6 @@
-// The NFS mounts' records from real mountstats text: the shared sample
-// (a production-like NFSv4 mount with a wrapped counter) and a later snapshot
-// of it, with the eBPF cross-check side.
+// The NFS mounts' records from real mountstats text: the sample in
+// tests/data/third_party/mountstats (a production-like NFSv4 mount with a
+// wrapped counter) and a later snapshot of it, with the eBPF cross-check side.
 #include "sources/nfs_mounts.h"
 
 #include <fstream>
@@ -12,7 +12,7 @@ namespace ckpt {
 namespace {
 
 const std::string kSample =
-    CKPTSCOPE_SOURCE_DIR "/../shared/data/mountstats/procfs-fixture-nfs4-tcp.mountstats";
+    CKPTSCOPE_SOURCE_DIR "/tests/data/third_party/mountstats/procfs-fixture-nfs4-tcp.mountstats";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
