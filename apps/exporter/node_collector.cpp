@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "model/rpc_call_record.h"
 #include "sources/jobio_source.h"
 #include "sources/mountstats.h"
 #include "sources/nfs_mounts.h"
@@ -28,22 +29,6 @@ bool is_cgroup_move(const IoEvent& io) {
   return io.op == IoOp::Write && io.ret > 0 &&
          (io.path.ends_with("/cgroup.procs") || io.path.ends_with("/cgroup.threads") ||
           io.path.ends_with("/tasks"));
-}
-
-RpcCallRecord rpc_call(const RpcEvent& ev) {
-  RpcCallRecord r;
-  r.start_ns = ev.start_ns;
-  r.end_ns = ev.time_ns;
-  r.queue_ns = ev.queue_ns;
-  r.rtt_ns = ev.rtt_ns;
-  r.execute_ns = ev.execute_ns;
-  r.op = ev.op;
-  r.server = ev.server.empty() ? "unknown" : ev.server;
-  r.bytes_sent = ev.bytes_sent;
-  r.bytes_received = ev.bytes_recv;
-  r.status = ev.status;
-  r.transmissions = ev.ntrans;
-  return r;  // major timeouts are counted as they fire (RpcEvent::Kind::Timeout)
 }
 
 double seconds(std::chrono::steady_clock::duration d) {
@@ -202,8 +187,8 @@ void NodeCollector::route_to_node(Event&& event) {
   } else if (const auto* rpc = std::get_if<RpcEvent>(&event)) {
     if (rpc->kind == RpcEvent::Kind::Timeout)
       metrics_.observe_rpc_timeout(rpc->server.empty() ? "unknown" : rpc->server);
-    else
-      metrics_.observe_rpc(rpc_call(*rpc));
+    else  // its major timeouts were counted as they fired, above
+      metrics_.observe_rpc(rpc_call_record(*rpc));
   }
   // Every workload's stitcher sees the node's NFS and TCP events; each keeps
   // what its own checkpoints' files and windows claim.

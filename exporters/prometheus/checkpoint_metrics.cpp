@@ -190,12 +190,15 @@ void CheckpointMetrics::add_kernel_records(const std::string& source, uint64_t r
 }
 
 void CheckpointMetrics::observe_rpc(const RpcCallRecord& rpc) {
-  const prometheus::Labels labels = {{"op", rpc.op}, {"server", rpc.server}};
+  // The record says "" for a server the probes could not name; a label
+  // needs a value.
+  const std::string server = rpc.server.empty() ? "unknown" : rpc.server;
+  const prometheus::Labels labels = {{"op", rpc.op}, {"server", server}};
   rpc_queue_.Add(labels, kRpcSeconds).Observe(seconds(rpc.queue_ns));
   rpc_rtt_.Add(labels, kRpcSeconds).Observe(seconds(rpc.rtt_ns));
   rpc_execute_.Add(labels, kRpcSeconds).Observe(seconds(rpc.execute_ns));
   if (rpc.major_timeouts > 0)
-    rpc_major_timeouts_.Add({{"server", rpc.server}})
+    rpc_major_timeouts_.Add({{"server", server}})
         .Increment(static_cast<double>(rpc.major_timeouts));
 }
 

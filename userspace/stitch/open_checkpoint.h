@@ -1,0 +1,51 @@
+// The checkpoint the stitcher is assembling, as its parts share it: the core
+// fills it from the calls, the failure detectors add live failures to it,
+// and each stage builder reads it when it closes. Internal to stitch/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "model/events.h"
+#include "model/records.h"
+
+namespace ckpt {
+
+// A server not responding during a checkpoint: flagged at its first major
+// timeout, its evidence completed when the checkpoint closes.
+struct ServerTrouble {
+  size_t failure_index;
+  uint64_t timeouts;
+  uint64_t first_ns;
+  uint64_t last_ns;
+};
+
+struct OpenCheckpoint {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t last_activity_ns = 0;             // end of the last call that extends it
+  std::vector<FailureRecord> live_failures;  // stalls seen while calls were in flight
+  uint64_t bytes_written = 0;
+  uint64_t bytes_read = 0;
+  uint64_t write_calls = 0;
+  uint64_t read_calls = 0;
+  std::vector<IoEvent> calls;
+  std::unordered_set<FileId, FileIdHash> files_touched;
+  std::map<std::string, ServerTrouble> server_trouble;
+  bool nfs_stall_flagged = false;
+};
+
+// A call's file: its identity, or for a call without one (the process was
+// gone before its path could be resolved) a stand-in derived from the path.
+inline FileId call_key(const IoEvent& ev) {
+  return ev.file.known() ? ev.file : FileId{0, std::hash<std::string>()(ev.path) | 1};
+}
+
+inline bool is_data_op(IoOp op) { return !is_metadata_op(op); }
+
+}  // namespace ckpt
