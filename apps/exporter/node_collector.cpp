@@ -186,7 +186,7 @@ void NodeCollector::route_to_node(Event&& event) {
     metrics_.observe_tcp(tcp->remote, tcp_sample_record(*tcp));
   } else if (const auto* rpc = std::get_if<RpcEvent>(&event)) {
     if (rpc->kind == RpcEvent::Kind::Timeout)
-      metrics_.observe_rpc_timeout(rpc->server.empty() ? "unknown" : rpc->server);
+      metrics_.observe_rpc_timeout(rpc->server);
     else  // its major timeouts were counted as they fired, above
       metrics_.observe_rpc(rpc_call_record(*rpc));
   }

@@ -7,6 +7,9 @@
 namespace ckpt {
 namespace {
 
+// Records say "" for a server the probes could not name; a label needs a value.
+std::string server_label(const std::string& server) { return server.empty() ? "unknown" : server; }
+
 using prometheus::BuildCounter;
 using prometheus::BuildGauge;
 using prometheus::BuildHistogram;
@@ -190,9 +193,7 @@ void CheckpointMetrics::add_kernel_records(const std::string& source, uint64_t r
 }
 
 void CheckpointMetrics::observe_rpc(const RpcCallRecord& rpc) {
-  // The record says "" for a server the probes could not name; a label
-  // needs a value.
-  const std::string server = rpc.server.empty() ? "unknown" : rpc.server;
+  const std::string server = server_label(rpc.server);
   const prometheus::Labels labels = {{"op", rpc.op}, {"server", server}};
   rpc_queue_.Add(labels, kRpcSeconds).Observe(seconds(rpc.queue_ns));
   rpc_rtt_.Add(labels, kRpcSeconds).Observe(seconds(rpc.rtt_ns));
@@ -203,7 +204,7 @@ void CheckpointMetrics::observe_rpc(const RpcCallRecord& rpc) {
 }
 
 void CheckpointMetrics::observe_rpc_timeout(const std::string& server) {
-  rpc_major_timeouts_.Add({{"server", server}}).Increment();
+  rpc_major_timeouts_.Add({{"server", server_label(server)}}).Increment();
 }
 
 void CheckpointMetrics::observe_tcp(const std::string& server, const TcpSampleRecord& s) {

@@ -57,7 +57,8 @@ class CheckpointMetrics {
   void add_kernel_records(const std::string& source, uint64_t records);
   // A finished RPC: queue, round trip and execute time by op and server.
   void observe_rpc(const RpcCallRecord& rpc);
-  // One RPC major timeout ("server not responding") toward `server`, as it fires.
+  // One RPC major timeout ("server not responding") toward `server` ("" when
+  // the probes could not name it), as it fires.
   void observe_rpc_timeout(const std::string& server);
   // A TCP sample of the connection to `server`: bytes in flight and the
   // backlog now; retransmits and zero-window time as they grew.
