@@ -53,6 +53,11 @@ void Stmt::bind_text(int i, std::string_view v) {
   note(sqlite3_bind_text64(stmt_.get(), i, data, v.size(), SQLITE_STATIC, SQLITE_UTF8));
 }
 
+void Stmt::bind_text_copy(int i, std::string_view v) {
+  const char* data = v.data() != nullptr ? v.data() : "";
+  note(sqlite3_bind_text64(stmt_.get(), i, data, v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+}
+
 void Stmt::bind_opt_u64(int i, const std::optional<uint64_t>& v) {
   if (v) {
     bind_u64(i, *v);

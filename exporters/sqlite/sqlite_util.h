@@ -44,6 +44,8 @@ class Stmt {
   void bind_u64(int i, uint64_t v) { bind_i64(i, static_cast<int64_t>(v)); }
   void bind_double(int i, double v);
   void bind_text(int i, std::string_view v);
+  // Text bound SQLITE_TRANSIENT (copied): for a temporary, such as encoded JSON.
+  void bind_text_copy(int i, std::string_view v);
   void bind_opt_u64(int i, const std::optional<uint64_t>& v);
   void bind_opt_int(int i, const std::optional<int>& v);
   void bind_opt_double(int i, const std::optional<double>& v);

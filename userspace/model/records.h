@@ -43,6 +43,8 @@ struct StageRecord {
 
   [[nodiscard]] double bandwidth_Bps() const;                   // bytes / busy time; 0 when idle
   [[nodiscard]] std::optional<double> fraction_of_max() const;  // bandwidth / max, when max known
+
+  bool operator==(const StageRecord&) const = default;
 };
 
 struct FailureRecord {
@@ -53,6 +55,8 @@ struct FailureRecord {
   uint64_t time_ns = 0;
   std::string evidence;  // human-readable: the call, the file, the errno
   std::optional<uint64_t> checkpoint_id;
+
+  bool operator==(const FailureRecord&) const = default;
 };
 
 // Per file, per checkpoint.
@@ -69,6 +73,8 @@ struct FileIoRecord {
   uint64_t busy_ns = 0;  // summed call time (may exceed wall time with parallel calls)
   uint64_t first_ns = 0;
   uint64_t last_ns = 0;
+
+  bool operator==(const FileIoRecord&) const = default;
 };
 
 // RPCs of one procedure ("WRITE", "READ", "COMMIT", "GETATTR", ...), as
@@ -86,6 +92,8 @@ struct RpcOpStats {
   uint64_t execute_ns = 0;      // sum of start -> done
 
   RpcOpStats& operator+=(const RpcOpStats& o);  // every counter; `op` stays
+
+  bool operator==(const RpcOpStats&) const = default;
 };
 
 // What eBPF saw of one RPC client's traffic over the whole trace, by op: the
@@ -95,6 +103,8 @@ struct RpcTotals {
   std::string server;  // "addr:port"
   uint32_t vers = 0;   // 3 or 4
   std::vector<RpcOpStats> ops;
+
+  bool operator==(const RpcTotals&) const = default;
 };
 
 // A duration distribution over a set of RPCs (nearest-rank percentiles).
@@ -105,6 +115,8 @@ struct DurationStats {
   uint64_t p90_ns = 0;
   uint64_t p99_ns = 0;
   uint64_t max_ns = 0;
+
+  bool operator==(const DurationStats&) const = default;
 };
 
 // The NFS side of one checkpoint: the RPCs that carried its files' pages,
@@ -129,6 +141,8 @@ struct NfsCheckpointRecord {
   std::optional<uint64_t> tcp_backlog_max;
   std::optional<double> tcp_backlog_mean;
   std::optional<uint64_t> tcp_retransmits;
+
+  bool operator==(const NfsCheckpointRecord&) const = default;
 };
 
 // The gpu_copy stage's detail: how the checkpoint's GPU copies were staged.
@@ -145,6 +159,8 @@ struct CheckpointGpuRecord {
   uint64_t first_ns = 0;             // the first copy's start
   uint64_t last_ns = 0;              // the last copy's end
   std::vector<std::string> devices;  // PCI addresses (or "device N"), sorted
+
+  bool operator==(const CheckpointGpuRecord&) const = default;
 };
 
 struct CheckpointRecord {
@@ -160,6 +176,8 @@ struct CheckpointRecord {
   std::vector<FileIoRecord> file_io;
   std::optional<NfsCheckpointRecord> nfs;  // when the NFS probes ran and saw its files' RPCs
   std::optional<CheckpointGpuRecord> gpu;  // when the CUPTI library ran in the job
+
+  bool operator==(const CheckpointRecord&) const = default;
 };
 
 // One traced call on a checkpoint file, kept for timelines and reports.
@@ -174,6 +192,8 @@ struct IoCallRecord {
   uint64_t bytes = 0;  // bytes moved (ret when a read/write succeeded)
   std::string path;
   std::optional<uint64_t> checkpoint_id;
+
+  bool operator==(const IoCallRecord&) const = default;
 };
 
 // One RPC of a checkpoint's RPC clients during the checkpoint, as the NFS
@@ -198,6 +218,8 @@ struct RpcCallRecord {
   uint32_t major_timeouts = 0;
   bool checkpoint_io = false;  // carried pages of the checkpoint's files (counted in nfs.io_rpcs)
   std::optional<uint64_t> checkpoint_id;
+
+  bool operator==(const RpcCallRecord&) const = default;
 };
 
 // A TCP connection to a storage server, as seen over the trace.
@@ -214,6 +236,8 @@ struct ConnectionRecord {
   uint64_t resets = 0;
   std::optional<double> link_max_Bps;
   std::string link_max_source;
+
+  bool operator==(const ConnectionRecord&) const = default;
 };
 
 struct TcpSampleRecord {
@@ -230,6 +254,8 @@ struct TcpSampleRecord {
   uint32_t total_retrans = 0;
   uint64_t zero_window_ns = 0;
   int32_t new_state = 0;
+
+  bool operator==(const TcpSampleRecord&) const = default;
 };
 
 // One NFS mount over the trace, from /proc/self/mountstats snapshots at the
@@ -246,6 +272,8 @@ struct NfsMountOpRecord {
   uint64_t rtt_ms = 0;
   uint64_t execute_ms = 0;
   std::optional<uint64_t> errors;  // iostats 1.1 and later
+
+  bool operator==(const NfsMountOpRecord&) const = default;
 };
 
 struct NfsMountRecord {
@@ -272,12 +300,16 @@ struct NfsMountRecord {
   // What the eBPF probes saw for this mount's RPC client over the same trace
   // (absent when they did not run): the per-op cross-check.
   std::optional<std::vector<RpcOpStats>> ebpf_ops;
+
+  bool operator==(const NfsMountRecord&) const = default;
 };
 
 struct DropRecord {
   std::string source;  // "jobio", "tcp", "collector"
   std::string cause;   // "ringbuf_full", "inflight_full", ...
   uint64_t count = 0;
+
+  bool operator==(const DropRecord&) const = default;
 };
 
 // One line that made the failure classifier decide (analysis/classifier);
@@ -286,6 +318,8 @@ struct JobEvidence {
   uint64_t line = 0;  // 1-based line in `source`; 0 when not from a log (the exit status)
   std::string text;
   std::string source;  // the job log's path, "kmsg" (the kernel log), or "exit_status"
+
+  bool operator==(const JobEvidence&) const = default;
 };
 // Where an evidence line is, as every output says it: "line N" in the log
 // being shown (own_log), "SOURCE:N" elsewhere (the kernel log), "SOURCE" for
@@ -298,6 +332,8 @@ struct JobFailure {
   std::string rule;  // the rule that fired; empty for unknown
   std::vector<JobEvidence> evidence;
   std::vector<std::string> symptoms;  // other classes seen, e.g. "nccl (rule nccl) at line 8"
+
+  bool operator==(const JobFailure&) const = default;
 };
 
 struct JobRecord {
@@ -318,6 +354,8 @@ struct JobRecord {
   std::vector<uint32_t> root_pids;
   std::string log_path;               // the durable log `run` wrote; empty when none
   std::optional<JobFailure> failure;  // set only when the job failed: non-zero exit or a signal
+
+  bool operator==(const JobRecord&) const = default;
 };
 
 struct Trace {
@@ -330,6 +368,8 @@ struct Trace {
   std::vector<TcpSampleRecord> tcp_samples;
   std::vector<DropRecord> drops;
   std::vector<NfsMountRecord> nfs_mounts;
+
+  bool operator==(const Trace&) const = default;
 };
 
 }  // namespace ckpt
