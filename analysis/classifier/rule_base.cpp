@@ -66,6 +66,37 @@ Expected<void> check_patterns(const std::vector<std::string>& patterns, const st
 
 }  // namespace
 
+Expected<std::string> expand_xid_lists(std::string_view text, XidListStyle style) {
+  constexpr std::string_view kOpen = "{{xids:";
+  constexpr std::string_view kClose = "}}";
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    const size_t at = text.find(kOpen, pos);
+    if (at == std::string_view::npos) break;
+    const size_t name_at = at + kOpen.size();
+    const size_t close = text.find(kClose, name_at);
+    if (close == std::string_view::npos)
+      return make_error(fmt::format("\"{}\" is not closed by \"}}}}\"", text.substr(at)));
+    const std::string_view name = text.substr(name_at, close - name_at);
+    const XidCategoryEntry* entry = find_xid_category(name);
+    if (entry == nullptr || entry->xids.empty())
+      return make_error(
+          fmt::format("{{{{xids:{}}}}}: not an Xid category with a list (one of "
+                      "gpu_lost, ecc_error, nvlink_error)",
+                      name));
+    out.append(text.substr(pos, at - pos));
+    const char* separator = style == XidListStyle::Pattern ? "|" : "/";
+    if (style == XidListStyle::Pattern) out += "(?:";
+    for (size_t i = 0; i < entry->xids.size(); ++i)
+      out += fmt::format("{}{}", i ? separator : "", entry->xids[i]);
+    if (style == XidListStyle::Pattern) out += ")";
+    pos = close + kClose.size();
+  }
+  out.append(text.substr(pos));
+  return out;
+}
+
 Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string& origin) {
   json doc;
   try {
@@ -95,9 +126,16 @@ Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string
     if (auto ok = check_keys(item, keys, where); !ok) return ok.error();
     auto doc_text = string_field(item, "doc", where, true);
     if (!doc_text) return doc_text.error();
-    text.doc = *doc_text;
+    auto doc_expanded = expand_xid_lists(*doc_text, XidListStyle::Prose);
+    if (!doc_expanded) return make_error(where + ".doc: " + doc_expanded.error().message);
+    text.doc = std::move(*doc_expanded);
     auto patterns = string_list(item, "match", where);
     if (!patterns) return patterns.error();
+    for (std::string& p : *patterns) {
+      auto expanded = expand_xid_lists(p, XidListStyle::Pattern);
+      if (!expanded) return make_error(where + ".match: " + expanded.error().message);
+      p = std::move(*expanded);
+    }
     text.patterns = *patterns;
     auto examples = string_list(item, "examples", where);
     if (!examples) return examples.error();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "model/xid_catalogue.h"
 
 namespace ckpt::classify {
 
@@ -18,9 +19,11 @@ inline constexpr std::array<std::string_view, 15> kCorpusClasses = {
     "file_not_found", "permission", "missing_module", "div_zero",  "device_mismatch",
     "nan_loss",       "oom_killer", "traceback",      "assertion", "runtime_error"};
 // Infrastructure causes that corpus lacks.
+// The GPU ones are the Xid categories' names (model/xid_catalogue.h).
 inline constexpr std::array<std::string_view, 8> kInfraClasses = {
-    "gpu_lost",     "ecc_error",  "nvlink_error", "gpu_xid",
-    "storage_full", "storage_io", "time_limit",   "dataloader_shm"};
+    kXidCategoryGpuLost, kXidCategoryEccError, kXidCategoryNvlinkError,
+    kXidCategoryGpuXid,  "storage_full",       "storage_io",
+    "time_limit",        "dataloader_shm"};
 inline constexpr std::string_view kUnknownClass = "unknown";
 
 bool is_known_class(std::string_view name);
@@ -50,8 +53,17 @@ struct RuleBase {
   std::string origin;  // "built-in" or the file it came from
 };
 
+// "{{xids:CATEGORY}}" in a rule's patterns and doc stands for the Xids
+// model/xid_catalogue.h lists under CATEGORY ("ecc_error"): the rule base and
+// the kernel-log watcher read the one list. In a pattern it becomes the group
+// "(?:48|63|...)", in prose "48/63/...". Text without "{{xids:" comes back
+// unchanged; an unknown category, or one with no Xids of its own, is an error.
+enum class XidListStyle { Pattern, Prose };
+Expected<std::string> expand_xid_lists(std::string_view text, XidListStyle style);
+
 // Parses and checks: known keys only, a known class, unique ids, at least one
-// pattern and one example each, every pattern compiles under RE2.
+// pattern and one example each, every pattern compiles under RE2 (after
+// expand_xid_lists).
 Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string& origin);
 Expected<RuleBase> load_rule_base(const std::string& path);
 // The rules compiled into the binary (analysis/classifier/rules.json).

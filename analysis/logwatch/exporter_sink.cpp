@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "model/vocabulary.h"
 
 namespace ckpt::logwatch {
 
@@ -12,7 +13,8 @@ std::string anomaly_evidence(const Anomaly& anomaly) {
 }
 
 FailureRecord anomaly_failure(const Anomaly& anomaly, std::uint64_t time_ns) {
-  return FailureRecord{kLogAnomalyKind, time_ns, anomaly_evidence(anomaly), std::nullopt};
+  return FailureRecord{std::string(kFailureLogAnomaly), time_ns, anomaly_evidence(anomaly),
+                       std::nullopt};
 }
 
 Expected<std::unique_ptr<ExporterSink>> ExporterSink::connect(const std::string& socket_path) {

@@ -18,8 +18,6 @@
 
 namespace ckpt::logwatch {
 
-inline constexpr const char* kLogAnomalyKind = "log_anomaly";
-
 // "line N: REASON (score S): TEXT".
 std::string anomaly_evidence(const Anomaly& anomaly);
 FailureRecord anomaly_failure(const Anomaly& anomaly, std::uint64_t time_ns);

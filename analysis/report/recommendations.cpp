@@ -11,6 +11,7 @@
 
 #include "analysis/format.h"
 #include "analysis/report/report_internal.h"
+#include "model/vocabulary.h"
 
 namespace ckpt::report {
 namespace {
@@ -222,7 +223,7 @@ Evidence transport_loss(const Report& r) {
   each_node_checkpoint(r, [&](const CheckpointReport& cp, const NodeCheckpoint& nc) {
     const CheckpointRecord& c = *nc.record;
     for (const auto& f : c.failures)
-      if (f.kind == "tcp_retransmit_storm")
+      if (f.kind == kFailureTcpRetransmitStorm)
         ev.push_back({cp.index, node_name(r, nc),
                       fmt::format("{}: retransmit storm: {}", checkpoint_label(cp), f.evidence)});
     if (!c.nfs || !c.nfs->tcp_retransmits) return;
@@ -393,43 +394,44 @@ const std::vector<Rule>& rules() {
        "Free space or raise the quota before the next save; keep fewer old checkpoints, and check "
        "free space before a save starts rather than failing halfway.",
        [](const Report& r) {
-         return failures_of(r, {"enospc", "edquot", "rpc_enospc", "rpc_edquot"});
+         return failures_of(r,
+                            {kFailureEnospc, kFailureEdquot, kFailureRpcEnospc, kFailureRpcEdquot});
        }},
       {"partial_save", "A process died in the middle of a save",
        "That checkpoint is incomplete: write each checkpoint under a temporary name and rename it "
        "when complete, and never delete the previous one before the new one is verified.",
-       [](const Report& r) { return failures_of(r, {"partial_save"}); }},
+       [](const Report& r) { return failures_of(r, {kFailurePartialSave}); }},
       {"server_unresponsive", "The NFS server stopped answering",
        "Look at the server (load, its disks, nfsd threads) and the network path at those times; "
        "with "
        "hard mounts the job waits for ever, so alert on these before the job's own timeout.",
        [](const Report& r) {
-         return failures_of(r, {"nfs_server_not_responding", "kernel_nfs_not_responding", "stall",
-                                "tcp_reset", "tcp_zero_window"});
+         return failures_of(r, {kFailureNfsServerNotResponding, kFailureKernelNfsNotResponding,
+                                kFailureStall, kFailureTcpReset, kFailureTcpZeroWindow});
        }},
       {"stale_handles", "Files vanished under the job (ESTALE)",
        "Another node removed or replaced files or directories this one had open: let one rank "
        "manage "
        "checkpoint directories, and write to a new name then rename, never delete in place.",
        [](const Report& r) {
-         return failures_of(r, {"estale", "rpc_estale"});
+         return failures_of(r, {kFailureEstale, kFailureRpcEstale});
        }},
       {"io_errors", "The storage returned I/O errors",
        "EIO from the file system: check the server's and the client's kernel logs around these "
        "times; the checkpoint written then is suspect.",
        [](const Report& r) {
-         return failures_of(r, {"eio", "rpc_eio", "io_error"});
+         return failures_of(r, {kFailureEio, kFailureRpcEio, kFailureIoError});
        }},
       {"gpu_faults", "The GPU reported faults (Xid)",
        "A GPU fault, not the storage: drain the node and run the vendor's diagnostics (dcgmi "
        "diag), "
        "and restart the job from its last complete checkpoint elsewhere.",
-       [](const Report& r) { return failures_of(r, {"gpu_xid"}); }},
+       [](const Report& r) { return failures_of(r, {kFailureGpuXid}); }},
       {"host_oom", "The kernel's OOM killer killed the job",
        "Host memory ran out: staging buffers for checkpoints (pinned or not) come on top of the "
        "data "
        "loaders'; stage in smaller pieces, reuse one buffer, or give the job's cgroup more memory.",
-       [](const Report& r) { return failures_of(r, {"oom_kill"}); }},
+       [](const Report& r) { return failures_of(r, {kFailureOomKill}); }},
   };
   return kRules;
 }

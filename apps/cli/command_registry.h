@@ -1,6 +1,7 @@
 // Subcommands that register themselves: each area adds its CLI11 subcommands
 // and the function that runs one when the command line chose it, so main.cpp
-// does not grow with every command's options.
+// does not grow with every command's options. Every subcommand of ckptscope
+// and ckptscope-fleet is registered this way; there is no other dispatch.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,8 @@ struct RegisteredCommand {
   std::function<int()> run;     // returns the process exit code
 };
 using CommandList = std::vector<RegisteredCommand>;
+// Adds one area's subcommands to `app` and their run functions to `commands`.
+using AddCommands = void (*)(CLI::App& app, CommandList& commands);
 
 // `logwatch`, `logwatch train`, `eval-anomaly` (analysis/logwatch).
 void add_logwatch_commands(CLI::App& app, CommandList& commands);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/logwatch/model_file.h"
+#include "model/vocabulary.h"
 
 namespace ckpt::cli {
 
@@ -23,7 +24,7 @@ void RunLogwatch::observe(const KmsgRecord& record) {
   if (!anomaly) return;
   ++anomalies_;
   if (failures_.size() >= kMaxAnomalies) return;
-  failures_.push_back(FailureRecord{"log_anomaly", record.mono_ns,
+  failures_.push_back(FailureRecord{std::string(kFailureLogAnomaly), record.mono_ns,
                                     fmt::format("kernel log: {} (score {:.2f}): {}",
                                                 anomaly->reason, anomaly->score, anomaly->text),
                                     std::nullopt});

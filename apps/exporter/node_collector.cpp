@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "model/rpc_call_record.h"
+#include "model/vocabulary.h"
 #include "sources/jobio_source.h"
 #include "sources/mountstats.h"
 #include "sources/nfs_mounts.h"
@@ -20,9 +21,9 @@ namespace {
 
 // Failures every workload's stitcher derives alike from the node's NFS and
 // TCP events when no checkpoint of its own is open (docs/failures.md).
-constexpr std::array<std::string_view, 5> kNodeLevelKinds = {"nfs_server_not_responding",
-                                                             "tcp_reset", "tcp_retransmit_storm",
-                                                             "tcp_zero_window", "rpc_error"};
+constexpr std::array<std::string_view, 5> kNodeLevelKinds = {
+    kFailureNfsServerNotResponding, kFailureTcpReset, kFailureTcpRetransmitStorm,
+    kFailureTcpZeroWindow, kFailureRpcError};
 constexpr uint64_t kNodeFailureMemoryNs = 600'000'000'000;
 
 bool is_cgroup_move(const IoEvent& io) {

@@ -14,10 +14,12 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "jobio.h"
+#include "model/vocabulary.h"
 
 namespace ckpt {
 namespace {
@@ -27,7 +29,7 @@ using nlohmann::json;
 constexpr size_t kMaxRequestLine = 65536;
 constexpr uint64_t kDropsEveryNs = 1'000'000'000;
 // Failure kinds a client may report, and how much of its evidence is kept.
-constexpr std::array<std::string_view, 1> kReportableFailureKinds = {"log_anomaly"};
+constexpr std::array<std::string_view, 1> kReportableFailureKinds = {kFailureLogAnomaly};
 constexpr size_t kMaxReportedEvidence = 1024;
 
 Expected<FailureRecord> failure_report(uid_t uid, const json& req) {
@@ -40,8 +42,8 @@ Expected<FailureRecord> failure_report(uid_t uid, const json& req) {
   const std::string kind = req.value("kind", std::string());
   if (std::find(kReportableFailureKinds.begin(), kReportableFailureKinds.end(), kind) ==
       kReportableFailureKinds.end())
-    return make_error(fmt::format("failure kind '{}' is not one a client may report (log_anomaly)",
-                                  kind.substr(0, 64)));
+    return make_error(fmt::format("failure kind '{}' is not one a client may report ({})",
+                                  kind.substr(0, 64), fmt::join(kReportableFailureKinds, ", ")));
   if (!req.contains("evidence") || !req["evidence"].is_string())
     return make_error("a failure report needs \"evidence\" (a string)");
   FailureRecord f;

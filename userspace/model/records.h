@@ -13,21 +13,9 @@
 #include <utility>
 #include <vector>
 
-namespace ckpt {
+#include "model/vocabulary.h"
 
-// The fixed stage vocabulary, in pipeline order. Every output uses these
-// names; stages a build cannot measure yet are absent, never zero.
-inline constexpr std::string_view kStageGpuCopy = "gpu_copy";
-inline constexpr std::string_view kStageSerialize = "serialize";
-inline constexpr std::string_view kStageHostIo = "host_io";
-inline constexpr std::string_view kStageMetadata = "metadata";
-inline constexpr std::string_view kStageNfsClient = "nfs_client";
-inline constexpr std::string_view kStageRpcQueue = "rpc_queue";
-inline constexpr std::string_view kStageRpcRtt = "rpc_rtt";
-inline constexpr std::string_view kStageTransport = "transport";
-inline constexpr std::string_view kAllStages[] = {kStageGpuCopy,  kStageSerialize, kStageHostIo,
-                                                  kStageMetadata, kStageNfsClient, kStageRpcQueue,
-                                                  kStageRpcRtt,   kStageTransport};
+namespace ckpt {
 
 enum class Direction { Save, Load };
 std::string_view to_string(Direction d);

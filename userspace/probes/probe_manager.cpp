@@ -21,6 +21,7 @@
 #include "jobio.skel.h"
 #include "nfs.h"
 #include "nfs.skel.h"
+#include "probes/drop_causes.h"
 #include "probes/syscall_table.h"
 #include "tcp.h"
 #include "tcp.skel.h"
@@ -126,11 +127,6 @@ int ring_callback(void* ctx, void* data, size_t size) {
   (*static_cast<RecordHandler*>(ctx))(data, size);
   return 0;
 }
-
-constexpr const char* kJobioDropCauses[] = {"ringbuf_full", "inflight_full", "thread_table_full",
-                                            "tgid_table_full"};
-constexpr const char* kTcpDropCauses[] = {"ringbuf_full", "socket_table_full"};
-constexpr const char* kNfsDropCauses[] = {"ringbuf_full", "task_table_full"};
 
 std::vector<uint64_t> sum_percpu(int map_fd, uint32_t entries) {
   std::vector<uint64_t> out(entries, 0);
@@ -378,16 +374,16 @@ std::vector<DropRecord> ProbeManager::drops() const {
   std::vector<DropRecord> out;
   auto jobio = sum_percpu(bpf_map__fd(jobio_->maps.jobio_drops), CKPT_JOBIO_DROP_MAX);
   for (uint32_t i = 0; i < CKPT_JOBIO_DROP_MAX; ++i)
-    out.push_back({"jobio", kJobioDropCauses[i], jobio[i]});
+    out.push_back({"jobio", std::string(kJobioDropCauses[i].name), jobio[i]});
   if (tcp_) {
     auto tcp = sum_percpu(bpf_map__fd(tcp_->maps.tcp_drops), CKPT_TCP_DROP_MAX);
     for (uint32_t i = 0; i < CKPT_TCP_DROP_MAX; ++i)
-      out.push_back({"tcp", kTcpDropCauses[i], tcp[i]});
+      out.push_back({"tcp", std::string(kTcpDropCauses[i].name), tcp[i]});
   }
   if (nfs_) {
     auto nfs = sum_percpu(bpf_map__fd(nfs_->maps.nfs_drops), CKPT_NFS_DROP_MAX);
     for (uint32_t i = 0; i < CKPT_NFS_DROP_MAX; ++i)
-      out.push_back({"nfs", kNfsDropCauses[i], nfs[i]});
+      out.push_back({"nfs", std::string(kNfsDropCauses[i].name), nfs[i]});
   }
   return out;
 }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "model/vocabulary.h"
+
 namespace ckpt {
 
 namespace {
@@ -143,18 +145,18 @@ FailureRecord to_failure_record(const KernelFaultRecord& f) {
   const KernelFault& k = f.fault;
   switch (k.kind) {
     case KernelFaultKind::GpuXid:
-      r.kind = "gpu_xid";
+      r.kind = kFailureGpuXid;
       r.evidence = fmt::format("Xid {} ({}) on GPU {}: {}", k.xid, to_string(k.category), k.pci,
                                f.record.text);
       break;
     case KernelFaultKind::NfsServerNotResponding:
     case KernelFaultKind::NfsServerOk:
-      r.kind = "kernel_nfs_not_responding";
+      r.kind = kFailureKernelNfsNotResponding;
       r.evidence = "kernel log: " + f.record.text;
       break;
     case KernelFaultKind::OomKill:
     case KernelFaultKind::OomSummary:
-      r.kind = "oom_kill";
+      r.kind = kFailureOomKill;
       r.evidence = "kernel log: " + f.record.text;
       break;
   }

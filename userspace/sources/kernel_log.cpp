@@ -367,50 +367,6 @@ std::string_view to_string(KernelFaultKind kind) {
   return "unknown";
 }
 
-std::string_view to_string(XidCategory category) {
-  switch (category) {
-    case XidCategory::GpuLost:
-      return "gpu_lost";
-    case XidCategory::EccError:
-      return "ecc_error";
-    case XidCategory::NvlinkError:
-      return "nvlink_error";
-    case XidCategory::GpuXid:
-      return "gpu_xid";
-  }
-  return "unknown";
-}
-
-// NVIDIA's Xid catalogue (https://docs.nvidia.com/deploy/xid-errors/) and its
-// memory-error guide (https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/,
-// "User Visible Statistics"), which lists the Xids that report GPU memory
-// errors: 48 uncorrectable ECC error (171 DRAM, 172 SRAM split it on newer
-// drivers), 94 contained and 95 uncontained ECC error, 63 a row remapping
-// (page retirement before Ampere) recorded and 64 one that failed to record,
-// 160 memory marked for repair. 63/64 count as ECC errors: they happen only
-// because of ECC errors, and 64 means the GPU could not fence the bad memory.
-// 92 ("high single-bit ECC error rate", older GPUs) is not in that list and
-// stays a plain Xid.
-XidCategory xid_category(uint32_t xid) {
-  switch (xid) {
-    case 79:
-      return XidCategory::GpuLost;
-    case 74:
-      return XidCategory::NvlinkError;
-    case 48:
-    case 63:
-    case 64:
-    case 94:
-    case 95:
-    case 160:
-    case 171:
-    case 172:
-      return XidCategory::EccError;
-    default:
-      return XidCategory::GpuXid;
-  }
-}
-
 std::optional<KernelFault> match_kernel_fault(std::string_view text) {
   if (auto f = match_xid(text)) return f;
   if (auto f = match_nfs(text)) return f;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "model/xid_catalogue.h"
 
 namespace ckpt {
 
@@ -82,16 +83,9 @@ enum class KernelFaultKind : uint8_t {
 };
 std::string_view to_string(KernelFaultKind kind);  // "gpu_xid", "nfs_server_not_responding", ...
 
-// What an Xid means for the job, from NVIDIA's Xid catalogue.
-enum class XidCategory : uint8_t {
-  GpuLost,      // 79: the GPU has fallen off the bus
-  EccError,     // GPU memory errors and the row remapping / page retirement they cause
-  NvlinkError,  // 74
-  GpuXid,       // any other Xid
-};
-// "gpu_lost", "ecc_error", "nvlink_error", "gpu_xid"
-std::string_view to_string(XidCategory category);
-XidCategory xid_category(uint32_t xid);
+// What an Xid means for the job: XidCategory, xid_category() and
+// to_string(XidCategory) are model/xid_catalogue.h's, the list the
+// classifier's rule base shares.
 
 // A fault matched in one message. The fields a kind does not have stay empty.
 struct KernelFault {

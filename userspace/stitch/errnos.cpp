@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "model/vocabulary.h"
+
 namespace ckpt {
 
 bool is_retry_errno(int err) {
@@ -16,17 +18,17 @@ bool is_retry_errno(int err) {
 std::string failure_kind_for_errno(int err) {
   switch (err) {
     case ENOSPC:
-      return "enospc";
+      return std::string(kFailureEnospc);
     case EDQUOT:
-      return "edquot";
+      return std::string(kFailureEdquot);
     case ESTALE:
-      return "estale";
+      return std::string(kFailureEstale);
     case EIO:
-      return "eio";
+      return std::string(kFailureEio);
     case EROFS:
-      return "erofs";
+      return std::string(kFailureErofs);
     case ETIMEDOUT:
-      return "etimedout";
+      return std::string(kFailureEtimedout);
     default:
       return "";
   }

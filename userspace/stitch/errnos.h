@@ -6,7 +6,7 @@
 
 namespace ckpt {
 
-// Failure kind for an errno from a call: "enospc", "edquot", "estale",
+// Failure kind for an errno from a call (kErrnoFailureKinds: "enospc", "edquot", "estale",
 // "eio", or "" when the errno is not a failure by itself (ENOENT on a probe).
 std::string failure_kind_for_errno(int err);
 // Restart codes, EINTR and EAGAIN: the call is retried, nothing failed.

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "model/vocabulary.h"
+
 namespace ckpt {
 namespace {
 
@@ -40,7 +42,7 @@ void FailureDetectors::flag_nfs_stall(uint64_t now_ns, OpenCheckpoint& open,
   if (open.nfs_stall_flagged) return;
   // A hung flush already said it: one stall, not two, for one hang.
   if (std::any_of(open.live_failures.begin(), open.live_failures.end(),
-                  [](const FailureRecord& f) { return f.kind == "stall"; })) {
+                  [](const FailureRecord& f) { return f.kind == kFailureStall; })) {
     open.nfs_stall_flagged = true;
     return;
   }
@@ -55,7 +57,7 @@ void FailureDetectors::flag_nfs_stall(uint64_t now_ns, OpenCheckpoint& open,
       break;
     }
   open.live_failures.push_back(FailureRecord{
-      "stall", now_ns,
+      std::string(kFailureStall), now_ns,
       fmt::format("no progress: NFS {} of {} initiated {:.1f} s ago has not completed ({} NFS "
                   "I/O RPCs of this checkpoint outstanding)",
                   to_string(oldest->kind), path,
@@ -70,7 +72,7 @@ void FailureDetectors::flag_live_stalls(uint64_t now_ns, OpenCheckpoint* open, c
     if (call.stall_flagged || now_ns < call.start.start_ns + stall_ns_) continue;
     call.stall_flagged = true;
     FailureRecord f{
-        "stall", now_ns,
+        std::string(kFailureStall), now_ns,
         fmt::format("no progress: {}({}) has not returned after {:.1f} s, pid {} tid {}",
                     to_string(call.start.op), call.start.path,
                     static_cast<double>(now_ns - call.start.start_ns) / 1e9, call.start.tgid, tid),
@@ -96,8 +98,8 @@ void FailureDetectors::flag_server_timeout(const RpcEvent& ev, OpenCheckpoint* o
     auto [it, fresh] = open->server_trouble.try_emplace(server);
     if (fresh) {
       it->second = ServerTrouble{open->live_failures.size(), 1, ev.time_ns, ev.time_ns};
-      open->live_failures.push_back(FailureRecord{"nfs_server_not_responding", ev.time_ns,
-                                                  std::move(evidence), std::nullopt});
+      open->live_failures.push_back(FailureRecord{std::string(kFailureNfsServerNotResponding),
+                                                  ev.time_ns, std::move(evidence), std::nullopt});
     } else {
       ++it->second.timeouts;
       it->second.last_ns = std::max(it->second.last_ns, ev.time_ns);
@@ -108,8 +110,8 @@ void FailureDetectors::flag_server_timeout(const RpcEvent& ev, OpenCheckpoint* o
   auto [it, fresh] = job_level_timeout_ns_.try_emplace(server, ev.time_ns);
   if (!fresh && ev.time_ns < it->second + kJobLevelTimeoutEveryNs) return;
   it->second = ev.time_ns;
-  job_failures.push_back(
-      FailureRecord{"nfs_server_not_responding", ev.time_ns, std::move(evidence), std::nullopt});
+  job_failures.push_back(FailureRecord{std::string(kFailureNfsServerNotResponding), ev.time_ns,
+                                       std::move(evidence), std::nullopt});
 }
 
 std::vector<FailureRecord> FailureDetectors::closing_failures(OpenCheckpoint& c,
@@ -133,14 +135,14 @@ std::vector<FailureRecord> FailureDetectors::closing_failures(OpenCheckpoint& c,
       // On a checkpoint file any failed data call is a failure; a failed
       // open/stat is only one for the errnos that mean the storage failed
       // (ENOENT while probing for the latest checkpoint is normal).
-      if (kind.empty() && is_data_op(ev.op)) kind = "io_error";
+      if (kind.empty() && is_data_op(ev.op)) kind = kFailureIoError;
       if (!kind.empty())
         failures.push_back(FailureRecord{kind, ev.end_ns, describe_call(ev), std::nullopt});
     }
     if (stall_ns_ && ev.end_ns - ev.start_ns >= stall_ns_ &&
         !stalls_flagged_.erase({ev.tid, ev.start_ns}))
-      failures.push_back(
-          FailureRecord{"stall", ev.end_ns, "no progress: " + describe_call(ev), std::nullopt});
+      failures.push_back(FailureRecord{std::string(kFailureStall), ev.end_ns,
+                                       "no progress: " + describe_call(ev), std::nullopt});
   }
   return failures;
 }
@@ -188,7 +190,7 @@ void flag_partial_save(const ProcEvent& ev, OpenCheckpoint& open) {
   for (size_t i = 0; i < partial.size() && i < 8; ++i) list += (i ? ", " : "") + partial[i];
   if (partial.size() > 8) list += fmt::format(" and {} more", partial.size() - 8);
   open.live_failures.push_back(FailureRecord{
-      "partial_save", ev.time_ns,
+      std::string(kFailurePartialSave), ev.time_ns,
       fmt::format("pid {} ({}) died by signal {} ({}) with {} checkpoint file(s) written and still "
                   "open for writing: {}",
                   ev.tgid, ev.comm, signal, strsignal(signal), partial.size(), list),
@@ -223,7 +225,8 @@ std::vector<FailureRecord> group_resets(std::vector<PendingReset> resets,
                       remote, static_cast<double>(group.back().time_ns - first.time_ns) / 1e9, sent,
                       static_cast<long>(group.size()) - sent);
     }
-    out.push_back(FailureRecord{"tcp_reset", first.time_ns, std::move(evidence), checkpoint_id});
+    out.push_back(FailureRecord{std::string(kFailureTcpReset), first.time_ns, std::move(evidence),
+                                checkpoint_id});
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "model/rpc_call_record.h"
+#include "model/vocabulary.h"
 #include "stitch/errnos.h"
 #include "stitch/intervals.h"
 
@@ -254,7 +255,7 @@ void NfsStages::add_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
     if (g.count > 1)
       g.evidence += fmt::format(" ({} RPCs failed this way in this checkpoint)", g.count);
     failures.push_back(
-        FailureRecord{"rpc_" + key.first, g.first_ns, std::move(g.evidence), rec.id});
+        FailureRecord{rpc_failure_kind(key.first), g.first_ns, std::move(g.evidence), rec.id});
   }
   for (auto& [name, op] : ops) nfs.rpc_ops.push_back(std::move(op));
   std::sort(nfs.rpc_ops.begin(), nfs.rpc_ops.end(), [](const RpcOpStats& a, const RpcOpStats& b) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "model/vocabulary.h"
 #include "stitch/intervals.h"
 
 namespace ckpt {
@@ -130,7 +131,7 @@ StageRecord TransportStage::stage(const OpenCheckpoint& c, Direction d,
     if (retrans >= kMinStormRetransmits &&
         retrans / window_s >= static_cast<double>(thresholds_.retransmit_storm_per_s)) {
       failures.push_back(FailureRecord{
-          "tcp_retransmit_storm", c.end_ns,
+          std::string(kFailureTcpRetransmitStorm), c.end_ns,
           fmt::format("{:.0f} retransmits in {:.2f} s ({:.0f}/s) on {} -> {}", retrans, window_s,
                       retrans / window_s, conn.record.local, conn.record.remote),
           id});
@@ -139,7 +140,7 @@ StageRecord TransportStage::stage(const OpenCheckpoint& c, Direction d,
                 value_at(conn.points, c.start_ns, &TcpPoint::zero_window_ns, interval);
     if (zw >= static_cast<double>(thresholds_.zero_window_ns)) {
       failures.push_back(
-          FailureRecord{"tcp_zero_window", c.end_ns,
+          FailureRecord{std::string(kFailureTcpZeroWindow), c.end_ns,
                         fmt::format("server advertised a zero window for {:.1f} ms on {} -> {}",
                                     zw / 1e6, conn.record.local, conn.record.remote),
                         id});
