@@ -6,8 +6,9 @@
 
 namespace ckpt {
 
-// Failure kind for an errno from a call (kErrnoFailureKinds: "enospc", "edquot", "estale",
-// "eio", or "" when the errno is not a failure by itself (ENOENT on a probe).
+// Failure kind for an errno from a call, one of kErrnoFailureKinds
+// (model/vocabulary.h), or "" when the errno is not a failure by itself
+// (ENOENT on a probe).
 std::string failure_kind_for_errno(int err);
 // Restart codes, EINTR and EAGAIN: the call is retried, nothing failed.
 bool is_retry_errno(int err);
