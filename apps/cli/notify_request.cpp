@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "common/sigpipe_block.h"
+
 namespace ckpt::cli {
 
 namespace {
@@ -158,6 +160,9 @@ Expected<std::vector<DeliveryResult>> run_sender(const std::string& sender,
   }
   close(in[0]);
   close(out[1]);
+  // A sender that exits before reading its stdin (or never execs) turns our
+  // write into EPIPE; without the mask SIGPIPE would end the caller.
+  SigpipeBlock no_sigpipe;
   fcntl(in[1], F_SETFL, O_NONBLOCK);
   fcntl(out[0], F_SETFL, O_NONBLOCK);
   size_t written = 0;

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "common/sigpipe_block.h"
 #include "notify/notify.h"
 #include "notify/notify_internal.h"
 
@@ -41,35 +42,7 @@ using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 using Mime = std::unique_ptr<curl_mime, MimeDeleter>;
 
 // With CURLOPT_NOSIGNAL libcurl leaves SIGPIPE alone, and a peer that closes
-// mid-TLS-write would kill ckptscope. Block it on this thread for the
-// transfer and swallow what arrived meanwhile.
-class SigpipeBlock {
- public:
-  SigpipeBlock() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    sigset_t pending;
-    sigemptyset(&pending);
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-  }
-  SigpipeBlock(const SigpipeBlock&) = delete;
-  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
-  ~SigpipeBlock() {
-    if (!was_pending_) {
-      timespec zero{};
-      while (sigtimedwait(&pipe_, nullptr, &zero) > 0) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-
- private:
-  sigset_t pipe_{};
-  sigset_t old_{};
-  bool was_pending_ = false;
-};
+// mid-TLS-write would kill ckptscope: each transfer runs under a SigpipeBlock.
 
 Slist append(Slist list, const std::string& item) {
   curl_slist* l = curl_slist_append(list.get(), item.c_str());

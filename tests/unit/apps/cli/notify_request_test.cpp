@@ -113,5 +113,17 @@ TEST(NotifySender, GarbageMissingAnswersAndMissingProgramAreErrors) {
       << missing.error().message;
 }
 
+TEST(NotifySender, ASenderThatHangsUpOnItsStdinIsAnErrorNotASigpipe) {
+  // The sender exits without reading a request bigger than the pipe: our
+  // write meets EPIPE. The test binary keeps SIGPIPE's default action, so
+  // without the mask in run_sender this test dies of the signal.
+  NotifyRequest big = sample();
+  big.outcome.checkpoint_summary_text = std::string(300'000, 's');
+  FakeSender quitter("exit 0");
+  auto r = run_sender(quitter.path, big, 5000);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("0 of 2 targets"), std::string::npos) << r.error().message;
+}
+
 }  // namespace
 }  // namespace ckpt::cli
