@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/utf8.h"
+#include "json/json_io.h"
 
 namespace ckpt {
 

@@ -7,7 +7,7 @@
 
 #include "analysis/format.h"
 #include "analysis/report/report_internal.h"
-#include "analysis/utf8.h"
+#include "json/json_io.h"
 
 namespace ckpt::report {
 namespace {

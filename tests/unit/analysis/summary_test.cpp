@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/utf8.h"
+#include "json/json_io.h"
 
 namespace ckpt {
 namespace {
@@ -642,20 +642,6 @@ TEST(SummaryJsonTest, NfsStringsAreMadeValidUtf8) {
   EXPECT_EQ(j["checkpoints"][0]["nfs"]["servers"][0], "\uFFFD:2049");
   EXPECT_EQ(j["nfs_mounts"][0]["mount_point"], "/ckpt/\uFFFD");
   EXPECT_EQ(j["nfs_mounts"][0]["crosscheck"][0]["op"], "WR\uFFFDITE");
-}
-
-// ---- valid_utf8 ----
-
-TEST(ValidUtf8Test, KeepsValidTextAndReplacesEachBadByte) {
-  EXPECT_EQ(valid_utf8(""), "");
-  EXPECT_EQ(valid_utf8("plain ascii"), "plain ascii");
-  EXPECT_EQ(valid_utf8("é 模 🚀 \xF4\x8F\xBF\xBF"), "é 模 🚀 \xF4\x8F\xBF\xBF");  // U+10FFFF ok
-  EXPECT_EQ(valid_utf8("a\xffz"), "a\uFFFDz");
-  EXPECT_EQ(valid_utf8("\xC0\xAF"), "\uFFFD\uFFFD");                      // overlong '/'
-  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), "\uFFFD\uFFFD\uFFFD");            // surrogate D800
-  EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), "\uFFFD\uFFFD\uFFFD\uFFFD");  // above U+10FFFF
-  EXPECT_EQ(valid_utf8("\xE6\xA8"), "\uFFFD\uFFFD");  // truncated sequence at the end
-  EXPECT_EQ(valid_utf8(std::string("a\0b", 3)), std::string("a\0b", 3));
 }
 
 // ---- summary_table ----

@@ -2,7 +2,7 @@
 //
 // Writing: traced and user-supplied text (paths, log lines, argv, node names)
 // is bytes, not UTF-8, and nlohmann::json throws type_error.316 on the first
-// invalid byte it is asked to dump. json_text() never throws: it replaces
+// invalid byte it is asked to dump. dump_json() never throws: it replaces
 // each invalid sequence with U+FFFD. Where the replacement matters (a log
 // line quoted as evidence), valid_utf8() says whether anything was replaced.
 //
@@ -31,7 +31,7 @@ namespace ckpt {
 std::string valid_utf8(std::string_view text, bool* replaced = nullptr);
 
 // nlohmann::json::dump that replaces invalid UTF-8 instead of throwing.
-std::string json_text(const nlohmann::json& value, int indent = -1);
+std::string dump_json(const nlohmann::json& value, int indent = -1);
 
 // A json exception as a field-level sentence: "/a/b: type must be number,
 // but is string" (the pointer is there when JSON_DIAGNOSTICS is on and the

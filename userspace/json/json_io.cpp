@@ -1,4 +1,4 @@
-#include "json/json_text.h"
+#include "json/json_io.h"
 
 #include <cstdint>
 
@@ -69,7 +69,7 @@ std::string valid_utf8(std::string_view text, bool* replaced) {
   return out;
 }
 
-std::string json_text(const nlohmann::json& value, int indent) {
+std::string dump_json(const nlohmann::json& value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -1,6 +1,6 @@
 // Writing JSON from bytes that are not UTF-8, and reading JSON whose errors
 // must name the field: the reproducers of issue 22.
-#include "json/json_text.h"
+#include "json/json_io.h"
 
 #include <gtest/gtest.h>
 
@@ -38,6 +38,15 @@ TEST(ValidUtf8, OverlongSurrogatesAndPastTheLastCodePointAreReplaced) {
   EXPECT_EQ(valid_utf8("ab\xE2\x82"), "ab" + r);  // truncated at the end
 }
 
+TEST(ValidUtf8, KeepsValidTextAndNulBytes) {
+  EXPECT_EQ(valid_utf8(""), "");
+  EXPECT_EQ(valid_utf8("\xF4\x8F\xBF\xBF"), "\xF4\x8F\xBF\xBF");  // U+10FFFF is valid
+  EXPECT_EQ(valid_utf8(std::string("a\0b", 3)), std::string("a\0b", 3));
+  // A truncated sequence is one maximal subpart: one U+FFFD, not one per
+  // byte (what analysis/utf8.cpp did before this library replaced it).
+  EXPECT_EQ(valid_utf8("\xE6\xA8"), "\xEF\xBF\xBD");
+}
+
 TEST(ValidUtf8, AgreesWithNlohmannsReplaceHandler) {
   // Every two-byte string, and the lead bytes with every continuation: the
   // same answer as the library's own replacement, which the exporter's
@@ -52,13 +61,13 @@ TEST(ValidUtf8, AgreesWithNlohmannsReplaceHandler) {
   }
 }
 
-TEST(JsonText, NonUtf8NeverThrows) {
+TEST(DumpJson, NonUtf8NeverThrows) {
   json j = {{"node", "gpu\xFF\x01node"}, {"line", std::string("\xE2\x82", 2)}};
-  EXPECT_THROW((void)j.dump(), json::type_error);  // what json_text() exists for
-  const std::string text = json_text(j);
+  EXPECT_THROW((void)j.dump(), json::type_error);  // what dump_json() exists for
+  const std::string text = dump_json(j);
   EXPECT_EQ(text, "{\"line\":\"\xEF\xBF\xBD\",\"node\":\"gpu\xEF\xBF\xBD\\u0001node\"}");
   EXPECT_TRUE(json::parse(text).is_object());
-  EXPECT_EQ(json_text(j, 2).find('\n'), 1u);
+  EXPECT_EQ(dump_json(j, 2).find('\n'), 1u);
 }
 
 TEST(ParseJson, AnOverflowingNumberIsAnErrorNotAnAbort) {
