@@ -184,7 +184,8 @@ def test_follow_like_tail_F(ckpt, tmp):
     check("6 lines, 6 anomalies" in text, f"--follow summary: {text!r}")
     check(text.count("truncated") == 1, f"the truncation said once: {text!r}")
     rest = out.rest()
-    check(rest == "" and len(out.lines) == 6, f"lines read twice or out of order: {out.lines} {rest!r}")
+    check(rest == "" and len(out.lines) == 6,
+          f"lines read twice or out of order: {out.lines} {rest!r}")
     proc.stdout.close()
     proc.stderr.close()
 
