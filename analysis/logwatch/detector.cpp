@@ -76,7 +76,9 @@ LogDetector& LogDetector::operator=(const LogDetector& other) {
 }
 
 TemplateId LogDetector::learn(std::string_view content) {
-  MatchResult m = miner_.add(tokenize_and_mask(content));
+  std::vector<std::string> tokens = tokenize_and_mask(content);
+  if (tokens.empty()) return 0;  // a blank line is no event (detector.h)
+  MatchResult m = miner_.add(tokens);
   count(m.id, m.created, m.evicted);
   return m.id;
 }
@@ -106,6 +108,11 @@ std::optional<LogDetector::SequenceCheck> LogDetector::check_sequence(TemplateId
 Verdict LogDetector::observe(std::string_view content, std::optional<Severity> severity) {
   std::vector<std::string> tokens = tokenize_and_mask(content);
   Verdict v;
+  if (tokens.empty()) {
+    // Blank: neither scored, learned, nor a step in the sequence.
+    v.blank = true;
+    return v;
+  }
   // Judged against what is known before this line; learned (below) only
   // once the verdict is in.
   const std::optional<TemplateId> matched = miner_.match(tokens);

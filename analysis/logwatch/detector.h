@@ -19,6 +19,9 @@
 // without, which reports every fired reason); the reason names every one that
 // fired, joined by '+'.
 //
+// A blank or whitespace-only message (no tokens) is no event: it is neither
+// scored nor learned and does not move the sequence on (Verdict::blank).
+//
 // Memory is bounded on an endless stream: templates are capped (drain.h),
 // contexts are capped (least recently used evicted), each context keeps its
 // `max_successors` most frequent successors, and when learning online every
@@ -77,6 +80,7 @@ struct Verdict {
   double score = 0;    // novelty times the severity's weight
   std::string reason;
   bool new_template = false;
+  bool blank = false;  // no tokens: not judged, not learned
 };
 
 struct Anomaly {
@@ -112,7 +116,8 @@ class LogDetector {
   LogDetector& operator=(LogDetector&&) noexcept = default;
   ~LogDetector() = default;
 
-  // Learns one normal message (training): no verdict; its template's id.
+  // Learns one normal message (training): no verdict; its template's id, 0
+  // for a blank message (not learned).
   TemplateId learn(std::string_view content);
   // Scores one message, then learns it when config.learn. `severity`: the
   // line's syslog level (0 emerg .. 7 debug), nullopt when the format has none.

@@ -216,7 +216,9 @@ int logwatch_command(const WatchOptions& o) {
         "train` or give --warmup N");
   }
   install_stop_handlers();
-  auto source = lw::open_source(o.source, o.follow, o.from_start, &g_stop);
+  // --follow: what happens to the file (truncated, rotated, gone, back) is said on stderr.
+  auto source = lw::open_source(o.source, o.follow, o.from_start, &g_stop,
+                                [](const std::string& notice) { warn("logwatch: " + notice); });
   if (!source) {
     warn("logwatch: " + source.error().message);
     return 2;
@@ -455,7 +457,9 @@ void add_logwatch_commands(CLI::App& app, CommandList& commands) {
   watch->add_option("--format", watch_opts->format,
                     "line header: raw, bgl, kmsg, syslog or journal (default: journal for --source "
                     "journal, else raw)");
-  watch->add_flag("--follow", watch_opts->follow, "keep reading a FILE as it grows");
+  watch->add_flag("--follow", watch_opts->follow,
+                  "follow a FILE by name as `tail -F` does: as it grows, after a truncation or "
+                  "rotation, and when it does not exist yet");
   watch->add_flag("--from-start", watch_opts->from_start,
                   "kmsg, journal: read the records already there too");
   watch->add_option("--warmup", watch_opts->warmup, "learn the first N lines without reporting");

@@ -3,7 +3,8 @@
 
 Trains a model on a synthetic node log with a known cycle, streams lines into
 `logwatch --source -` through a pipe and reads each verdict before the next
-line is written, checks the model's error paths, and runs the BGL_2k
+line is written, follows a file through truncation and rotation as `tail -F`
+does, checks the model's error paths, and runs the BGL_2k
 evaluation against floors set just under the measured figures
 (docs/logwatch.md). Exit 0 pass, 1 fail, 77 skip.
 """
@@ -90,6 +91,116 @@ def test_follow_a_growing_file(ckpt, tmp):
     check(proc.wait(timeout=10) == 0, "--follow ends cleanly on SIGINT")
     proc.stdout.close()
     proc.stderr.close()
+
+
+class LineReader:
+    """Lines from a pipe as they arrive: select() on the descriptor, never on
+    a buffered file, which may already hold the next line."""
+
+    def __init__(self, pipe):
+        self.fd = pipe.fileno()
+        self.buf = b""
+        self.lines = []  # every line read, for messages
+
+    def next(self, timeout_s=10):
+        while b"\n" not in self.buf:
+            ready, _, _ = select.select([self.fd], [], [], timeout_s)
+            chunk = os.read(self.fd, 65536) if ready else b""
+            if not chunk:
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        self.lines.append(line.decode())
+        return self.lines[-1]
+
+    def wait_for(self, needle, timeout_s=10):
+        while True:
+            line = self.next(timeout_s)
+            if line is None:
+                return False
+            if needle in line:
+                return True
+
+    def rest(self):
+        """Everything up to the end, once the process has exited."""
+        while self.next(1) is not None:
+            pass
+        tail = self.buf.decode()
+        self.buf = b""
+        return tail
+
+
+def test_follow_like_tail_F(ckpt, tmp):
+    # `--follow` is `tail -F`: a file that does not exist yet, logrotate's
+    # rename-and-create (with a line the writer adds to the renamed file),
+    # its copytruncate, and a delete-and-recreate. Every line is a new
+    # template without a model, so each line read prints one verdict.
+    log = os.path.join(tmp, "rotating.log")
+    proc = subprocess.Popen([ckpt, "logwatch", "--source", log, "--follow", "--json",
+                             "--no-exporter"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = LineReader(proc.stdout)
+    err = LineReader(proc.stderr)
+
+    def expect(texts, what):
+        for text in texts:
+            got = out.next()
+            a = json.loads(got) if got else None
+            check(a is not None and a["text"] == text, f"--follow, {what}: {got!r}, want {text!r}")
+
+    check(err.wait_for("does not exist yet"), f"no word of the missing file: {err.lines}")
+    with open(log, "a") as f:
+        f.write("alpha appeared later\n")
+    expect(["alpha appeared later"], "a file that appears later")
+    with open(log, "a") as f:
+        f.write("bravo appended\n")
+    expect(["bravo appended"], "appended")
+    # logrotate (create): mv, the writer still adds one line to the old file, a new file.
+    os.rename(log, log + ".1")
+    with open(log + ".1", "a") as f:
+        f.write("charlie written to the rotated file\n")
+    with open(log, "w") as f:
+        f.write("delta in the new file\n")
+    expect(["charlie written to the rotated file", "delta in the new file"], "rename + create")
+    # logrotate copytruncate: copy, then truncate in place; the writer goes on.
+    with open(log, "rb") as src, open(log + ".2", "wb") as dst:
+        dst.write(src.read())
+    os.truncate(log, 0)
+    check(err.wait_for("truncated"), f"no word of the truncation: {err.lines}")
+    with open(log, "a") as f:
+        f.write("echo\n")
+    expect(["echo"], "copytruncate")
+    # Deleted, then recreated.
+    os.unlink(log)
+    check(err.wait_for("No such file or directory"), f"no word of the delete: {err.lines}")
+    with open(log, "w") as f:
+        f.write("foxtrot in the recreated file\n")
+    expect(["foxtrot in the recreated file"], "deleted then recreated")
+    proc.send_signal(signal.SIGINT)
+    rc = proc.wait(timeout=10)
+    check(rc == 0, f"--follow across rotations ends cleanly on SIGINT: rc {rc}")
+    err.rest()
+    text = "\n".join(err.lines)
+    check("6 lines, 6 anomalies" in text, f"--follow summary: {text!r}")
+    check(text.count("truncated") == 1, f"the truncation said once: {text!r}")
+    rest = out.rest()
+    check(rest == "" and len(out.lines) == 6,
+          f"lines read twice or out of order: {out.lines} {rest!r}")
+    proc.stdout.close()
+    proc.stderr.close()
+
+
+def test_blank_lines_are_not_anomalies(ckpt, fixture, model):
+    normal = open(fixture).read().splitlines()
+    # Blank and whitespace-only lines between lines of the trained cycle: no
+    # verdict, and the cycle's order still holds across them.
+    text = "\n".join([normal[0], "", "   ", normal[1], "\t", normal[2]]) + "\n\n"
+    r = subprocess.run([ckpt, "logwatch", "--source", "-", "--model", model, "--format",
+                        "syslog", "--json", "--no-exporter", "--threshold", "0"],
+                       input=text, capture_output=True, text=True)
+    check(r.returncode == 0, f"blank lines: rc {r.returncode}: {r.stderr}")
+    check(r.stdout == "", f"blank lines reported as anomalies: {r.stdout!r}")
+    check("7 lines, 0 anomalies" in r.stderr, f"blank lines: summary {r.stderr!r}")
 
 
 def test_model_errors(ckpt, fixture, tmp):
@@ -213,6 +324,8 @@ def main():
         test_severity_from_pri(args.ckptscope, fixture, model)
         test_usage_errors(args.ckptscope, fixture, model)
         test_follow_a_growing_file(args.ckptscope, tmp)
+        test_follow_like_tail_F(args.ckptscope, tmp)
+        test_blank_lines_are_not_anomalies(args.ckptscope, fixture, model)
     # The Loghub samples are part of the repository: missing, they fail the test.
     data = os.path.join(args.source_dir, "tests", "data", "third_party", "loghub")
     bgl = os.path.join(data, "BGL", "BGL_2k.log")

@@ -33,6 +33,29 @@ TEST(Detector, KnownSequenceIsNormal) {
   EXPECT_FALSE(v.anomaly) << v.reason;
 }
 
+// A blank or whitespace-only line is no event: not an anomaly (it used to be
+// a new_template), not learned, and no step in the sequence.
+TEST(Detector, BlankLinesAreNeitherScoredNorLearned) {
+  LogDetector d(test_config());
+  train_cycle(d, 20);
+  const std::size_t templates = d.miner().size();
+  const std::uint64_t events = d.events();
+  EXPECT_FALSE(d.observe("job 7 started on node alpha").anomaly);
+  for (const char* blank : {"", " ", "\t \r", "   \t"}) {
+    Verdict v = d.observe(blank);
+    EXPECT_FALSE(v.anomaly) << "'" << blank << "': " << v.reason;
+    EXPECT_TRUE(v.blank);
+    EXPECT_TRUE(v.reason.empty());
+    EXPECT_FALSE(d.observe_line(9, blank, Severity{3}).has_value()) << "'" << blank << "'";
+    EXPECT_EQ(d.learn(blank), 0U);
+  }
+  EXPECT_EQ(d.miner().size(), templates);
+  EXPECT_EQ(d.events(), events + 1);  // the one real line
+  // The blanks did not break the cycle: its next line is still expected.
+  Verdict next = d.observe("checkpoint saved to storage in 12 ms");
+  EXPECT_FALSE(next.anomaly) << next.reason;
+}
+
 // With learn_anomalies (--learn-anomalies) a reported line is learned too.
 DetectorConfig learning_anomalies() {
   DetectorConfig c = test_config();

@@ -1,12 +1,18 @@
 #include "analysis/logwatch/line_source.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -35,7 +41,7 @@ TEST(LineSource, ReadsLinesFromAPipeAsTheyArrive) {
     }
     ::close(fd);
   });
-  FdLineSource source(fds[0], true, false, nullptr);
+  FdLineSource source(fds[0], true, nullptr);
   auto lines = read_all(source);
   writer.join();
   std::vector<std::string> want = {"first line", "second", "third without newline"};
@@ -56,7 +62,7 @@ TEST(LineSource, CutsOverlongLinesAndCountsThem) {
     }
     ::close(fd);
   });
-  FdLineSource source(fds[0], true, false, nullptr);
+  FdLineSource source(fds[0], true, nullptr);
   auto lines = read_all(source);
   writer.join();
   ASSERT_EQ(lines.size(), 4U);
@@ -108,6 +114,218 @@ TEST(LineSource, OpenNamesAMissingFile) {
   auto s = open_source("/nonexistent/node.log", false, false, nullptr);
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message.find("/nonexistent/node.log"), std::string::npos);
+}
+
+// --follow as `logwatch` runs it: open_source() on a real file, read on a
+// thread of its own while the test writes, truncates and rotates the file.
+class Follower {
+ public:
+  explicit Follower(const std::string& path) {
+    auto source = open_source(path, true, false, &stop_, [this](const std::string& m) {
+      std::lock_guard lock(mu_);
+      notices_.push_back(m);
+    });
+    if (!source) {
+      open_error_ = source.error().message;
+      return;
+    }
+    source_ = std::move(*source);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Follower() { stop(); }
+  Follower(const Follower&) = delete;
+  Follower& operator=(const Follower&) = delete;
+
+  [[nodiscard]] const std::string& open_error() const { return open_error_; }
+  // True once `n` lines were read; false after `timeout`.
+  bool wait_for_lines(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, timeout, [&] { return lines_.size() >= n; });
+  }
+  // Long enough for the source to look at the file again (kFollowPoll).
+  static void let_it_poll() { std::this_thread::sleep_for(3 * kFollowPoll); }
+  void stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  std::vector<std::string> lines() {
+    std::lock_guard lock(mu_);
+    return lines_;
+  }
+  std::vector<std::string> notices() {
+    std::lock_guard lock(mu_);
+    return notices_;
+  }
+  std::size_t notices_with(const std::string& needle) {
+    std::lock_guard lock(mu_);
+    std::size_t n = 0;
+    for (const auto& m : notices_) n += m.find(needle) != std::string::npos ? 1 : 0;
+    return n;
+  }
+  [[nodiscard]] const LineSource& source() const { return *source_; }
+  std::string read_error() {
+    std::lock_guard lock(mu_);
+    return read_error_;
+  }
+
+ private:
+  void run() {
+    std::string line;
+    for (;;) {
+      auto more = source_->next(line);
+      std::lock_guard lock(mu_);
+      if (!more) read_error_ = more.error().message;
+      if (!more || !*more) break;
+      lines_.push_back(line);
+      changed_.notify_all();
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::unique_ptr<LineSource> source_;
+  std::string open_error_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<std::string> lines_;
+  std::vector<std::string> notices_;
+  std::string read_error_;
+  std::thread thread_;
+};
+
+class FollowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "logwatch_follow_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/node.log";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static void append(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::app) << text << std::flush;
+  }
+  const FollowedFileSource& followed(const Follower& f) {
+    return dynamic_cast<const FollowedFileSource&>(f.source());
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+using Lines = std::vector<std::string>;
+
+TEST_F(FollowTest, ReadsAgainFromTheStartAfterATruncation) {
+  append(path_, "one\ntwo\n");
+  Follower f(path_);
+  ASSERT_EQ(f.open_error(), "");
+  ASSERT_TRUE(f.wait_for_lines(2));
+  std::ofstream(path_, std::ios::trunc).close();  // `> node.log`: the same file, empty
+  Follower::let_it_poll();
+  append(path_, "three\n");
+  ASSERT_TRUE(f.wait_for_lines(3)) << "the line written after the truncation was not read";
+  append(path_, "four\n");
+  ASSERT_TRUE(f.wait_for_lines(4));
+  f.stop();
+  EXPECT_EQ(f.lines(), (Lines{"one", "two", "three", "four"}));
+  EXPECT_EQ(f.notices_with("truncated"), 1U) << ::testing::PrintToString(f.notices());
+  EXPECT_EQ(followed(f).truncations(), 1U);
+}
+
+// logrotate's copytruncate: the writer keeps its O_APPEND descriptor, the
+// file is copied and truncated in place, the writer goes on at offset 0.
+TEST_F(FollowTest, FollowsACopytruncateRotation) {
+  const int writer = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  ASSERT_GE(writer, 0);
+  auto write_line = [writer](const std::string& text) {
+    ASSERT_EQ(::write(writer, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  };
+  write_line("before rotation 1\nbefore rotation 2\n");
+  Follower f(path_);
+  ASSERT_TRUE(f.wait_for_lines(2));
+  std::filesystem::copy_file(path_, path_ + ".1");
+  ASSERT_EQ(::truncate(path_.c_str(), 0), 0);
+  Follower::let_it_poll();
+  write_line("after\n");
+  ASSERT_TRUE(f.wait_for_lines(3)) << "nothing read after the copytruncate";
+  f.stop();
+  ::close(writer);
+  EXPECT_EQ(f.lines(), (Lines{"before rotation 1", "before rotation 2", "after"}));
+  EXPECT_EQ(f.notices_with("truncated"), 1U) << ::testing::PrintToString(f.notices());
+}
+
+// logrotate's default: rename the file, create a new one. What the writer
+// still adds to the renamed file (its last line unterminated) is read before
+// the new file, which is read from its start.
+TEST_F(FollowTest, FinishesTheRenamedFileThenReadsTheNewOne) {
+  append(path_, "old 1\n");
+  Follower f(path_);
+  ASSERT_TRUE(f.wait_for_lines(1));
+  std::filesystem::rename(path_, path_ + ".1");
+  append(path_ + ".1", "old 2\nold 3 without newline");
+  append(path_, "new 1\n");
+  ASSERT_TRUE(f.wait_for_lines(4)) << ::testing::PrintToString(f.lines());
+  append(path_, "new 2\n");
+  ASSERT_TRUE(f.wait_for_lines(5));
+  f.stop();
+  EXPECT_EQ(f.lines(), (Lines{"old 1", "old 2", "old 3 without newline", "new 1", "new 2"}));
+  EXPECT_EQ(f.notices_with("the old file was read to its end"), 1U)
+      << ::testing::PrintToString(f.notices());
+  EXPECT_EQ(followed(f).reopens(), 1U);
+  EXPECT_EQ(followed(f).truncations(), 0U);
+}
+
+TEST_F(FollowTest, WaitsForAFileThatDoesNotExistYet) {
+  Follower f(path_);
+  ASSERT_EQ(f.open_error(), "") << "a missing file is waited for with --follow";
+  Follower::let_it_poll();
+  EXPECT_EQ(f.notices_with("does not exist yet"), 1U) << ::testing::PrintToString(f.notices());
+  append(path_, "hello\n");
+  ASSERT_TRUE(f.wait_for_lines(1));
+  f.stop();
+  EXPECT_EQ(f.lines(), (Lines{"hello"}));
+  EXPECT_EQ(f.notices_with("has appeared"), 1U) << ::testing::PrintToString(f.notices());
+  // Without --follow a missing file is still an error (OpenNamesAMissingFile).
+}
+
+TEST_F(FollowTest, WaitsForADeletedFileToBeRecreated) {
+  append(path_, "first\n");
+  Follower f(path_);
+  ASSERT_TRUE(f.wait_for_lines(1));
+  std::filesystem::remove(path_);
+  Follower::let_it_poll();
+  Follower::let_it_poll();  // several polls, one notice
+  EXPECT_EQ(f.notices_with("No such file or directory"), 1U)
+      << ::testing::PrintToString(f.notices());
+  append(path_, "second\n");
+  ASSERT_TRUE(f.wait_for_lines(2));
+  f.stop();
+  EXPECT_EQ(f.lines(), (Lines{"first", "second"}));
+  EXPECT_EQ(f.notices_with("has appeared again"), 1U) << ::testing::PrintToString(f.notices());
+  EXPECT_EQ(followed(f).reopens(), 1U);
+  EXPECT_EQ(f.read_error(), "");
+}
+
+TEST_F(FollowTest, StopsPromptlyWhileWaiting) {
+  append(path_, "only line\n");
+  Follower f(path_);
+  ASSERT_TRUE(f.wait_for_lines(1));
+  const auto begin = std::chrono::steady_clock::now();
+  f.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin,
+            2 * kFollowPoll + std::chrono::milliseconds(300));
+  Follower absent(dir_ + "/never.log");
+  Follower::let_it_poll();
+  const auto waiting = std::chrono::steady_clock::now();
+  absent.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - waiting,
+            2 * kFollowPoll + std::chrono::milliseconds(300));
+}
+
+TEST_F(FollowTest, APathThatIsNoFileIsAnError) {
+  Follower f(dir_);
+  EXPECT_NE(f.open_error().find(dir_), std::string::npos) << f.open_error();
+  EXPECT_NE(f.open_error().find("Is a directory"), std::string::npos) << f.open_error();
 }
 
 }  // namespace
