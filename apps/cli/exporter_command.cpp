@@ -73,6 +73,11 @@ int exporter_command(const ExporterOptions& options) {
   node.probes.cpu_flush_min_ns = options.cpu_flush_min_ns;
   node.registration_enabled = !options.socket_path.empty();
   node.registration.socket_path = options.socket_path;
+  node.registration.socket_group = options.socket_group;
+  node.registration.proc_root = options.procfs;
+  node.namer.proc_root = options.procfs;
+  node.procfs = options.procfs;
+  node.mountstats_path = options.procfs + "/1/mountstats";
   auto collector = NodeCollector::start(*config, node, features, metrics);
   if (!collector) {
     say("cannot trace: " + collector.error().message);
