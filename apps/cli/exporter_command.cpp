@@ -84,6 +84,9 @@ int exporter_command(const ExporterOptions& options) {
     return 1;
   }
   for (const auto& note : (*collector)->notes()) say("note: " + note);
+  // Notes from here on (the first collection's too: a rejected mountstats
+  // sample) are said as they come.
+  size_t notes_said = (*collector)->notes().size();
   // One collection before the first scrape can happen: /metrics never
   // serves a partial set (absent() rules would fire on it).
   (*collector)->pump(0);
@@ -97,7 +100,6 @@ int exporter_command(const ExporterOptions& options) {
                   listen->display(), config->source,
                   options.socket_path.empty() ? "nowhere: --socket ''" : options.socket_path));
 
-  size_t notes_said = (*collector)->notes().size();
   while (g_stop_signal.load() == 0) {
     (*collector)->pump(100);
     const auto& notes = (*collector)->notes();
