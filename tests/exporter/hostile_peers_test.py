@@ -27,7 +27,9 @@ max) of both.
 Needs root: the exporter loads eBPF programs (every exporter test does; there
 is no probe-less exporter mode). Exits 77 otherwise.
 
-Usage: hostile_peers_test.py --ckptscope BIN [--seconds 20] [--idle 50] [--keep]
+Usage: hostile_peers_test.py --ckptscope BIN [--seconds 20] [--idle 50] [--http-only] [--keep]
+(--http-only: idle connections only, no socket client: how an exporter built
+before issue 22, which the socket reproducers kill, fares on the HTTP side.)
 """
 import argparse
 import os
@@ -169,6 +171,8 @@ def main():
     h.add_binary_args(ap)
     ap.add_argument("--seconds", type=float, default=20.0, help="how long the load is held (default 20)")
     ap.add_argument("--idle", type=int, default=50, help="idle HTTP connections held (default 50)")
+    ap.add_argument("--http-only", action="store_true",
+                    help="no socket client: only the idle HTTP connections")
     args = ap.parse_args()
     h.need_root("the hostile-peers test")
     h.check_binaries(args, names=("ckptscope",))
@@ -181,10 +185,14 @@ def main():
     sock_path = os.path.join(tmp.path, "exporter.sock")
     prom = h.Prometheus(tmp.path, [exporter.hostport], scrape_s=1).start()
 
-    reproducers(sock_path)
+    if not args.http_only:
+        reproducers(sock_path)
     idle = IdleConnections("127.0.0.1", port, args.idle).start()
-    flood = Flooder(sock_path).start()
-    h.log(f"holding {args.idle} idle connections and a flooding socket client for {args.seconds:.0f} s")
+    flood = Flooder(sock_path)
+    if not args.http_only:
+        flood.start()
+    h.log(f"holding {args.idle} idle connections"
+          f"{'' if args.http_only else ' and a flooding socket client'} for {args.seconds:.0f} s")
     started = time.time()
     latencies, failures = [], []
     deadline = time.monotonic() + args.seconds
@@ -202,7 +210,8 @@ def main():
     prom_up = [float(v) for _, v in prom_range(prom, "up", window)]
     rejected = {r["metric"].get("reason"): float(r["value"][1])
                 for r in prom.query("ckptscope_registration_rejected_total")}
-    flood.close()
+    if not args.http_only:
+        flood.close()
     idle.close()
 
     h.log(f"direct scrapes: {len(latencies)}, median {statistics.median(latencies) * 1000:.1f} ms, "
@@ -214,10 +223,14 @@ def main():
           f"cut off {flood.cut_off} times after {flood.sent / 1e6:.1f} MB; rejected by reason: {rejected}")
     if failures:
         h.fail(f"{len(failures)} of {len(latencies)} scrapes were not a 200 within 1 s: {failures[:5]}")
-    if len(prom_up) < window // 2 or min(prom_up) != 1:
+    if len(prom_up) < max(1, window // 3) or min(prom_up) != 1:
         h.fail(f"Prometheus: up over the last {window} s was {prom_up}, want 1 at every scrape")
     if not prom_durations or max(prom_durations) >= 1.0:
         h.fail(f"Prometheus: scrape_duration_seconds {prom_durations}, want every one under 1 s")
+    if args.http_only:
+        prom.stop()
+        exporter.stop()
+        return
     if rejected.get("flood", 0) < 1 or rejected.get("malformed", 0) < 2:
         h.fail(f"ckptscope_registration_rejected_total: {rejected}, want flood >= 1, malformed >= 2")
     if flood.cut_off < 1:
