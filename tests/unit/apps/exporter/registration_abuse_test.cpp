@@ -21,6 +21,7 @@
 #include "apps/exporter/registration_server.h"
 #include "exporter_thread.h"
 #include "probes/exporter_feed.h"
+#include "probes/failure_reporter.h"
 #include "tests/scratch_dir.h"
 
 namespace ckpt {
@@ -306,6 +307,26 @@ TEST_F(RegistrationAbuseTest, AnUnknownSocketGroupIsAnError) {
   o.socket_group = "ckptscope-no-such-group";
   ExporterThread exporter(o);
   EXPECT_THAT(exporter.error(), HasSubstr("--socket-group ckptscope-no-such-group: no such group"));
+}
+
+// logwatch beside the exporter reports a log line as evidence: any bytes.
+// Before the fix the reporter's own dump() threw type_error.316.
+TEST_F(RegistrationAbuseTest, AFailureReportWithNonUtf8EvidenceArrivesWithReplacements) {
+  if (geteuid() != 0) GTEST_SKIP() << "failure reports are taken from root only; not root";
+  ExporterThread exporter(options());
+  ASSERT_EQ(exporter.error(), "");
+  auto reporter = FailureReporter::connect(options().socket_path, "ckptscope logwatch");
+  ASSERT_TRUE(reporter) << reporter.error().message;
+  FailureRecord f;
+  f.kind = "log_anomaly";
+  f.evidence = "NCCL WARN \xff\xfe bad bytes";
+  f.time_ns = 5;
+  ASSERT_TRUE((*reporter)->report(f));
+  for (int i = 0; i < 500 && exporter.failures().empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto failures = exporter.failures();
+  ASSERT_THAT(failures, SizeIs(1));
+  EXPECT_EQ(failures[0].evidence, "NCCL WARN \xef\xbf\xbd\xef\xbf\xbd bad bytes");
 }
 
 }  // namespace
