@@ -57,6 +57,11 @@ struct ExporterOptions {
   std::string config_path;
   size_t max_workloads = 100;  // distinct workload labels; later ones are "other"
   std::string socket_path = "/run/ckptscope/exporter.sock";  // "" = no registration
+  // "" = socket mode 0666; a group = mode 0660, that group (docs/exporter.md).
+  std::string socket_group;
+  // Where the kernel's /proc is read (mountstats, processes' cgroups and
+  // owners): node_exporter's --path.procfs, for a container or a test tree.
+  std::string procfs = "/proc";
   // Kernel-side aggregation: a thread's on-CPU time outside I/O calls is
   // reported when it leaves the CPU only once it adds up to this much (its
   // next I/O call reports the rest), so busy nodes do not flood user space.

@@ -73,12 +73,20 @@ int exporter_command(const ExporterOptions& options) {
   node.probes.cpu_flush_min_ns = options.cpu_flush_min_ns;
   node.registration_enabled = !options.socket_path.empty();
   node.registration.socket_path = options.socket_path;
+  node.registration.socket_group = options.socket_group;
+  node.registration.proc_root = options.procfs;
+  node.namer.proc_root = options.procfs;
+  node.procfs = options.procfs;
+  node.mountstats_path = options.procfs + "/1/mountstats";
   auto collector = NodeCollector::start(*config, node, features, metrics);
   if (!collector) {
     say("cannot trace: " + collector.error().message);
     return 1;
   }
   for (const auto& note : (*collector)->notes()) say("note: " + note);
+  // Notes from here on (the first collection's too: a rejected mountstats
+  // sample) are said as they come.
+  size_t notes_said = (*collector)->notes().size();
   // One collection before the first scrape can happen: /metrics never
   // serves a partial set (absent() rules would fire on it).
   (*collector)->pump(0);
@@ -92,7 +100,6 @@ int exporter_command(const ExporterOptions& options) {
                   listen->display(), config->source,
                   options.socket_path.empty() ? "nowhere: --socket ''" : options.socket_path));
 
-  size_t notes_said = (*collector)->notes().size();
   while (g_stop_signal.load() == 0) {
     (*collector)->pump(100);
     const auto& notes = (*collector)->notes();

@@ -205,6 +205,15 @@ void add_exporter_command(CLI::App& app, CommandList& commands) {
   exporter_cmd->add_option("--socket", o->exporter.socket_path,
                            "where run and attach register their jobs (default "
                            "/run/ckptscope/exporter.sock; '' turns registration off)");
+  exporter_cmd->add_option("--socket-group", o->exporter.socket_group,
+                           "make the socket mode 0660 and owned by this group: only root and its "
+                           "members may register (default: mode 0666, any local user may register "
+                           "the processes it owns)");
+  exporter_cmd
+      ->add_option("--path.procfs", o->exporter.procfs,
+                   "where the kernel's /proc is: mountstats, the processes' cgroups and owners "
+                   "are read there (default /proc; node_exporter's flag)")
+      ->check(CLI::ExistingDirectory);
   commands.push_back({exporter_cmd, [o] {
                         o->exporter.cpu_flush_min_ns =
                             static_cast<uint64_t>(o->cpu_report_min_ms * 1e6);

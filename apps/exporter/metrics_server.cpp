@@ -62,9 +62,20 @@ std::string exporter_index_html(const std::string& version) {
       version);
 }
 
+std::vector<std::string> civetweb_options(const ListenAddress& address, const HttpLimits& limits) {
+  return {"listening_ports",       address.civetweb(),
+          "num_threads",           std::to_string(limits.worker_threads),
+          "connection_queue",      std::to_string(limits.connection_queue),
+          "listen_backlog",        std::to_string(limits.listen_backlog),
+          "request_timeout_ms",    std::to_string(limits.request_timeout_ms),
+          "enable_keep_alive",     limits.keep_alive ? "yes" : "no",
+          "keep_alive_timeout_ms", std::to_string(limits.keep_alive_timeout_ms),
+          "max_request_size",      std::to_string(limits.max_request_bytes)};
+}
+
 Expected<std::unique_ptr<MetricsServer>> MetricsServer::start(
     const ListenAddress& address, const std::shared_ptr<prometheus::Registry>& registry,
-    std::string index_html) {
+    std::string index_html, const HttpLimits& limits) {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_index_html = std::move(index_html);
@@ -75,9 +86,8 @@ Expected<std::unique_ptr<MetricsServer>> MetricsServer::start(
   callbacks.log_message = on_log_message;
   std::unique_ptr<MetricsServer> server(new MetricsServer());
   try {
-    server->exposer_ = std::make_unique<prometheus::Exposer>(
-        std::vector<std::string>{"listening_ports", address.civetweb(), "num_threads", "2"},
-        &callbacks);
+    server->exposer_ =
+        std::make_unique<prometheus::Exposer>(civetweb_options(address, limits), &callbacks);
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(g_mutex);
     return make_error(fmt::format("cannot listen on {}: {}", address.display(),

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <prometheus/registry.h>
 
@@ -18,13 +19,39 @@ class Exposer;
 
 namespace ckpt {
 
+// How the HTTP side stays responsive to Prometheus with idle, slow or
+// hostile clients around (issue 22; docs/exporter.md "HTTP limits"). civetweb
+// serves one connection per worker thread: with too few threads, a handful
+// of connections that never finish their request starve every scrape.
+struct HttpLimits {
+  // Connections served at once (one worker thread each, all started up front).
+  int worker_threads = 64;
+  // Accepted connections waiting for a worker; past it the kernel's listen
+  // backlog holds them, and past that they are refused.
+  int connection_queue = 64;
+  int listen_backlog = 128;
+  // A connection that has not sent its whole request (or not read the
+  // answer) within this long is closed: idle and slow clients give their
+  // thread back.
+  int request_timeout_ms = 5000;
+  // Keep-alive is off (one request per connection: a thread is never held
+  // between scrapes); the timeout is set anyway, should it be turned on.
+  bool keep_alive = false;
+  int keep_alive_timeout_ms = 500;
+  // The largest request header accepted.
+  int max_request_bytes = 16384;
+};
+
+// civetweb's options for an Exposer at `address` with `limits`.
+std::vector<std::string> civetweb_options(const ListenAddress& address, const HttpLimits& limits);
+
 class MetricsServer {
  public:
   // One per process (civetweb's request callback has no user data to find
   // its server by). An error names the address and why.
   static Expected<std::unique_ptr<MetricsServer>> start(
       const ListenAddress& address, const std::shared_ptr<prometheus::Registry>& registry,
-      std::string index_html);
+      std::string index_html, const HttpLimits& limits = {});
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

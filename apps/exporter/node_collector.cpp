@@ -59,9 +59,10 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
   if (auto mounts = read_mountstats(c->options_.mountstats_path)) {
     for (const auto& ep : nfs_mount_endpoints(*mounts))
       if (!endpoint_covered(probe_options.endpoints, ep)) probe_options.endpoints.push_back(ep);
-  } else if (c->options_.mountstats_path != "/proc/self/mountstats") {
-    c->notes_.push_back(mounts.error().message + "; reading /proc/self/mountstats instead");
-    c->options_.mountstats_path = "/proc/self/mountstats";
+  } else if (const std::string self = c->options_.procfs + "/self/mountstats";
+             c->options_.mountstats_path != self) {
+    c->notes_.push_back(mounts.error().message + "; reading " + self + " instead");
+    c->options_.mountstats_path = self;
   }
   c->options_.probes = probe_options;
 
@@ -101,6 +102,12 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
     hooks.report_failure = [self](const FailureRecord& f) {
       self->metrics_.observe_node_failure(f);
     };
+    hooks.rejected = [self](std::string_view reason) {
+      self->metrics_.count_registration_rejected(std::string(reason));
+    };
+    hooks.note = [self](const std::string& note) { self->notes_.push_back(note); };
+    c->metrics_.register_rejection_reasons(
+        std::vector<std::string>(std::begin(kRejectReasons), std::end(kRejectReasons)));
     auto server = RegistrationServer::listen(c->options_.registration, std::move(hooks));
     if (!server) return server.error();
     c->registration_ = std::move(*server);
@@ -249,11 +256,11 @@ void NodeCollector::watch_mounts(uint64_t now_ns) {
   if (mounts) {
     for (const auto& [server, depth] : backlog_.update(*mounts))
       metrics_.set_rpc_backlog_depth(server, depth);
-    if (!probes_->nfs_enabled() && probes_->start_nfs_if_available()) {
+    if (probes_ && !probes_->nfs_enabled() && probes_->start_nfs_if_available()) {
       for (auto& [label, w] : workloads_) w.stitcher->set_nfs_available(true);
       notes_.push_back("NFS stages on: the NFS client appeared");
     }
-    if (probes_->tcp_enabled()) {
+    if (probes_ && probes_->tcp_enabled()) {
       for (const auto& ep : nfs_mount_endpoints(*mounts)) {
         if (endpoint_covered(options_.probes.endpoints, ep)) continue;
         options_.probes.endpoints.push_back(ep);
@@ -261,8 +268,28 @@ void NodeCollector::watch_mounts(uint64_t now_ns) {
       }
     }
   }
+  if (!mounts) reject_mountstats(mounts.error());
   metrics_.observe_collection("mountstats", seconds(std::chrono::steady_clock::now() - t0),
                               mounts.has_value());
+}
+
+void NodeCollector::reject_mountstats(const Error& error) {
+  const std::string cause = error.message.starts_with("cannot ") ? "unreadable" : "malformed";
+  ++mountstats_rejected_[cause];
+  // Once per cause: the line number and the values vary from sample to
+  // sample, the kind of defect does not; bounded, so a changing file cannot
+  // grow the set.
+  constexpr size_t kMaxCausesSaid = 16;
+  std::string key = cause;
+  if (const auto what = error.message.find(": ", error.message.find("line "));
+      cause == "malformed" && what != std::string::npos) {
+    key += error.message.substr(what, 40);
+  }
+  if (mountstats_said_.size() >= kMaxCausesSaid || !mountstats_said_.insert(key).second) return;
+  notes_.push_back(
+      fmt::format("mountstats sample rejected ({}): {} (counted as ckptscope_dropped_events_total"
+                  "{{source=\"mountstats\",cause=\"{}\"}}; said once per cause)",
+                  cause, error.message, cause));
 }
 
 void NodeCollector::publish_drops() {
@@ -271,6 +298,7 @@ void NodeCollector::publish_drops() {
     for (const auto& d : drops) sum[{d.source, d.cause}] += d.count;
   };
   if (probes_) add(probes_->drops());
+  for (const auto& [cause, count] : mountstats_rejected_) sum[{"mountstats", cause}] += count;
   add(sources_.drops());
   for (const auto& [label, w] : workloads_) add(w.stitcher->drops());
   std::vector<DropRecord> out;

@@ -42,6 +42,8 @@ struct NodeCollectorOptions {
   // The host's NFS mounts: PID 1's mount namespace (the exporter may run in
   // a container of its own); /proc/self/mountstats when that is unreadable.
   std::string mountstats_path = "/proc/1/mountstats";
+  // Where /proc is (`--path.procfs`): the fallback mountstats is read there.
+  std::string procfs = "/proc";
   // A workload with no live process and no event this long is closed (its
   // open checkpoint exported) and forgotten.
   uint64_t workload_idle_ns = 60'000'000'000;
@@ -72,6 +74,10 @@ class NodeCollector : public EventSink {
   // closed, retires idle workloads and publishes the drop counters.
   void step(uint64_t now_ns);
   void on_event(Event&& event) override;
+  // Reads mountstats when it is due (every mountstats_every_ns): the RPC
+  // backlog gauges, NFS mounts that appeared; a sample that cannot be read
+  // or parsed is counted and logged (pump() calls it; tests do directly).
+  void watch_mounts(uint64_t now_ns);
   // Shutdown: every open checkpoint is closed and counted.
   void finish();
 
@@ -100,8 +106,11 @@ class NodeCollector : public EventSink {
   void export_outputs(const std::string& label, Workload& w);
   void count_failure(const std::string& label, const FailureRecord& f);
   void retire_idle(uint64_t now_ns);
-  void watch_mounts(uint64_t now_ns);
   void publish_drops();
+  // A mountstats sample that could not be read or parsed: counted as a drop
+  // (source "mountstats", cause "unreadable" or "malformed") and logged once
+  // per cause.
+  void reject_mountstats(const Error& error);
 
   Config config_;
   NodeCollectorOptions options_;
@@ -120,6 +129,8 @@ class NodeCollector : public EventSink {
   RpcBacklogDepth backlog_;
   std::set<std::string> backlog_servers_;
   uint64_t last_mount_check_ns_ = 0;
+  std::map<std::string, uint64_t> mountstats_rejected_;  // by cause
+  std::set<std::string> mountstats_said_;                // the causes logged
   uint64_t now_ns_ = 0;  // the time events are routed at (the last pump or step)
   std::map<std::string, SourceTiming> timing_;
   std::vector<std::string> notes_;

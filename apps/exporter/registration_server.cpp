@@ -1,6 +1,7 @@
 #include "apps/exporter/registration_server.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -19,6 +20,7 @@
 
 #include "common/clock.h"
 #include "jobio.h"
+#include "json/json_io.h"
 #include "model/vocabulary.h"
 
 namespace ckpt {
@@ -26,11 +28,16 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxRequestLine = 65536;
 constexpr uint64_t kDropsEveryNs = 1'000'000'000;
 // Failure kinds a client may report, and how much of its evidence is kept.
 constexpr std::array<std::string_view, 1> kReportableFailureKinds = {kFailureLogAnomaly};
 constexpr size_t kMaxReportedEvidence = 1024;
+// What one serve() reads from one client at most: a client that sends
+// without pause cannot keep the exporter's loop reading from it.
+constexpr size_t kMaxReadPerServe = 64u << 10;
+constexpr uint64_t kSecondNs = 1'000'000'000;
+constexpr uint64_t kMinuteNs = 60 * kSecondNs;
+constexpr size_t kMaxClientName = 64;
 
 Expected<FailureRecord> failure_report(uid_t uid, const json& req) {
   // The node's failure counters are evidence operators act on: only root
@@ -98,8 +105,20 @@ Expected<std::unique_ptr<RegistrationServer>> RegistrationServer::listen(
   if (server->listen_fd_ < 0) return make_error(fmt::format("socket: {}", std::strerror(errno)));
   if (bind(server->listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
     return make_error(fmt::format("--socket {}: {}", path, std::strerror(errno)));
-  // Any local user may register processes it owns (checked per request).
-  chmod(path.c_str(), 0666);
+  // Any local user may register processes it owns (checked per request),
+  // or only root and the members of socket_group.
+  if (server->options_.socket_group.empty()) {
+    chmod(path.c_str(), 0666);
+  } else {
+    const group* g = getgrnam(server->options_.socket_group.c_str());
+    if (g == nullptr)
+      return make_error(fmt::format("--socket-group {}: no such group",
+                                    valid_utf8(server->options_.socket_group)));
+    if (chown(path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0)
+      return make_error(fmt::format("--socket {}: cannot give it to group {}: {}", path,
+                                    server->options_.socket_group, std::strerror(errno)));
+    chmod(path.c_str(), 0660);
+  }
   if (::listen(server->listen_fd_, 16) != 0)
     return make_error(fmt::format("--socket {}: listen: {}", path, std::strerror(errno)));
   return server;
@@ -124,23 +143,33 @@ void RegistrationServer::accept_clients() {
   for (;;) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
-    if (clients_.size() >= options_.max_clients) {
-      const std::string refuse =
-          json{{"ok", false}, {"error", "too many clients registered with this exporter"}}.dump() +
-          "\n";
-      (void)send(fd, refuse.data(), refuse.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      close(fd);
-      continue;
-    }
     ucred cred{};
     socklen_t len = sizeof(cred);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+      reject_unaccepted(
+          kRejectNotPermitted,
+          fmt::format("a client without credentials (SO_PEERCRED: {})", std::strerror(errno)));
+      close(fd);
+      continue;
+    }
+    if (clients_.size() >= options_.max_clients) {
+      // Counted before the answer: whoever sees the refusal sees it counted.
+      reject_unaccepted(kRejectTooManyClients,
+                        fmt::format("uid {} pid {} refused: {} clients already", cred.uid, cred.pid,
+                                    options_.max_clients));
+      const std::string refuse =
+          dump_json(
+              json{{"ok", false}, {"error", "too many clients registered with this exporter"}}) +
+          "\n";
+      (void)send(fd, refuse.data(), refuse.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
       close(fd);
       continue;
     }
     auto c = std::make_unique<Client>();
     c->fd = fd;
     c->uid = cred.uid;
+    c->pid = cred.pid;
+    c->window_start_ns = monotonic_ns();
     clients_.push_back(std::move(c));
   }
 }
@@ -155,24 +184,94 @@ Expected<void> RegistrationServer::may_trace(const Client& c, uint32_t tgid) con
   return {};
 }
 
+bool RegistrationServer::note_allowed() {
+  const uint64_t now = monotonic_ns();
+  if (now - notes_window_start_ns_ >= kMinuteNs) {
+    if (notes_suppressed_ > 0 && hooks_.note)
+      hooks_.note(
+          fmt::format("registration socket: {} more rejected requests or clients in the "
+                      "last minute, not logged (ckptscope_registration_rejected_total "
+                      "counts them all)",
+                      notes_suppressed_));
+    notes_window_start_ns_ = now;
+    notes_in_window_ = 0;
+    notes_suppressed_ = 0;
+  }
+  if (notes_in_window_ >= options_.max_notes_per_minute) {
+    ++notes_suppressed_;
+    return false;
+  }
+  ++notes_in_window_;
+  return true;
+}
+
+std::string RegistrationServer::describe_client(const Client& c) const {
+  return fmt::format("client uid {} pid {}{}", c.uid, c.pid,
+                     c.name.empty() ? std::string() : fmt::format(" ('{}')", c.name));
+}
+
+void RegistrationServer::reject(Client& c, std::string_view reason, const std::string& why) {
+  if (hooks_.rejected) hooks_.rejected(reason);
+  if (c.rejection_logged) return;
+  c.rejection_logged = true;
+  if (note_allowed() && hooks_.note)
+    hooks_.note(fmt::format("registration socket: {} rejected ({}): {}{}", describe_client(c),
+                            reason, valid_utf8(why),
+                            " (further rejections of this client are counted, not logged)"));
+}
+
+void RegistrationServer::reject_unaccepted(std::string_view reason, const std::string& why) {
+  if (hooks_.rejected) hooks_.rejected(reason);
+  if (note_allowed() && hooks_.note)
+    hooks_.note(fmt::format("registration socket: {} ({})", why, reason));
+}
+
 bool RegistrationServer::handle_line(Client& c, const std::string& line) {
-  const json req = json::parse(line, nullptr, false);
+  // Every request is outside input: it is parsed and read as values, and
+  // every answer that quotes it goes through dump_json (invalid UTF-8
+  // replaced, never thrown).
+  auto answer_error = [&c](const std::string& error) {
+    c.out += dump_json(json{{"ok", false}, {"error", error}}) + "\n";
+  };
+  auto req = parse_json(line, "request");
+  Expected<bool> handled =
+      req ? read_json("request", [&]() { return handle_request(c, *req, line); })
+          : Expected<bool>(req.error());
+  if (handled) return *handled;
+  reject(c, kRejectMalformed, handled.error().message);
+  if (!c.registered) {
+    answer_error(handled.error().message +
+                 "; the first request must be {\"op\":\"register\",\"tgids\":[...]}");
+    return false;
+  }
+  queue_control(c, dump_json(json{{"error", handled.error().message}}));
+  return true;
+}
+
+Expected<bool> RegistrationServer::handle_request(Client& c, const json& req,
+                                                  const std::string& line) {
   const std::string op = req.is_object() ? req.value("op", std::string()) : std::string();
-  auto answer = [&c](const json& j) { c.out += j.dump() + "\n"; };
+  auto answer = [&c](const json& j) { c.out += dump_json(j) + "\n"; };
   if (!c.registered) {
     if (op != "register" || !req.contains("tgids") || !req["tgids"].is_array()) {
+      reject(c, kRejectMalformed, fmt::format("first request: {}", line.substr(0, 200)));
       answer({{"ok", false},
               {"error", "the first request must be {\"op\":\"register\",\"tgids\":[...]}"}});
       return false;
     }
+    const std::string name = req.value("client", std::string("client")).substr(0, kMaxClientName);
+    const bool wants_records = !req.contains("records") || req["records"] != false;
     std::set<uint32_t> tgids;
     for (const auto& t : req["tgids"]) {
       if (!t.is_number_unsigned() || t.get<uint64_t>() > UINT32_MAX) {
-        answer({{"ok", false}, {"error", fmt::format("tgids: {} is not a process id", t.dump())}});
+        const std::string error = fmt::format("tgids: {} is not a process id", dump_json(t));
+        reject(c, kRejectMalformed, error);
+        answer({{"ok", false}, {"error", error}});
         return false;
       }
       const auto tgid = t.get<uint32_t>();
       if (auto ok = may_trace(c, tgid); !ok) {
+        reject(c, kRejectNotPermitted, ok.error().message);
         answer({{"ok", false}, {"error", ok.error().message}});
         return false;
       }
@@ -180,8 +279,8 @@ bool RegistrationServer::handle_line(Client& c, const std::string& line) {
     }
     c.tgids = std::move(tgids);
     c.registered = true;
-    c.wants_records = !req.contains("records") || req["records"] != false;
-    c.name = req.value("client", std::string("client"));
+    c.wants_records = wants_records;
+    c.name = valid_utf8(name);
     c.nfs_said = hooks_.nfs_enabled();
     answer({{"ok", true},
             {"tcp", hooks_.tcp_enabled()},
@@ -190,42 +289,71 @@ bool RegistrationServer::handle_line(Client& c, const std::string& line) {
     return true;
   }
   if (op == "trace" && req.contains("tgid") && req["tgid"].is_number_unsigned()) {
-    const auto tgid = req["tgid"].get<uint32_t>();
-    if (auto ok = may_trace(c, tgid); ok)
-      c.tgids.insert(tgid);
-    else
-      queue_control(c, json{{"error", ok.error().message}}.dump());
+    const auto tgid = req["tgid"].get<uint64_t>();
+    auto ok = tgid <= UINT32_MAX ? may_trace(c, static_cast<uint32_t>(tgid))
+                                 : Expected<void>(make_error(fmt::format("no process {}", tgid)));
+    if (ok) {
+      c.tgids.insert(static_cast<uint32_t>(tgid));
+    } else {
+      reject(c, kRejectNotPermitted, ok.error().message);
+      queue_control(c, dump_json(json{{"error", ok.error().message}}));
+    }
     return true;
   }
   if (op == "failure") {
-    if (auto f = failure_report(c.uid, req); !f)
+    if (auto f = failure_report(c.uid, req); !f) {
+      reject(c, c.uid == 0 ? kRejectMalformed : kRejectNotPermitted, f.error().message);
       answer({{"ok", false}, {"error", f.error().message}});
-    else if (hooks_.report_failure)
+    } else if (hooks_.report_failure) {
       hooks_.report_failure(std::move(*f));
+    }
     return true;
   }
   if (op == "sync" && req.contains("seq") && req["seq"].is_number_unsigned()) {
     c.syncs.push_back(req["seq"].get<uint64_t>());
     return true;
   }
-  queue_control(c, json{{"error", fmt::format("unknown request: {}", line.substr(0, 200))}}.dump());
+  const std::string error = fmt::format("unknown request: {}", line.substr(0, 200));
+  reject(c, kRejectMalformed, error);
+  queue_control(c, dump_json(json{{"error", error}}));
   return true;
 }
 
 bool RegistrationServer::read_requests(Client& c) {
+  const uint64_t now = monotonic_ns();
+  if (now - c.window_start_ns >= kSecondNs) {
+    c.window_start_ns = now;
+    c.window_requests = 0;
+    c.window_bytes = 0;
+  }
   char buf[4096];
-  for (;;) {
+  size_t read_now = 0;
+  while (read_now < kMaxReadPerServe) {
     const ssize_t n = recv(c.fd, buf, sizeof(buf), 0);
     if (n > 0) {
       c.in.append(buf, static_cast<size_t>(n));
+      read_now += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) break;
     return false;  // the client closed, or an error
   }
+  c.window_bytes += read_now;
+  if (c.window_bytes > options_.max_bytes_per_s) {
+    reject(c, kRejectFlood,
+           fmt::format("sent more than {} bytes in a second; cut off", options_.max_bytes_per_s));
+    return false;
+  }
   size_t eol;
   while ((eol = c.in.find('\n')) != std::string::npos) {
+    if (eol > options_.max_line_bytes) break;
+    if (++c.window_requests > options_.max_requests_per_s) {
+      reject(c, kRejectFlood,
+             fmt::format("sent more than {} requests in a second; cut off",
+                         options_.max_requests_per_s));
+      return false;
+    }
     const std::string line = c.in.substr(0, eol);
     c.in.erase(0, eol + 1);
     if (!handle_line(c, line)) {
@@ -233,7 +361,13 @@ bool RegistrationServer::read_requests(Client& c) {
       return false;
     }
   }
-  return c.in.size() <= kMaxRequestLine;
+  const size_t line_so_far = c.in.find('\n') == std::string::npos ? c.in.size() : c.in.find('\n');
+  if (line_so_far > options_.max_line_bytes) {
+    reject(c, kRejectLineTooLong,
+           fmt::format("a request line longer than {} bytes; cut off", options_.max_line_bytes));
+    return false;
+  }
+  return true;
 }
 
 void RegistrationServer::queue(Client& c, ForwardRing ring, const void* data, size_t size,
@@ -314,7 +448,7 @@ void RegistrationServer::serve() {
     if (c->fd < 0 || !c->registered || !c->wants_records) continue;
     if (!c->nfs_said && hooks_.nfs_enabled()) {
       c->nfs_said = true;
-      queue_control(*c, json{{"nfs", true}}.dump());
+      queue_control(*c, dump_json(json{{"nfs", true}}));
     }
     if (drops_due || !c->syncs.empty()) {
       json list = json::array();
@@ -322,9 +456,9 @@ void RegistrationServer::serve() {
         list.push_back({{"source", d.source}, {"cause", d.cause}, {"count", d.count}});
       list.push_back(
           {{"source", "exporter"}, {"cause", "forward_buffer_full"}, {"count", c->dropped}});
-      queue_control(*c, json{{"drops", list}}.dump());
+      queue_control(*c, dump_json(json{{"drops", list}}));
     }
-    for (uint64_t seq : c->syncs) queue_control(*c, json{{"sync", seq}}.dump());
+    for (uint64_t seq : c->syncs) queue_control(*c, dump_json(json{{"sync", seq}}));
     c->syncs.clear();
   }
   for (auto& c : clients_)

@@ -11,6 +11,15 @@
 // Never blocks the exporter: each client has a bounded buffer; a record that
 // does not fit is dropped and counted (`exporter`/`forward_buffer_full`,
 // sent to the client with the exporter's own drop counters).
+//
+// Never killed by a client (issue 22): any local user may connect (mode
+// 0666, or 0660 and a group with socket_group), so every request is outside
+// input. A malformed one (not JSON, invalid UTF-8, a wrong type, an unknown
+// op) is answered and counted (`ckptscope_registration_rejected_total`,
+// by reason), never fatal; one that is not allowed likewise. A client that
+// sends too many requests or bytes per second, or a line longer than the
+// limit, is cut off and counted. Each client's first rejection is logged
+// (a note), and notes are rate-limited across clients.
 #pragma once
 
 #include <sys/types.h>
@@ -20,7 +29,10 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/expected.h"
 #include "model/records.h"
@@ -33,7 +45,28 @@ struct RegistrationOptions {
   std::string proc_root = "/proc";
   size_t client_buffer_bytes = 32u << 20;
   size_t max_clients = 64;
+  // "" = mode 0666 (any local user may register the processes it owns);
+  // a group name = mode 0660, group-owned by it: only root and its members.
+  std::string socket_group;
+  // Per client and second; past either the client is cut off ("flood").
+  size_t max_requests_per_s = 1000;
+  size_t max_bytes_per_s = 1u << 20;
+  // A request line longer than this cuts the client off ("line_too_long").
+  size_t max_line_bytes = 65536;
+  // Notes about rejected clients, across all clients, per minute; later
+  // rejections are counted only (a flood of connections is no log flood).
+  size_t max_notes_per_minute = 20;
 };
+
+// Why a request or a client was refused: the `reason` label values of
+// ckptscope_registration_rejected_total (deploy/metrics.md).
+inline constexpr std::string_view kRejectMalformed = "malformed";
+inline constexpr std::string_view kRejectNotPermitted = "not_permitted";
+inline constexpr std::string_view kRejectTooManyClients = "too_many_clients";
+inline constexpr std::string_view kRejectFlood = "flood";
+inline constexpr std::string_view kRejectLineTooLong = "line_too_long";
+inline constexpr std::string_view kRejectReasons[] = {
+    kRejectMalformed, kRejectNotPermitted, kRejectTooManyClients, kRejectFlood, kRejectLineTooLong};
 
 class RegistrationServer {
  public:
@@ -47,11 +80,15 @@ class RegistrationServer {
     // A failure another ckptscope process on the node found (`logwatch`
     // beside the exporter): counted as the node's.
     std::function<void(FailureRecord)> report_failure;
+    // A request or a client refused (one of kRejectReasons); may be empty.
+    std::function<void(std::string_view reason)> rejected;
+    // Something to log (a client's first rejection); may be empty.
+    std::function<void(const std::string& note)> note;
   };
 
   // Creates the socket (mode 0666: any local user may register processes it
-  // owns); a socket file left by a dead exporter is replaced, a live one is
-  // an error.
+  // owns; with socket_group, mode 0660 and that group); a socket file left
+  // by a dead exporter is replaced, a live one is an error.
   static Expected<std::unique_ptr<RegistrationServer>> listen(RegistrationOptions options,
                                                               Hooks hooks);
   ~RegistrationServer();
@@ -73,6 +110,12 @@ class RegistrationServer {
   struct Client {
     int fd = -1;
     uid_t uid = 0;
+    pid_t pid = 0;
+    // Requests and bytes in the current one-second window (flood limits).
+    uint64_t window_start_ns = 0;
+    size_t window_requests = 0;
+    size_t window_bytes = 0;
+    bool rejection_logged = false;
     bool registered = false;
     std::set<uint32_t> tgids;
     std::string in;
@@ -92,6 +135,12 @@ class RegistrationServer {
   // False when the client is to be closed.
   bool read_requests(Client& c);
   bool handle_line(Client& c, const std::string& line);
+  Expected<bool> handle_request(Client& c, const nlohmann::json& req, const std::string& line);
+  // Counts a rejection and logs the client's first one (rate-limited).
+  void reject(Client& c, std::string_view reason, const std::string& why);
+  void reject_unaccepted(std::string_view reason, const std::string& why);
+  [[nodiscard]] std::string describe_client(const Client& c) const;
+  bool note_allowed();
   Expected<void> may_trace(const Client& c, uint32_t tgid) const;
   void queue(Client& c, ForwardRing ring, const void* data, size_t size, bool always);
   void queue_control(Client& c, const std::string& json);
@@ -102,6 +151,9 @@ class RegistrationServer {
   int listen_fd_ = -1;
   std::vector<std::unique_ptr<Client>> clients_;
   uint64_t last_drops_ns_ = 0;
+  uint64_t notes_window_start_ns_ = 0;
+  size_t notes_in_window_ = 0;
+  uint64_t notes_suppressed_ = 0;
 };
 
 }  // namespace ckpt

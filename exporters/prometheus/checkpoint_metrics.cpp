@@ -122,6 +122,11 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
                           .Name("ckptscope_kernel_records_total")
                           .Help("Records received from the kernel probes, by probe family")
                           .Register(*registry_)),
+      registration_rejected_(BuildCounter()
+                                 .Name("ckptscope_registration_rejected_total")
+                                 .Help("Requests and clients the registration socket refused, "
+                                       "by reason")
+                                 .Register(*registry_)),
       collector_duration_(BuildGauge()
                               .Name("ckptscope_scrape_collector_duration_seconds")
                               .Help("How long a source's last collection took")
@@ -256,6 +261,14 @@ void CheckpointMetrics::set_drops(const std::vector<DropRecord>& drops) {
       counter.Increment(static_cast<double>(d.count));  // the source restarted from 0
     last = d.count;
   }
+}
+
+void CheckpointMetrics::register_rejection_reasons(const std::vector<std::string>& reasons) {
+  for (const auto& reason : reasons) registration_rejected_.Add({{"reason", reason}});
+}
+
+void CheckpointMetrics::count_registration_rejected(const std::string& reason) {
+  registration_rejected_.Add({{"reason", reason}}).Increment();
 }
 
 void CheckpointMetrics::observe_collection(const std::string& collector, double secs,

@@ -69,6 +69,11 @@ class CheckpointMetrics {
   // follow them (a counter never goes down; a source that restarted from 0
   // starts counting again from there).
   void set_drops(const std::vector<DropRecord>& drops);
+  // A request or a client the registration socket refused, by reason
+  // (apps/exporter/registration_server.h kRejectReasons). Each reason of
+  // `reasons` exists at 0 from the start, so rate() and alerts see it.
+  void register_rejection_reasons(const std::vector<std::string>& reasons);
+  void count_registration_rejected(const std::string& reason);
   // One source's last collection (node_exporter's per-collector metrics).
   void observe_collection(const std::string& collector, double seconds, bool success);
 
@@ -107,6 +112,7 @@ class CheckpointMetrics {
   prometheus::Family<prometheus::Counter>& failures_;
   prometheus::Family<prometheus::Counter>& dropped_;
   prometheus::Family<prometheus::Counter>& kernel_records_;
+  prometheus::Family<prometheus::Counter>& registration_rejected_;
   prometheus::Family<prometheus::Gauge>& collector_duration_;
   prometheus::Family<prometheus::Gauge>& collector_success_;
 

@@ -12,6 +12,8 @@ and that stderr names what was wrong:
   port_in_use_any       --listen :P, 0.0.0.0:P held   exit 1, names :P, says "in use"
   config_bad_value      {"checkpoint": {"quiet_gap_ms": -1}}  exit 2, names checkpoint.quiet_gap_ms
   config_unknown_key    {"nope": 1}                   exit 2, names nope
+  config_type_error     {"checkpoint": {"quiet_gap_ms": "soon"}}  exit 2, names checkpoint.quiet_gap_ms
+  procfs_missing        --path.procfs <a dir that does not exist>  exit 2, names --path.procfs
   config_missing        --config <a path that does not exist>  non-zero, names the path
 
 None needs root: flags and config are checked, and the port bound, before
@@ -80,6 +82,13 @@ CASES = {
     "config_bad_value": config_case(json.dumps({"checkpoint": {"quiet_gap_ms": -1}}),
                                     "checkpoint.quiet_gap_ms"),
     "config_unknown_key": config_case(json.dumps({"nope": 1}), "nope"),
+    # A wrong type in the config is the config error (exit 2, the field named), as
+    # is an overflowing number (1e400: parse_config's part of issue 22).
+    "config_type_error": config_case(json.dumps({"checkpoint": {"quiet_gap_ms": "soon"}}),
+                                     "quiet_gap_ms"),
+    "procfs_missing": lambda ctx: {"args": ["--listen", ctx.free_listen(), "--path.procfs",
+                                            os.path.join(ctx.dir, "no-such-proc")],
+                                   "rc": 2, "expect": ["--path.procfs", "no-such-proc"]},
     "config_missing": config_missing,
 }
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "json/json_io.h"
 
 namespace ckpt {
 
@@ -47,7 +48,7 @@ namespace {
 
 Expected<ExporterConnection> register_on(ExporterConnection c, const std::string& socket_path,
                                          const json& hello, int timeout_ms) {
-  if (auto ok = send_exporter_line(c.fd, socket_path, hello.dump()); !ok) return ok.error();
+  if (auto ok = send_exporter_line(c.fd, socket_path, dump_json(hello)); !ok) return ok.error();
   // The answer: one JSON line.
   const uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(timeout_ms) * 1'000'000;
   size_t eol = std::string::npos;
@@ -64,13 +65,17 @@ Expected<ExporterConnection> register_on(ExporterConnection c, const std::string
     if (c.pending.size() > 65536)
       return make_error(fmt::format("exporter at {}: answer too long", socket_path));
   }
-  c.answer = json::parse(c.pending.substr(0, eol), nullptr, false);
+  auto answer = parse_json(c.pending.substr(0, eol), "exporter answer");
   c.pending.erase(0, eol + 1);
-  if (!c.answer.is_object() || !c.answer.contains("ok"))
+  if (!answer || !answer->is_object() || !answer->contains("ok") || !(*answer)["ok"].is_boolean())
     return make_error(fmt::format("exporter at {}: malformed answer", socket_path));
-  if (!c.answer.value("ok", false))
-    return make_error(fmt::format("exporter at {} refused: {}", socket_path,
-                                  c.answer.value("error", std::string("no reason given"))));
+  c.answer = std::move(*answer);
+  if (!c.answer["ok"].get<bool>()) {
+    const auto& error = c.answer.contains("error") ? c.answer["error"] : json();
+    return make_error(fmt::format(
+        "exporter at {} refused: {}", socket_path,
+        error.is_string() ? valid_utf8(error.get<std::string>()) : std::string("no reason given")));
+  }
   fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) | O_NONBLOCK);
   return c;
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "json/json_io.h"
 #include "probes/exporter_connection.h"
 
 namespace ckpt {
@@ -50,11 +51,14 @@ Expected<void> FailureReporter::read_answers() {
   // Only refusals come back (a report is not acknowledged otherwise).
   size_t eol;
   while ((eol = in_.find('\n')) != std::string::npos) {
-    const json answer = json::parse(in_.substr(0, eol), nullptr, false);
+    auto answer = parse_json(in_.substr(0, eol), "exporter answer");
     in_.erase(0, eol + 1);
-    if (answer.is_object() && !answer.value("ok", true))
-      return make_error(fmt::format("exporter at {} refused a failure report: {}", socket_path_,
-                                    answer.value("error", std::string("no reason given"))));
+    if (!answer || !answer->is_object() || !answer->contains("ok") || (*answer)["ok"] != false)
+      continue;
+    const json error = answer->contains("error") ? (*answer)["error"] : json();
+    return make_error(fmt::format(
+        "exporter at {} refused a failure report: {}", socket_path_,
+        error.is_string() ? valid_utf8(error.get<std::string>()) : std::string("no reason given")));
   }
   return {};
 }
@@ -65,7 +69,8 @@ Expected<void> FailureReporter::report(const FailureRecord& failure) {
                      {"kind", failure.kind},
                      {"evidence", failure.evidence},
                      {"time_ns", failure.time_ns}};
-  return send_exporter_line(fd_, socket_path_, line.dump());
+  // The evidence is a log line: any bytes (dump_json replaces invalid UTF-8).
+  return send_exporter_line(fd_, socket_path_, dump_json(line));
 }
 
 }  // namespace ckpt

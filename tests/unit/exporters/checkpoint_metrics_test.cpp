@@ -97,6 +97,11 @@ void feed_known(CheckpointMetrics& m) {
   m.add_kernel_records("jobio", 1000);
   m.add_kernel_records("jobio", 234);
   m.add_kernel_records("nfs", 56);
+  // The registration socket's refusals (issue 22): every reason at 0, two malformed.
+  m.register_rejection_reasons(
+      {"malformed", "not_permitted", "too_many_clients", "flood", "line_too_long"});
+  m.count_registration_rejected("malformed");
+  m.count_registration_rejected("malformed");
   // A server not responding between checkpoints: the node's, not a workload's.
   m.observe_node_failure(FailureRecord{"nfs_server_not_responding", 4000 * kMs, "", std::nullopt});
 }
@@ -124,6 +129,8 @@ TEST(CheckpointMetrics, KnownAnswers) {
   CheckpointMetrics m(options());
   feed_known(m);
   const std::string t = m.exposition();
+  EXPECT_THAT(t, HasSubstr("ckptscope_registration_rejected_total{reason=\"malformed\"} 2\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_registration_rejected_total{reason=\"flood\"} 0\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_build_info{kernel=\"6.12.0-test\",version=\"0.1.0\"} 1\n"));
   // Labels come sorted by name; the workload's other counts exist at 0.
   EXPECT_THAT(t, HasSubstr("ckptscope_checkpoints_total{direction=\"save\",outcome=\"ok\","

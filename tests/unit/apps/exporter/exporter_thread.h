@@ -30,6 +30,14 @@ class ExporterThread {
       std::lock_guard<std::mutex> lock(mutex_);
       failures_.push_back(std::move(f));
     };
+    hooks.rejected = [this](std::string_view reason) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      rejected_.emplace_back(reason);
+    };
+    hooks.note = [this](const std::string& note) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      notes_.push_back(note);
+    };
     auto server = RegistrationServer::listen(std::move(options), std::move(hooks));
     if (!server) {
       error_ = server.error().message;
@@ -72,6 +80,15 @@ class ExporterThread {
     std::lock_guard<std::mutex> lock(mutex_);
     return failures_;
   }
+  // The reasons of every rejection so far, in order; the notes logged.
+  std::vector<std::string> rejected() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return rejected_;
+  }
+  std::vector<std::string> notes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return notes_;
+  }
   std::atomic<bool> nfs_{false};
   std::atomic<int> drains_{0};
 
@@ -83,6 +100,8 @@ class ExporterThread {
   std::mutex mutex_;
   std::deque<std::function<void()>> tasks_;
   std::vector<FailureRecord> failures_;
+  std::vector<std::string> rejected_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace ckpt::test
