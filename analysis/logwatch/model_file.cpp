@@ -176,10 +176,11 @@ Expected<LogDetector> model_from_string(const std::string& text, const std::stri
   // A missing field or one of the wrong type: "model M: /body/templates/3/tokens: ...".
   return read_json("model " + name + ": a field is missing or of the wrong type",
                    [&]() -> Expected<LogDetector> {
-    auto d = detector_of(doc["body"]);
-    if (!d) return make_error(fmt::format("model {}: {}", name, d.error().message));
-    return d;
-  });
+                     auto d = detector_of(doc["body"]);
+                     if (!d)
+                       return make_error(fmt::format("model {}: {}", name, d.error().message));
+                     return d;
+                   });
 }
 
 Expected<void> save_model(const LogDetector& detector, const std::string& path) {

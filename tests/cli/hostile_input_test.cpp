@@ -24,9 +24,9 @@ const std::string kNotifier =
 TEST(HostileInput, AConfigNumberNoDoubleHoldsIsExit2BeforeTheJob) {
   ScratchDir dir;
   std::ofstream(dir / "c.json") << R"({"checkpoint":{"quiet_gap_ms":1e400}})";
-  auto r = run({kCkptscope, "run", "--no-trace", "--config", dir / "c.json", "--", "touch",
-                dir / "ran"},
-               dir);
+  auto r =
+      run({kCkptscope, "run", "--no-trace", "--config", dir / "c.json", "--", "touch", dir / "ran"},
+          dir);
   EXPECT_EQ(r.code, 2) << r.err;  // it aborted (134) before the fix
   EXPECT_THAT(r.err, HasSubstr("c.json: not valid JSON: number overflow parsing '1e400'"));
   EXPECT_FALSE(std::filesystem::exists(dir / "ran"));
@@ -114,8 +114,8 @@ TEST(HostileInput, LogwatchTrainsOnBytesThatAreNotUtf8) {
   EXPECT_THAT(watch.err, HasSubstr("40 lines, 0 anomalies"));
   // A model that cannot be written leaves no .tmp behind either.
   std::filesystem::create_directories(dir / "occupied/x");
-  auto blocked = run({kCkptscope, "logwatch", "train", dir / "node.log", "-o", dir / "occupied"},
-                     dir);
+  auto blocked =
+      run({kCkptscope, "logwatch", "train", dir / "node.log", "-o", dir / "occupied"}, dir);
   EXPECT_EQ(blocked.code, 1);
   EXPECT_THAT(blocked.err, HasSubstr("cannot rename"));
   EXPECT_FALSE(std::filesystem::exists(dir / "occupied.tmp"));
@@ -123,9 +123,9 @@ TEST(HostileInput, LogwatchTrainsOnBytesThatAreNotUtf8) {
 
 TEST(HostileInput, TheNotifierAnswersARequestOfAnyBytesWithJson) {
   ScratchDir dir;
-  for (const std::string request : {std::string("{\"mode\": \"\xff\"}"),
-                                    std::string("{\"mode\": \"check\", \"targets\": \xff"),
-                                    std::string("{\"n\": 1e400}"), std::string("\xc3")}) {
+  for (const std::string request :
+       {std::string("{\"mode\": \"\xff\"}"), std::string("{\"mode\": \"check\", \"targets\": \xff"),
+        std::string("{\"n\": 1e400}"), std::string("\xc3")}) {
     std::ofstream(dir / "req", std::ios::binary) << request;
     auto r = run({kNotifier}, dir, "cat " + quote(dir / "req") + " | ");
     EXPECT_EQ(r.code, 2) << r.err;  // it aborted echoing the bytes before the fix

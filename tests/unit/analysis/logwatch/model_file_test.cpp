@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -120,8 +121,7 @@ TEST(ModelFile, TextThatIsNotUtf8IsWrittenReplacedAndReadsBack) {
   auto loaded = load_model(path);
   ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
   EXPECT_EQ(loaded->miner().size(), d.miner().size());
-  EXPECT_NE(model_to_string(*loaded).find("disk \xEF\xBF\xBD\xEF\xBF\xBD error"),
-            std::string::npos);
+  EXPECT_NE(model_to_string(*loaded).find("\xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos);
   std::filesystem::remove(path);
 }
 
@@ -153,7 +153,7 @@ TEST(ModelFile, OutOfRangeSettingsAndCountsAreNamed) {
       {"/drain/max_templates", 0, "drain.max_templates is 0"},
       {"/history", -1, "history is -1"},
       {"/templates/0/count", -3.0, "a template's count is -3.0"},
-      {"/contexts/0/total", 1e300 * 10, "a context's total"},
+      {"/contexts/0/total", std::numeric_limits<double>::infinity(), "a context's total is null"},
   };
   for (const auto& c : cases) {
     auto doc = nlohmann::json::parse(model_to_string(trained()));
