@@ -1,11 +1,13 @@
 #include "analysis/logwatch/line_format.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "json/json_io.h"
 #include "sources/kernel_log.h"
 
 namespace ckpt::logwatch {
@@ -72,11 +74,12 @@ std::string json_text(const nlohmann::json& field) {
 // `journalctl -o json`: `IDENT[PID]: MESSAGE`, short-iso's layout.
 ParsedLine parse_journal_json(std::string_view line, std::string& scratch) {
   ParsedLine p;
-  auto j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("MESSAGE")) {
+  auto parsed = parse_json(line, "journal line");
+  if (!parsed || !parsed->is_object() || !parsed->contains("MESSAGE")) {
     p.message = line;
     return p;
   }
+  const nlohmann::json& j = *parsed;
   if (auto pri = j.find("PRIORITY"); pri != j.end() && pri->is_string())
     p.severity = parse_severity(pri->get<std::string>());
   std::string ident;
@@ -91,9 +94,24 @@ ParsedLine parse_journal_json(std::string_view line, std::string& scratch) {
     if (!pid.empty()) scratch += "[" + pid + "]";
     scratch += ": ";
   }
-  scratch += json_text(j["MESSAGE"]);
+  scratch += json_text(j.at("MESSAGE"));
   p.message = scratch;
   return p;
+}
+
+// Log text is bytes (kernel and application logs do carry invalid UTF-8),
+// and templates are written to the model as JSON: the message is made valid
+// here, once, so that training and scoring see the same text and a template
+// with a replaced byte still matches the lines it was learned from.
+void make_valid_utf8(std::string_view& message, std::string& scratch) {
+  const bool ascii = std::all_of(message.begin(), message.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (ascii) return;
+  bool replaced = false;
+  std::string valid = valid_utf8(message, &replaced);  // message may point into scratch
+  if (!replaced) return;
+  scratch = std::move(valid);
+  message = scratch;
 }
 
 }  // namespace
@@ -151,6 +169,7 @@ ParsedLine parse_line(std::string_view line, LineFormat format, std::string& scr
       break;
     }
   }
+  make_valid_utf8(p.message, scratch);
   return p;
 }
 

@@ -1,6 +1,7 @@
 #include "analysis/logwatch/model_file.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fnv1a.h"
+#include "json/json_io.h"
 
 namespace ckpt::logwatch {
 
@@ -53,19 +55,53 @@ json body_of(const LogDetector& d) {
   return body;
 }
 
+// `value` as a whole number in [min, max]: get<int>() alone would wrap
+// 4294967297 to 1 and take 2.5 as 2.
+template <typename T>
+Expected<T> integer_in(const json& value, const char* field, T min, T max) {
+  // Every bound here is within int64_t.
+  const auto lo = static_cast<std::int64_t>(min);
+  const auto hi = static_cast<std::int64_t>(max);
+  bool in_range = false;
+  if (value.is_number_unsigned())
+    in_range = value.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi) &&
+               static_cast<std::int64_t>(value.get<std::uint64_t>()) >= lo;
+  else if (value.is_number_integer())
+    in_range = value.get<std::int64_t>() >= lo && value.get<std::int64_t>() <= hi;
+  if (!in_range)
+    return make_error(fmt::format("{} is {}, not a whole number from {} to {}", field,
+                                  dump_json(value), min, max));
+  return value.get<T>();
+}
+
+// A count: finite (JSON has no NaN, but a huge exponent is still a number) and not negative.
+Expected<double> count_of(const json& value, const char* field) {
+  if (!value.is_number() || !(value.get<double>() >= 0) || !std::isfinite(value.get<double>()))
+    return make_error(fmt::format("{} is {}, not a count", field, dump_json(value)));
+  return value.get<double>();
+}
+
 Expected<LogDetector> detector_of(const json& body) {
   DetectorConfig c;
   const json& drain = body.at("drain");
-  c.drain.prefix_tokens = drain.at("prefix_tokens").get<int>();
-  c.drain.similarity = drain.at("similarity").get<double>();
-  c.drain.max_children = drain.at("max_children").get<int>();
-  c.drain.max_templates = drain.at("max_templates").get<std::size_t>();
-  c.history = body.at("history").get<int>();
-  if (c.history < 0 || c.history > kMaxHistory)
-    return make_error(fmt::format("history is {}, not 0..{}", c.history, kMaxHistory));
-  if (c.drain.prefix_tokens < 0 || c.drain.max_children < 2 || c.drain.similarity < 0 ||
-      c.drain.similarity > 1)
-    return make_error("drain settings out of range: " + drain.dump());
+  auto prefix = integer_in(drain.at("prefix_tokens"), "drain.prefix_tokens", 0, 64);
+  auto children = integer_in(drain.at("max_children"), "drain.max_children", 2, 1'000'000);
+  auto templates = integer_in(drain.at("max_templates"), "drain.max_templates", std::size_t{1},
+                              std::size_t{10'000'000});
+  auto history = integer_in(body.at("history"), "history", 0, kMaxHistory);
+  for (const Expected<int>* e : {&prefix, &children, &history})
+    if (!*e) return e->error();
+  if (!templates) return templates.error();
+  c.drain.prefix_tokens = *prefix;
+  c.drain.max_children = *children;
+  c.drain.max_templates = *templates;
+  c.history = *history;
+  const json& similarity = drain.at("similarity");
+  // NaN is written as null; a similarity outside [0, 1] is no Drain setting.
+  if (!similarity.is_number() || !(similarity.get<double>() >= 0 && similarity.get<double>() <= 1))
+    return make_error(
+        fmt::format("drain.similarity is {}, not a number from 0 to 1", dump_json(similarity)));
+  c.drain.similarity = similarity.get<double>();
   LogDetector d(c);
   for (const json& t : body.at("templates")) {
     Cluster cluster;
@@ -78,7 +114,9 @@ Expected<LogDetector> detector_of(const json& body) {
     if (cluster.path.empty() || cluster.path.front() != std::to_string(cluster.tokens.size()))
       return make_error(
           fmt::format("template {} has a tree path that does not match its length", cluster.id));
-    d.restore_template(std::move(cluster), t.at("count").get<double>());
+    auto count = count_of(t.at("count"), "a template's count");
+    if (!count) return count.error();
+    d.restore_template(std::move(cluster), *count);
   }
   for (const json& ctx : body.at("contexts")) {
     auto ids = ctx.at("ids").get<std::vector<TemplateId>>();
@@ -89,7 +127,12 @@ Expected<LogDetector> detector_of(const json& body) {
     context.length = static_cast<std::uint8_t>(ids.size());
     std::copy(ids.begin(), ids.end(), context.ids.begin());
     auto next = ctx.at("next").get<std::vector<std::pair<TemplateId, double>>>();
-    d.restore_context(context, ctx.at("total").get<double>(), std::move(next));
+    for (const auto& [id, n] : next)
+      if (!(n >= 0) || !std::isfinite(n))
+        return make_error(fmt::format("a context's count for template {} is {}", id, n));
+    auto total = count_of(ctx.at("total"), "a context's total");
+    if (!total) return total.error();
+    d.restore_context(context, *total, std::move(next));
   }
   d.set_events(body.at("events").get<std::uint64_t>());
   d.set_next_template_id(body.at("next_template_id").get<TemplateId>());
@@ -100,19 +143,22 @@ Expected<LogDetector> detector_of(const json& body) {
 
 std::string model_to_string(const LogDetector& detector) {
   json body = body_of(detector);
-  std::string dumped = body.dump();
+  // Log text is bytes: dump_json replaces invalid UTF-8 (type_error.316
+  // aborted `logwatch train` on a line with such a byte). The checksum is of
+  // what the file holds, which is what a reader dumps again.
+  std::string dumped = dump_json(body);
   json doc;
   doc["format"] = kModelFormat;
   doc["version"] = kModelVersion;
   doc["checksum"] = checksum_of(dumped);
   doc["body"] = std::move(body);
-  return doc.dump() + "\n";
+  return dump_json(doc) + "\n";
 }
 
 Expected<LogDetector> model_from_string(const std::string& text, const std::string& name) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded())
-    return make_error(fmt::format("model {}: not complete JSON (truncated or corrupt)", name));
+  auto parsed = parse_json(text, "model " + name);
+  if (!parsed) return make_error(fmt::format("{} (truncated or corrupt)", parsed.error().message));
+  json doc = std::move(*parsed);
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kModelFormat)
     return make_error(fmt::format(
         "model {}: not a ckptscope logwatch model (no \"format\": \"{}\")", name, kModelFormat));
@@ -123,32 +169,39 @@ Expected<LogDetector> model_from_string(const std::string& text, const std::stri
                                   name, doc["version"].get<int>(), kModelVersion));
   if (!doc.contains("body") || !doc.contains("checksum") || !doc["checksum"].is_string())
     return make_error(fmt::format("model {}: no body or checksum", name));
-  std::string actual = checksum_of(doc["body"].dump());
+  std::string actual = checksum_of(dump_json(doc["body"]));
   if (actual != doc["checksum"].get<std::string>())
     return make_error(fmt::format("model {}: corrupt, checksum {} does not match its body ({})",
                                   name, doc["checksum"].get<std::string>(), actual));
-  try {
-    auto d = detector_of(doc["body"]);
-    if (!d) return make_error(fmt::format("model {}: {}", name, d.error().message));
-    return d;
-  } catch (const json::exception& e) {
-    return make_error(
-        fmt::format("model {}: a field is missing or of the wrong type: {}", name, e.what()));
-  }
+  // A missing field or one of the wrong type: "model M: /body/templates/3/tokens: ...".
+  return read_json("model " + name + ": a field is missing or of the wrong type",
+                   [&]() -> Expected<LogDetector> {
+                     auto d = detector_of(doc["body"]);
+                     if (!d)
+                       return make_error(fmt::format("model {}: {}", name, d.error().message));
+                     return d;
+                   });
 }
 
 Expected<void> save_model(const LogDetector& detector, const std::string& path) {
-  std::string tmp = path + ".tmp";
+  // Made before PATH.tmp exists, so nothing that fails here leaves it behind.
+  const std::string text = model_to_string(detector);
+  const std::string tmp = path + ".tmp";
+  auto failed = [&](std::string message) -> Expected<void> {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);  // never a half model beside the real one
+    return make_error(std::move(message));
+  };
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return make_error(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-    out << model_to_string(detector);
-    out.flush();
-    if (!out) return make_error(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+    out << text;
+    out.close();
+    if (!out) return failed(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) return make_error(fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message()));
+  if (ec) return failed(fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message()));
   return {};
 }
 

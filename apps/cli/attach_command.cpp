@@ -1,6 +1,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -113,9 +114,11 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  const uint64_t deadline = target.duration_s > 0
-                                ? job.start_mono_ns + static_cast<uint64_t>(target.duration_s * 1e9)
-                                : 0;
+  // --duration is checked (main.cpp); the clamp keeps any other caller from
+  // the overflow that ended the trace at once.
+  const double duration_s = std::min(target.duration_s, kMaxAttachDurationS);
+  const uint64_t deadline =
+      duration_s > 0 ? job.start_mono_ns + static_cast<uint64_t>(duration_s * 1e9) : 0;
   uint64_t last_liveness_check = 0;
   while (g_stop_signal.load() == 0) {
     collector->pump(100);

@@ -17,6 +17,7 @@
 #include "apps/cli/session.h"
 #include "common/clock.h"
 #include "common/expected.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 namespace {
@@ -170,7 +171,7 @@ int calibrate_command(const CalibrateOptions& options) {
       {"maxima", {{"gpu_d2h_bandwidth", d2h}, {"gpu_h2d_bandwidth", h2d}}},
       {"calibration",
        {{"bytes_per_copy", options.bytes}, {"rounds", options.rounds}, {"devices", devices}}}};
-  const std::string text = out.dump(2) + "\n";
+  const std::string text = dump_json(out, 2) + "\n";
   if (options.out_path.empty()) {
     fmt::print("{}", text);
     return 0;

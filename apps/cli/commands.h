@@ -33,6 +33,9 @@ struct AttachTarget {
   std::string cgroup;
   double duration_s = 0;  // 0 = until Ctrl-C or the processes are gone
 };
+// --duration's ceiling, ten years: far below where duration_s * 1e9 ns
+// overflows a uint64_t (about 1.8e10 s), which made attach stop at once.
+inline constexpr double kMaxAttachDurationS = 315'360'000;
 int attach_command(const TraceFlags& flags, const AttachTarget& target);
 
 int summary_command(const std::string& trace_path, bool json);

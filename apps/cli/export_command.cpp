@@ -1,3 +1,5 @@
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -5,6 +7,7 @@
 #include "apps/cli/commands.h"
 #include "exporters/perfetto/perfetto_export.h"
 #include "exporters/sqlite/trace_store.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 
@@ -25,11 +28,18 @@ int export_command(const std::string& trace_path, const std::string& format,
     warn(fmt::format("export: internal error, the trace events are invalid: {}", problems.front()));
     return 1;
   }
+  // errno is what the failing open, write or close left: the reason to give.
+  errno = 0;
   std::ofstream file(out_path);
-  file << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (!file) {
+    warn(fmt::format("export: cannot write {}: {}", out_path, std::strerror(errno)));
+    return 1;
+  }
+  file << dump_json(out) << "\n";
   file.close();
   if (!file) {
-    warn(fmt::format("export: cannot write {}", out_path));
+    warn(fmt::format("export: cannot write {}: {}", out_path,
+                     errno != 0 ? std::strerror(errno) : "write failed"));
     return 1;
   }
   return 0;

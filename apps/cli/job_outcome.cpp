@@ -14,6 +14,7 @@
 #include "analysis/format.h"
 #include "analysis/summary.h"
 #include "common/clock.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 
@@ -220,7 +221,7 @@ void Notifier::send_all(const JobRecord& job, const ExitStatus& status, const Ke
     o.trace_path = trace_path;
     // The report travels as a file next to the log (or the trace).
     std::string report = (job.log_path.empty() ? trace_path : job.log_path) + ".summary.json";
-    std::ofstream(report) << o.checkpoint_summary_json.dump(2) << "\n";
+    std::ofstream(report) << dump_json(o.checkpoint_summary_json, 2) << "\n";
     request.candidates.push_back({report, false});
   }
   for (const auto& p : attach_) request.candidates.push_back({p, false});

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@
 #include "analysis/logwatch/line_source.h"
 #include "analysis/logwatch/model_file.h"
 #include "apps/cli/command_registry.h"
+#include "apps/cli/number_check.h"
 #include "apps/cli/session.h"
+#include "json/json_io.h"
 #include "probes/forward_protocol.h"
 
 namespace ckpt::cli {
@@ -50,21 +53,21 @@ struct DetectorFlags {
     tree_options.push_back(
         cmd->add_option("--similarity", config.drain.similarity,
                         "Drain similarity threshold st: share of equal tokens to join a template")
-            ->check(CLI::Range(0.0, 1.0))
+            ->check(number_in(0.0, 1.0))
             ->capture_default_str());
     tree_options.push_back(
         cmd->add_option("--prefix-tokens", config.drain.prefix_tokens,
                         "leading tokens that pick the Drain tree branch (logparser depth - 3)")
-            ->check(CLI::Range(0, 8))
+            ->check(number_in(0, 8))
             ->capture_default_str());
     tree_options.push_back(cmd->add_option("--max-templates", config.drain.max_templates,
                                            "template cap; the least recently matched is evicted")
-                               ->check(CLI::Range(std::size_t{1}, std::size_t{10000000}))
+                               ->check(number_in(std::size_t{1}, std::size_t{10000000}))
                                ->capture_default_str());
     tree_options.push_back(
         cmd->add_option("--history", config.history,
                         "previous templates that predict the next (n-gram order - 1)")
-            ->check(CLI::Range(1, lw::kMaxHistory))
+            ->check(number_in(1, lw::kMaxHistory))
             ->capture_default_str());
   }
   // The first tree flag given on the command line, nullptr when none.
@@ -76,20 +79,20 @@ struct DetectorFlags {
   void add_scoring(CLI::App* cmd) {
     cmd->add_option("--top-k", config.top_k,
                     "a template outside the k likeliest successors is unexpected")
-        ->check(CLI::Range(1, 1000))
+        ->check(number_in(1, 1000))
         ->capture_default_str();
     cmd->add_option("--min-support", config.min_support,
                     "judge sequences only after contexts seen at least this often")
-        ->check(CLI::Range(0.0, 1e9))
+        ->check(number_in(0.0, 1e9))
         ->capture_default_str();
     cmd->add_option("--rare-count", config.rare_count,
                     "a template seen fewer times than this is rare")
-        ->check(CLI::Range(0.0, 1e9))
+        ->check(number_in(0.0, 1e9))
         ->capture_default_str();
     cmd->add_option("--threshold", config.threshold,
                     "report anomalies with at least this score (score = novelty x severity "
                     "weight; default 0.5 for lines with a severity, 0 for lines without)")
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(number_in(0.0, 1.0));
     cmd->add_flag("--no-learn", no_learn,
                   "score against the model only; do not learn from the stream");
     cmd->add_flag("--learn-anomalies", config.learn_anomalies,
@@ -174,7 +177,7 @@ void print_anomaly(const lw::Anomaly& a, bool json) {
                         {"template", a.template_text},
                         {"score", a.score},
                         {"reason", a.reason}};
-    fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", dump_json(j));
   } else {
     fmt::print("line {}: {:.2f} {}: {}  [template: {}]\n", a.line, a.score, a.reason, a.text,
                a.template_text);
@@ -395,7 +398,7 @@ int eval_anomaly_command(const EvalOptions& o) {
                         {"kfold", {{"folds", o.folds}, {"methods", methods_json(r->kfold)}}},
                         {"detector_uses_severity", !o.ignore_severity},
                         {"severity_at_least", lw::severity_name(*at_least)}};
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", dump_json(j, 2));
   } else {
     fmt::print("BGL_2k ({}): {} lines, {} labelled anomalies\n", dir, r->lines, r->anomalies);
     fmt::print(
@@ -462,7 +465,8 @@ void add_logwatch_commands(CLI::App& app, CommandList& commands) {
                   "rotation, and when it does not exist yet");
   watch->add_flag("--from-start", watch_opts->from_start,
                   "kmsg, journal: read the records already there too");
-  watch->add_option("--warmup", watch_opts->warmup, "learn the first N lines without reporting");
+  watch->add_option("--warmup", watch_opts->warmup, "learn the first N lines without reporting")
+      ->check(number_in(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max()));
   auto* socket_opt =
       watch->add_option("--exporter-socket", watch_opts->exporter_socket,
                         std::string("send each anomaly to the exporter listening here (default: ") +
@@ -481,13 +485,13 @@ void add_logwatch_commands(CLI::App& app, CommandList& commands) {
       ->check(CLI::ExistingDirectory);
   eval->add_option("--train-fraction", eval_opts->train_fraction,
                    "the earlier share of lines trained on")
-      ->check(CLI::Range(0.05, 0.95))
+      ->check(number_in(0.05, 0.95))
       ->capture_default_str();
   eval->add_option("--folds", eval_opts->folds, "contiguous folds")
-      ->check(CLI::Range(2, 100))
+      ->check(number_in(2, 100))
       ->capture_default_str();
   eval->add_option("--window", eval_opts->counts.window, "count_outlier: lines per window")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->check(number_in(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
   eval->add_flag("--json", eval_opts->json, "JSON instead of tables");
   eval->add_option("--severity-at-least", eval_opts->severity_at_least,
@@ -496,9 +500,11 @@ void add_logwatch_commands(CLI::App& app, CommandList& commands) {
   eval->add_flag("--ignore-severity", eval_opts->ignore_severity,
                  "give the detector no severity (to see what severity adds)");
   eval->add_option("--min-f1", eval_opts->min_f1,
-                   "exit 1 when the detector's F1 (split or k-fold) is below this");
+                   "exit 1 when the detector's F1 (split or k-fold) is below this")
+      ->check(number_in(0.0, 1.0));
   eval->add_option("--min-grouping", eval_opts->min_grouping,
-                   "exit 1 when the grouping accuracy is below this");
+                   "exit 1 when the grouping accuracy is below this")
+      ->check(number_in(0.0, 1.0));
   eval_opts->detector.add_tree(eval);
   eval_opts->detector.add_scoring(eval);
   commands.push_back({eval, [eval_opts] { return eval_anomaly_command(*eval_opts); }});

@@ -14,6 +14,7 @@
 
 #include "apps/cli/command_registry.h"
 #include "apps/cli/commands.h"
+#include "apps/cli/number_check.h"
 #include "notify/notify.h"
 
 namespace ckpt::cli {
@@ -120,8 +121,10 @@ void add_attach_command(CLI::App& app, CommandList& commands) {
       attach->add_option("--cgroup", o->target.cgroup, "a cgroup v2 directory (Slurm job, pod)")
           ->check(CLI::ExistingDirectory);
   pid_opt->excludes(cg_opt);
-  attach->add_option("--duration", o->target.duration_s, "stop after this many seconds")
-      ->check(CLI::PositiveNumber);
+  attach
+      ->add_option("--duration", o->target.duration_s,
+                   "stop after this many seconds (at most 10 years: 315360000)")
+      ->check(positive_up_to(kMaxAttachDurationS));
   commands.push_back({attach, [o, pid_opt, cg_opt] {
                         if (!*pid_opt && !*cg_opt) {
                           fmt::print(stderr, "ckptscope attach: give --pid PID or --cgroup PATH\n");
@@ -196,12 +199,12 @@ void add_exporter_command(CLI::App& app, CommandList& commands) {
   exporter_cmd
       ->add_option("--max-workloads", o->exporter.max_workloads,
                    "distinct workload labels kept; later workloads are 'other' (default 100)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(std::size_t{1}, std::size_t{1'000'000}));
   exporter_cmd
       ->add_option("--cpu-report-min-ms", o->cpu_report_min_ms,
                    "kernel-side aggregation: report a thread's on-CPU time at a context switch "
                    "only once it adds up to this many ms (default 10; 0 reports every switch)")
-      ->check(CLI::Range(0.0, 10000.0));
+      ->check(number_in(0.0, 10000.0));
   exporter_cmd->add_option("--socket", o->exporter.socket_path,
                            "where run and attach register their jobs (default "
                            "/run/ckptscope/exporter.sock; '' turns registration off)");
@@ -231,10 +234,10 @@ void add_calibrate_command(CLI::App& app, CommandList& commands) {
       "calibrate",
       "measure each GPU's copy bandwidth (large pinned copies) for the gpu_copy stage's maxima");
   calibrate_cmd->add_option("--device", o->calibrate.device, "one GPU (default: every GPU)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 1023));
   calibrate_cmd->add_option("--size", o->size, "bytes per copy (default 1G)");
   calibrate_cmd->add_option("--rounds", o->calibrate.rounds, "timed copies each way (median)")
-      ->check(CLI::Range(1, 100));
+      ->check(number_in(1, 100));
   calibrate_cmd->add_option("-o,--output", o->calibrate.out_path,
                             "write the config snippet here (default: standard output)");
   commands.push_back({calibrate_cmd, [o] {
@@ -261,9 +264,9 @@ void add_demo_command(CLI::App& app, CommandList& commands) {
                        "where the workload writes (default: a new directory here)");
   demo_cmd->add_option("--shard-size", o->demo.shard_size, "size of each shard (e.g. 32M)");
   demo_cmd->add_option("--shards", o->demo.shards, "shards per checkpoint")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1, 100'000));
   demo_cmd->add_option("--checkpoints", o->demo.checkpoints, "checkpoints to save and load")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1, 100'000));
   commands.push_back({demo_cmd, [o] {
                         with_default_trace(o->trace);
                         return demo_command(o->trace, o->demo);
@@ -322,7 +325,8 @@ void add_eval_classifier_command(CLI::App& app, CommandList& commands) {
       ->check(CLI::ExistingFile);
   eval->add_flag("--json", o->json, "JSON instead of tables");
   eval->add_option("--min-macro-f1", o->min_macro_f1,
-                   "exit 1 when the corpus macro-F1 is below this");
+                   "exit 1 when the corpus macro-F1 is below this")
+      ->check(number_in(0.0, 1.0));
   commands.push_back({eval, [o] { return eval_classifier_command(*o); }});
 }
 
@@ -359,6 +363,23 @@ int main(int argc, char** argv) {
   CommandList registered;
   for (AddCommands add : kCommands) add(app, registered);
 
+  // CLI11 answers an unknown command with "A subcommand is required"; say
+  // which word it was and what the commands are. Every option of the top
+  // level starts with '-', so a first word without one is a command.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string word = argv[1];
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->check_name(word);
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      fmt::print(stderr, "ckptscope: unknown command '{}' (commands: {}; see --help)\n", word,
+                 names);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/cli/notify_request.h"
+#include "json/json_io.h"
 
 int main(int argc, char** /*argv*/) {
   if (argc != 1) {
@@ -19,25 +20,24 @@ int main(int argc, char** /*argv*/) {
   }
   std::ostringstream in;
   in << std::cin.rdbuf();
-  nlohmann::json request_json;
-  try {
-    request_json = nlohmann::json::parse(in.str());
-  } catch (const nlohmann::json::exception& e) {
-    std::printf(
-        "%s\n",
-        nlohmann::json{{"request_error", std::string("request: ") + e.what()}}.dump().c_str());
+  // Every answer goes through dump_json: an error may quote the request,
+  // which may hold any byte (dumping it threw type_error.316 and aborted).
+  auto answer = [](const nlohmann::json& j) { std::printf("%s\n", ckpt::dump_json(j).c_str()); };
+  auto request_json = ckpt::parse_json(in.str(), "request");
+  if (!request_json) {
+    answer({{"request_error", request_json.error().message}});
     return 2;
   }
-  auto request = ckpt::cli::request_from_json(request_json);
+  auto request = ckpt::cli::request_from_json(*request_json);
   if (!request) {
-    std::printf("%s\n", nlohmann::json{{"request_error", request.error().message}}.dump().c_str());
+    answer({{"request_error", request.error().message}});
     return 2;
   }
   auto results = ckpt::cli::handle_request(*request);
   if (!results) {
-    std::printf("%s\n", nlohmann::json{{"request_error", results.error().message}}.dump().c_str());
+    answer({{"request_error", results.error().message}});
     return 0;
   }
-  for (const auto& r : *results) std::printf("%s\n", ckpt::cli::to_json(r).dump().c_str());
+  for (const auto& r : *results) answer(ckpt::cli::to_json(r));
   return 0;
 }

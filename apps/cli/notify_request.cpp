@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -15,10 +16,36 @@
 #include <fmt/format.h>
 
 #include "common/sigpipe_block.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 
 namespace {
+
+// A path travels byte for byte (the sender opens it): a JSON string when it
+// is valid UTF-8, else {"hex": "2f746d70ff"}. Other text (the job's name, its
+// argv, evidence lines) is shown, not opened, and dump_json replaces its
+// invalid bytes with U+FFFD.
+nlohmann::json path_json(const std::string& path) {
+  bool replaced = false;
+  valid_utf8(path, &replaced);
+  if (!replaced) return path;
+  std::string hex;
+  for (unsigned char c : path) hex += fmt::format("{:02x}", c);
+  return {{"hex", hex}};
+}
+
+std::string path_from_json(const nlohmann::json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  const std::string hex = j.at("hex").get<std::string>();
+  std::string path;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    unsigned byte = 0;
+    auto [end, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, byte, 16);
+    if (ec == std::errc() && end == hex.data() + i + 2) path += static_cast<char>(byte);
+  }
+  return path;  // ours to write and read: a pair that is not hex is dropped
+}
 
 nlohmann::json outcome_json(const notify::JobOutcome& o) {
   nlohmann::json evidence = nlohmann::json::array();
@@ -38,9 +65,9 @@ nlohmann::json outcome_json(const notify::JobOutcome& o) {
           {"kernel_events", o.kernel_events},
           {"checkpoint_summary_text", o.checkpoint_summary_text},
           {"checkpoint_summary_json", o.checkpoint_summary_json},
-          {"log_path", o.log_path},
+          {"log_path", path_json(o.log_path)},
           {"log_tail", o.log_tail},
-          {"trace_path", o.trace_path}};
+          {"trace_path", path_json(o.trace_path)}};
 }
 
 notify::JobOutcome outcome_from_json(const nlohmann::json& j) {
@@ -62,9 +89,9 @@ notify::JobOutcome outcome_from_json(const nlohmann::json& j) {
   o.kernel_events = j.at("kernel_events").get<std::vector<std::string>>();
   o.checkpoint_summary_text = j.at("checkpoint_summary_text").get<std::string>();
   o.checkpoint_summary_json = j.at("checkpoint_summary_json");
-  o.log_path = j.at("log_path").get<std::string>();
+  o.log_path = path_from_json(j.at("log_path"));
   o.log_tail = j.at("log_tail").get<std::vector<std::string>>();
-  o.trace_path = j.at("trace_path").get<std::string>();
+  o.trace_path = path_from_json(j.at("trace_path"));
   return o;
 }
 
@@ -72,7 +99,8 @@ notify::JobOutcome outcome_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const NotifyRequest& r) {
   nlohmann::json candidates = nlohmann::json::array();
-  for (const auto& c : r.candidates) candidates.push_back({{"path", c.path}, {"is_log", c.is_log}});
+  for (const auto& c : r.candidates)
+    candidates.push_back({{"path", path_json(c.path)}, {"is_log", c.is_log}});
   return {{"mode", r.mode == NotifyRequest::Mode::Check ? "check" : "send"},
           {"targets", r.targets},
           {"smtp_flag", r.smtp_flag},
@@ -83,7 +111,8 @@ nlohmann::json to_json(const NotifyRequest& r) {
 }
 
 Expected<NotifyRequest> request_from_json(const nlohmann::json& j) {
-  try {
+  // A missing or mistyped field: "request: /outcome/job_name: type must be string, ...".
+  return read_json("request", [&]() -> Expected<NotifyRequest> {
     NotifyRequest r;
     std::string mode = j.at("mode").get<std::string>();
     if (mode != "check" && mode != "send") return make_error("request: unknown mode " + mode);
@@ -93,12 +122,10 @@ Expected<NotifyRequest> request_from_json(const nlohmann::json& j) {
     r.config_section = j.at("config_section").get<std::string>();
     if (!j.at("attach_budget").is_null()) r.attach_budget = j["attach_budget"].get<uint64_t>();
     for (const auto& c : j.at("candidates"))
-      r.candidates.push_back({c.at("path").get<std::string>(), c.at("is_log").get<bool>()});
+      r.candidates.push_back({path_from_json(c.at("path")), c.at("is_log").get<bool>()});
     r.outcome = outcome_from_json(j.at("outcome"));
     return r;
-  } catch (const nlohmann::json::exception& e) {
-    return make_error(std::string("request: ") + e.what());
-  }
+  });
 }
 
 nlohmann::json to_json(const DeliveryResult& r) {
@@ -106,12 +133,10 @@ nlohmann::json to_json(const DeliveryResult& r) {
 }
 
 Expected<DeliveryResult> result_from_json(const nlohmann::json& j) {
-  try {
+  return read_json("notifier result", [&]() -> Expected<DeliveryResult> {
     return DeliveryResult{j.at("target").get<std::string>(), j.at("ok").get<bool>(),
                           j.at("error").get<std::string>(), j.value("timeout_ms", uint64_t{0})};
-  } catch (const nlohmann::json::exception& e) {
-    return make_error(std::string("notifier result: ") + e.what());
-  }
+  });
 }
 
 namespace {
@@ -145,7 +170,9 @@ Expected<std::vector<DeliveryResult>> run_sender(const std::string& sender,
     close(in[1]);
     return make_error(fmt::format("pipe: {}", std::strerror(errno)));
   }
-  const std::string payload = to_json(request).dump();
+  // dump_json: a byte of the job's name, argv or evidence that is not UTF-8
+  // is replaced; a throw here meant no notification at all.
+  const std::string payload = dump_json(to_json(request));
   std::vector<char*> argv = {const_cast<char*>(sender.c_str()), nullptr};
   pid_t pid = fork();
   if (pid < 0) {
@@ -212,15 +239,15 @@ Expected<std::vector<DeliveryResult>> run_sender(const std::string& sender,
   std::string line;
   while (std::getline(lines, line)) {
     if (line.empty()) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      return make_error(fmt::format("{} answered something unreadable: {}", sender, line));
-    }
+    auto parsed = parse_json(line, sender);
+    if (!parsed || !parsed->is_object())
+      return make_error(
+          fmt::format("{} answered something unreadable: {}", sender, valid_utf8(line)));
+    const nlohmann::json& j = *parsed;
     if (j.contains("request_error")) {
       if (rejected) *rejected = true;
-      return make_error(j["request_error"].get<std::string>());
+      const nlohmann::json& e = j["request_error"];
+      return make_error(e.is_string() ? e.get<std::string>() : dump_json(e));
     }
     auto r = result_from_json(j);
     if (!r) return r.error();

@@ -1,6 +1,7 @@
 // The sending side of ckptscope-notify (cli/notify_request.h): the only code
 // that reaches libcurl.
 #include "apps/cli/notify_request.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 
@@ -8,11 +9,9 @@ Expected<std::vector<DeliveryResult>> handle_request(const NotifyRequest& r) {
   nlohmann::json section;
   const nlohmann::json* section_ptr = nullptr;
   if (!r.config_section.empty()) {
-    try {
-      section = nlohmann::json::parse(r.config_section);
-    } catch (const nlohmann::json::exception& e) {
-      return make_error(std::string("notify: ") + e.what());
-    }
+    auto parsed = parse_json(r.config_section, "notify");
+    if (!parsed) return parsed.error();
+    section = std::move(*parsed);
     section_ptr = &section;
   }
   auto settings = notify::settings_from(section_ptr, r.smtp_flag, notify::process_env());

@@ -10,6 +10,7 @@
 #include "apps/cli/commands.h"
 #include "config/config.h"
 #include "exporters/sqlite/trace_store.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 namespace {
@@ -85,9 +86,7 @@ int report_command(const ReportCommandOptions& options) {
   }
   std::string text;
   if (format == "json")
-    text =
-        report::report_json(*built).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-        "\n";
+    text = dump_json(report::report_json(*built), 2) + "\n";
   else if (format == "md")
     text = report::report_markdown(*built);
   else

@@ -12,6 +12,7 @@
 
 #include "analysis/summary.h"
 #include "common/clock.h"
+#include "json/json_io.h"
 #include "probes/forward_protocol.h"
 
 namespace ckpt::cli {
@@ -58,7 +59,7 @@ JobRecord make_job_record(const std::vector<std::string>& command, const std::st
   utsname u{};
   if (uname(&u) == 0) job.kernel = u.release;
   job.ckptscope_version = CKPTSCOPE_VERSION;
-  job.config_json = config.to_json().dump();
+  job.config_json = dump_json(config.to_json());
   job.start_mono_ns = monotonic_ns();
   job.start_wall_ns = realtime_ns();
   return job;
@@ -92,7 +93,7 @@ std::string default_trace_path() {
 }
 
 void print_result(const TraceFlags& flags, const Trace& trace) {
-  if (flags.json) write_out(stdout, summary_json(trace).dump(2) + "\n");
+  if (flags.json) write_out(stdout, dump_json(summary_json(trace), 2) + "\n");
   if (!flags.quiet) {
     write_out(stderr, summary_table(trace));
     write_out(stderr, fmt::format("ckptscope: trace written to {}\n", flags.trace_path));

@@ -4,6 +4,7 @@
 #include "analysis/summary.h"
 #include "apps/cli/commands.h"
 #include "exporters/sqlite/trace_store.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 
@@ -14,7 +15,7 @@ int summary_command(const std::string& trace_path, bool json) {
     return 1;
   }
   if (json)
-    fmt::print("{}\n", summary_json(*trace).dump(2));
+    fmt::print("{}\n", dump_json(summary_json(*trace), 2));
   else
     fmt::print("{}", summary_table(*trace));
   return 0;

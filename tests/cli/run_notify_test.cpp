@@ -192,6 +192,28 @@ TEST_F(RunNotify, WebhookGetsTheOutcomeAsJson) {
   EXPECT_EQ(body["failure"]["rule"], "cuda-oom");
 }
 
+// Issue 22: a byte that is not UTF-8 in the evidence line, the job name or
+// argv meant no notification at all (only a warning about JSON).
+TEST_F(RunNotify, BytesThatAreNotUtf8AreReplacedAndTheWebhookStillSent) {
+  tu::ServerProcess hook;
+  ASSERT_EQ(hook.start("webhook_server.py", {"--out-dir", dir_ / "hook"}, dir_ / ""), "");
+  const std::vector<std::string> job = {
+      "sh", "-c",
+      "printf 'torch.OutOfMemoryError: CUDA out of memory \\377 on rank 0\\n' >&2; exit 3",
+      "arg\xfe"};
+  auto r = run_job({"--job-name", "train\xff", "--notify",
+                    "http://127.0.0.1:" + std::to_string(hook.port()) + "/hooks/ckpt"},
+                   job);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("could not notify"))) << r.err;
+  json body = json::parse(tu::read_file(dir_ / "hook/post-1.json"));
+  EXPECT_EQ(body["failure"]["class"], "cuda_oom");
+  EXPECT_EQ(body["job"]["name"], "train\xEF\xBF\xBD");
+  EXPECT_EQ(body["job"]["command"][3], "arg\xEF\xBF\xBD");
+  EXPECT_THAT(body["failure"]["evidence"][0]["text"].get<std::string>(),
+              HasSubstr("memory \xEF\xBF\xBD on rank 0"));
+}
+
 TEST_F(RunNotify, AMissingNotifierDoesNotHoldTheJobBack) {
   // A ckptscope without ckptscope-notify beside it (and none on PATH).
   std::filesystem::copy_file(kCkptscope, dir_ / "ckptscope");

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "json/json_io.h"
 #include "notify/notify.h"
 
 namespace ckpt {
@@ -57,19 +58,19 @@ class Section {
     const json& v = j_.at(key);
     if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<uint64_t>() > max)
       return make_error(fmt::format("{}: must be a positive integer up to {} (got {})", field(key),
-                                    max, v.dump()));
+                                    max, dump_json(v)));
     return v.get<uint64_t>();
   }
   Expected<std::vector<std::string>> string_list(const std::string& key, bool allow_empty) const {
     const json& v = j_.at(key);
     if (!v.is_array())
       return make_error(
-          fmt::format("{}: must be a list of strings (got {})", field(key), v.dump()));
+          fmt::format("{}: must be a list of strings (got {})", field(key), dump_json(v)));
     std::vector<std::string> out;
     for (const auto& item : v) {
       if (!item.is_string() || item.get<std::string>().empty())
         return make_error(fmt::format("{}: every entry must be a non-empty string (got {})",
-                                      field(key), item.dump()));
+                                      field(key), dump_json(item)));
       out.push_back(item.get<std::string>());
     }
     if (out.empty() && !allow_empty)
@@ -84,7 +85,7 @@ class Section {
     if (!bw || !(*bw > 0) || !std::isfinite(*bw))
       return make_error(fmt::format(
           "{}: must be a positive bandwidth such as \"250GB/s\", \"100Gbit/s\" or 2.5e11 (got {})",
-          field(key), v.dump()));
+          field(key), dump_json(v)));
     return bw;
   }
   Section child(const std::string& key) const { return Section(j_.at(key), field(key)); }
@@ -197,7 +198,7 @@ Expected<void> parse_root(const json& root, Config& cfg) {
   }
   if (top.has("notify")) {
     if (!root["notify"].is_object()) return make_error("notify: must be an object");
-    cfg.notify_json = root["notify"].dump();
+    cfg.notify_json = dump_json(root["notify"]);
   }
   if (top.has("checkpoint"))
     CKPT_TRY_VOID(parse_checkpoint(top.child("checkpoint"), cfg.checkpoint));
@@ -268,22 +269,29 @@ nlohmann::json Config::to_json() const {
   if (!log_dir.empty()) j["log_dir"] = log_dir;
   if (!notify_json.empty()) {
     // The trace stores this config: never a secret in it.
-    j["notify"] = notify::redact_secrets(json::parse(notify_json));
+    // notify_json came from dump_json, so it parses; a broken one is left out
+    // rather than thrown.
+    if (auto section = parse_json(notify_json, "notify"))
+      j["notify"] = notify::redact_secrets(*section);
   }
   return j;
 }
 
 Expected<Config> parse_config(const std::string& text, const std::string& origin) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return make_error(fmt::format("config {}: not valid JSON: {}", origin, e.what()));
-  }
+  const std::string name = "config " + origin;
+  // A number no double holds (1e400) is a parse error here, not an abort.
+  auto root = parse_json(text, name);
+  if (!root) return root.error();
   Config cfg = Config::defaults();
   cfg.source = origin;
-  if (auto ok = parse_root(root, cfg); !ok)
-    return make_error(fmt::format("config {}: {}", origin, ok.error().message));
+  // Every check below names its field; read_json catches what slips past
+  // them (a get<> on a value of the wrong type) with the JSON pointer.
+  auto parsed = read_json(name, [&]() -> Expected<void> {
+    if (auto ok = parse_root(*root, cfg); !ok)
+      return make_error(fmt::format("{}: {}", name, ok.error().message));
+    return {};
+  });
+  if (!parsed) return parsed.error();
   return cfg;
 }
 

@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "common/sigpipe_block.h"
+#include "json/json_io.h"
 #include "notify/notify.h"
 #include "notify/notify_internal.h"
 
@@ -305,8 +306,8 @@ Expected<void> send_webhook(const NotifyTarget& target, const NotifySettings& s,
   Deadline deadline;
   common_options(c.get(), s, errbuf, &transcript, &deadline, "http,https");
   curl_easy_setopt(c.get(), CURLOPT_URL, target.url.c_str());
-  // error_handler_t::replace: a stray byte in a summary must not lose the message.
-  const std::string payload = m.json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // dump_json: a stray byte in a summary must not lose the message.
+  const std::string payload = dump_json(m.json);
   curl_easy_setopt(c.get(), CURLOPT_POST, 1L);
   curl_easy_setopt(c.get(), CURLOPT_POSTFIELDS, payload.data());
   curl_easy_setopt(c.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "json/json_io.h"
 #include "notify/notify.h"
 #include "notify/notify_internal.h"
 
@@ -122,8 +123,7 @@ std::optional<std::string> percent_decode(std::string_view s) {
 
 template <typename T>
 Expected<T> field_error(const std::string& field, const std::string& what, const json& got) {
-  return make_error(fmt::format("{}: {} (got {})", field, what,
-                                got.dump(-1, ' ', false, json::error_handler_t::replace)));
+  return make_error(fmt::format("{}: {} (got {})", field, what, dump_json(got)));
 }
 
 Expected<std::string> string_field(const json& section, const std::string& key) {
@@ -384,6 +384,9 @@ Expected<NotifySettings> settings_from(const json* section, const std::string& s
           "without TLS)",
           s.tls == TlsMode::kTry ? "try" : "none", s.smtp_url_source));
     return s;
+  } catch (const json::exception& e) {
+    // A get<> the checks above missed: "notify settings: /notify/from: type must be string".
+    return make_error(fmt::format("notify settings: {}", ckpt::describe(e)));
   } catch (const std::exception& e) {
     return make_error(fmt::format("notify settings: {}", e.what()));
   }

@@ -96,6 +96,28 @@ TEST(LineFormat, JournalJsonAsShortIsoPrintsIt) {
   EXPECT_FALSE(bad.severity.has_value());
 }
 
+// Issue 22: the message goes into a template and the model's JSON, so it is
+// made valid UTF-8 once, here, for training and scoring alike.
+TEST(LineFormat, BytesThatAreNotUtf8AreReplaced) {
+  std::string s;
+  EXPECT_EQ(parse_line("disk \xff error", LineFormat::kRaw, s).message, "disk \xEF\xBF\xBD error");
+  EXPECT_EQ(parse_line("caf\xC3\xA9 ok", LineFormat::kRaw, s).message, "caf\xC3\xA9 ok");
+  auto bgl = parse_line(
+      "- 1 2005.06.03 R02 2005-06-03-15.42.50.363779 R02 RAS KERNEL INFO a\x80"
+      "b",
+      LineFormat::kBgl, s);
+  EXPECT_EQ(bgl.message,
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(bgl.label, "-");
+  // journalctl's bytes form of a MESSAGE that is not UTF-8.
+  auto j = parse_line(R"({"MESSAGE":[104,255,105]})", LineFormat::kJournal, s);
+  EXPECT_EQ(j.message, "h\xEF\xBF\xBDi");
+  // A number no double holds makes the line not JSON, read as text.
+  auto big = parse_line(R"({"MESSAGE":"x","N":1e400})", LineFormat::kJournal, s);
+  EXPECT_EQ(big.message, R"({"MESSAGE":"x","N":1e400})");
+}
+
 TEST(LineFormat, UnknownFormatIsNamed) {
   auto f = parse_line_format("xml");
   ASSERT_FALSE(f.has_value());

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -94,6 +95,75 @@ TEST(ModelFile, ChangedBodyFailsTheChecksum) {
   EXPECT_NE(m.error().message.find("checksum"), std::string::npos) << m.error().message;
 }
 
+// `doc` with the checksum its (edited) body needs.
+nlohmann::json resummed(nlohmann::json doc) {
+  std::string body = doc["body"].dump();
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char ch : body) {
+    h ^= ch;
+    h *= 1099511628211ULL;
+  }
+  char sum[17];
+  std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(h));
+  doc["checksum"] = std::string("fnv1a64:") + sum;
+  return doc;
+}
+
+// Issue 22: `logwatch train` on a line with a byte that is not UTF-8 threw
+// type_error.316 while writing the model.
+TEST(ModelFile, TextThatIsNotUtf8IsWrittenReplacedAndReadsBack) {
+  LogDetector d = trained();
+  for (int i = 0; i < 3; ++i) d.learn("disk \xff\xfe error on sda");
+  const std::string path = temp_path("bytes");
+  auto saved = save_model(d, path);
+  ASSERT_TRUE(saved.has_value()) << saved.error().message;
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  auto loaded = load_model(path);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(loaded->miner().size(), d.miner().size());
+  EXPECT_NE(model_to_string(*loaded).find("\xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST(ModelFile, AFailedSaveLeavesNoTmpBehind) {
+  // The rename fails: the model's path is a directory with a file in it.
+  const std::string dir = temp_path("occupied");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/keep") << "x";
+  auto saved = save_model(trained(), dir);
+  ASSERT_FALSE(saved.has_value());
+  EXPECT_NE(saved.error().message.find("cannot rename"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir + ".tmp"));
+  std::filesystem::remove_all(dir);
+}
+
+struct BadSetting {
+  const char* pointer;  // into the body
+  nlohmann::json value;
+  const char* message;
+};
+
+// NaN similarity is written as null (`--similarity nan` made a model that
+// could not be read back); a huge integer wrapped in get<int>().
+TEST(ModelFile, OutOfRangeSettingsAndCountsAreNamed) {
+  const BadSetting cases[] = {
+      {"/drain/similarity", nullptr, "drain.similarity is null, not a number from 0 to 1"},
+      {"/drain/similarity", 1.5, "drain.similarity is 1.5"},
+      {"/drain/prefix_tokens", 4294967297ULL, "drain.prefix_tokens is 4294967297"},
+      {"/drain/max_templates", 0, "drain.max_templates is 0"},
+      {"/history", -1, "history is -1"},
+      {"/templates/0/count", -3.0, "a template's count is -3.0"},
+      {"/contexts/0/total", std::numeric_limits<double>::infinity(), "a context's total is null"},
+  };
+  for (const auto& c : cases) {
+    auto doc = nlohmann::json::parse(model_to_string(trained()));
+    doc["body"][nlohmann::json::json_pointer(c.pointer)] = c.value;
+    auto m = model_from_string(resummed(doc).dump(), "edited.model");
+    ASSERT_FALSE(m.has_value()) << c.pointer;
+    EXPECT_NE(m.error().message.find(c.message), std::string::npos) << m.error().message;
+  }
+}
+
 TEST(ModelFile, WellSummedButMalformedBodyNamesTheProblem) {
   // A body with the right checksum but a field of the wrong type.
   auto doc = nlohmann::json::parse(model_to_string(trained()));
@@ -111,6 +181,9 @@ TEST(ModelFile, WellSummedButMalformedBodyNamesTheProblem) {
   ASSERT_FALSE(m.has_value());
   EXPECT_NE(m.error().message.find("typed.model"), std::string::npos);
   EXPECT_NE(m.error().message.find("wrong type"), std::string::npos) << m.error().message;
+  // and where: the JSON pointer of the field.
+  EXPECT_NE(m.error().message.find("/body/templates/0/tokens"), std::string::npos)
+      << m.error().message;
 }
 
 }  // namespace

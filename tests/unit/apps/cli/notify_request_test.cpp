@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "json/json_io.h"
+
 namespace ckpt::cli {
 namespace {
 
@@ -45,6 +47,37 @@ TEST(NotifyRequest, RoundTripsThroughJson) {
   EXPECT_EQ(back->candidates[0].is_log, true);
   auto bad = request_from_json({{"mode", "shout"}});
   ASSERT_FALSE(bad);
+}
+
+// Issue 22: a byte that is not UTF-8 in the job's name, argv or evidence
+// made dumping the request throw, so no notification was sent. Text is
+// replaced; paths, which the sender opens, travel byte for byte.
+TEST(NotifyRequest, TextThatIsNotUtf8IsReplacedAndPathsKeptAsBytes) {
+  NotifyRequest r = sample();
+  r.outcome.job_name = "tr\xffin";
+  r.outcome.command = {"python", "x\xfe.py"};
+  r.outcome.evidence = {{3, "CUDA out of memory \xff"}};
+  r.outcome.log_path = "/tmp/j\xff.log";
+  r.candidates = {{"/tmp/j\xff.log", true}};
+  const std::string wire = dump_json(to_json(r));
+  auto back = request_from_json(nlohmann::json::parse(wire));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->outcome.job_name, "tr\xEF\xBF\xBDin");
+  EXPECT_EQ(back->outcome.command[1], "x\xEF\xBF\xBD.py");
+  EXPECT_EQ(back->outcome.evidence[0].text, "CUDA out of memory \xEF\xBF\xBD");
+  EXPECT_EQ(back->outcome.log_path, "/tmp/j\xff.log");
+  EXPECT_EQ(back->candidates[0].path, "/tmp/j\xff.log");
+  EXPECT_EQ(back->outcome.trace_path, "");
+}
+
+TEST(NotifyRequest, AMistypedFieldIsNamedByItsPointer) {
+  auto j = to_json(sample());
+  j["outcome"]["job_name"] = 5;
+  auto bad = request_from_json(nlohmann::json::parse(j.dump()));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("request: /outcome/job_name: type must be string"),
+            std::string::npos)
+      << bad.error().message;
 }
 
 struct FakeSender {
@@ -86,6 +119,18 @@ TEST(NotifySender, TheRequestReachesItsStdin) {
   auto r = run_sender(s.path, big, 5000);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message, "got " + std::to_string(to_json(big).dump().size()) + " bytes");
+}
+
+TEST(NotifySender, ARequestWithBytesThatAreNotUtf8IsStillSent) {
+  NotifyRequest r = sample();
+  r.outcome.job_name = "tr\xffin";
+  FakeSender s(
+      "cat >/dev/null\n"
+      "echo '{\"target\":\"a\",\"ok\":true,\"error\":\"\"}'\n"
+      "echo '{\"target\":\"b\",\"ok\":true,\"error\":\"\"}'");
+  auto answer = run_sender(s.path, r, 5000);
+  ASSERT_TRUE(answer) << answer.error().message;
+  EXPECT_EQ(answer->size(), 2u);
 }
 
 TEST(NotifySender, AHangingSenderIsKilledAtTheDeadline) {

@@ -95,7 +95,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{R"({"exporter": {}})", "unknown key 'exporter'"},
         BadConfig{R"({"log_dir": ""})", "log_dir: must be a non-empty string"},
         BadConfig{R"({"log_dir": 5})", "log_dir: must be a non-empty string"},
-        BadConfig{R"({"notify": "ops@example.com"})", "notify: must be an object"}));
+        BadConfig{R"({"notify": "ops@example.com"})", "notify: must be an object"},
+        // Issue 22: a number no double holds aborted the parser's caller.
+        BadConfig{R"({"checkpoint":{"quiet_gap_ms":1e400}})", "not valid JSON: number overflow"},
+        BadConfig{R"({"storage":{"read_bandwidth":-1e400}})", "not valid JSON: number overflow"},
+        BadConfig{R"({"checkpoint":{"stall_s":1e300}})",
+                  "checkpoint.stall_s: must be a positive integer up to 86400000 (got 1e+300)"},
+        BadConfig{"{\"log_dir\": \"/x\xff\"}", "not valid JSON"}));
 
 TEST(ConfigTest, LogDirAndNotifyWithSecretsKeptOutOfTheTrace) {
   auto c = parse_config(
