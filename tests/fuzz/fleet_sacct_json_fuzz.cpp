@@ -4,6 +4,7 @@
 #include "tests/fuzz/fuzz_input.h"
 
 CKPT_FUZZ_TARGET {
-  ckpt::fuzz::read_and_render(ckpt::fuzz::as_text(data, size), ckpt::fleet::records::read_sacct_json);
+  ckpt::fuzz::read_and_render(ckpt::fuzz::as_text(data, size),
+                              ckpt::fleet::records::read_sacct_json);
   return 0;
 }

@@ -11,7 +11,8 @@ CKPT_FUZZ_TARGET {
       ckpt::logwatch::LineFormat::kJournal};
   const auto format = kFormats[data[0] % std::size(kFormats)];
   std::string scratch;
-  auto parsed = ckpt::logwatch::parse_line(ckpt::fuzz::as_text(data + 1, size - 1), format, scratch);
+  auto parsed =
+      ckpt::logwatch::parse_line(ckpt::fuzz::as_text(data + 1, size - 1), format, scratch);
   (void)parsed;
   return 0;
 }
