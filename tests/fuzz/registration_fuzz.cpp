@@ -31,7 +31,7 @@ ckpt::RegistrationServer& server() {
     hooks.nfs_enabled = [] { return false; };
     hooks.drops = [] { return std::vector<ckpt::DropRecord>{}; };
     hooks.drain = [] {};
-    hooks.report_failure = [](ckpt::FailureRecord) {};
+    hooks.report_failure = [](const ckpt::FailureRecord&) {};
     auto listening = ckpt::RegistrationServer::listen(options, std::move(hooks));
     if (!listening) std::abort();  // the harness, not the server, is broken
     return std::move(*listening);

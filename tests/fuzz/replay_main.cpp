@@ -38,8 +38,11 @@ std::vector<std::string> seeds_of(const std::string& target, const std::string& 
     std::istringstream fields(line);
     std::string name, pattern;
     if (!(fields >> name >> pattern) || name[0] == '#' || name != target) continue;
+    std::string full = root;
+    full += '/';
+    full += pattern;
     glob_t found{};
-    if (glob((root + "/" + pattern).c_str(), 0, nullptr, &found) == 0)
+    if (glob(full.c_str(), 0, nullptr, &found) == 0)
       for (size_t i = 0; i < found.gl_pathc; ++i) paths.emplace_back(found.gl_pathv[i]);
     globfree(&found);
   }
