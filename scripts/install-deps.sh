@@ -21,6 +21,9 @@ packages=(
   prometheus-cpp-dev
   # tests, benchmarks, lint
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy
+  # the fuzz targets (tests/fuzz/, scripts/fuzz.sh): clang-14 and its libFuzzer and
+  # sanitizer runtimes (libclang_rt.fuzzer-x86_64.a)
+  clang-14 libclang-rt-14-dev
   # test helpers: iproute2 (namespaces), nftables (a lossy link), util-linux (setpriv, mount),
   # procps, python3,
   # FUSE (a file system that fails with EIO), e2fsprogs

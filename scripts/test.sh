@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: installs dependencies, builds, runs the unit tests, the
 # real-kernel eBPF tests (as root), the workload's tests, the unit tests again
-# under AddressSanitizer+UndefinedBehaviorSanitizer, and the linters.
+# under AddressSanitizer+UndefinedBehaviorSanitizer, the fuzz targets for a
+# bounded time (scripts/fuzz.sh), and the linters.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Root runs everything itself; anyone else is elevated with sudo for the
@@ -27,10 +28,17 @@ ls -l build/test-artifacts/ 2>/dev/null || true
 cmake --preset asan >/dev/null
 asan_targets=(unit_tests workload_tests logwatch_unit_tests fleet_common_unit_tests
   fleet_html_unit_tests fleet_records_unit_tests fleet_prometheus_unit_tests
-  fleet_attribution_unit_tests fleet_checkpoints_unit_tests)
+  fleet_attribution_unit_tests fleet_checkpoints_unit_tests fuzz_replay)
 # The CUPTI library's unit tests, where CMake found the CUDA toolkit.
 grep -q '^CKPTSCOPE_HAVE_CUPTI:BOOL=ON' build-asan/CMakeCache.txt && asan_targets+=(cupti_unit_tests)
 cmake --build --preset asan -j "$jobs" --target "${asan_targets[@]}"
 ctest --preset asan -j "$jobs"
+
+# libFuzzer targets (clang-14, build-fuzz/): every parser of outside input,
+# 25 s each, two at a time; fails on any crash and names its input
+# (tests/fuzz/README.md). About 8 minutes on 2 cores with the build.
+fuzz_start=$(date +%s)
+scripts/fuzz.sh 25
+echo "test.sh: fuzz stage took $(($(date +%s) - fuzz_start)) s"
 
 scripts/lint.sh

@@ -1,0 +1,10 @@
+// sacct --json (every Slurm release's layout), as `fleet exclusions` and `fleet retries` read it.
+#include "analysis/fleet/records/sacct_json.h"
+#include "tests/fuzz/fleet_records.h"
+#include "tests/fuzz/fuzz_input.h"
+
+CKPT_FUZZ_TARGET {
+  ckpt::fuzz::read_and_render(ckpt::fuzz::as_text(data, size),
+                              ckpt::fleet::records::read_sacct_json);
+  return 0;
+}
