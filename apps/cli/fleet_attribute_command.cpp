@@ -199,7 +199,11 @@ void add_fleet_attribute_command(CLI::App& fleet, CommandList& commands) {
                   "random windows without failures per node")
       ->check(finite_in(0, kMaxCalibrationWindows))
       ->capture_default_str();
-  cmd->add_option("--seed", flags->seed, "seed of the calibration windows")->capture_default_str();
+  // CLI11 reads -1 into a uint64_t as 2^64 - 1: refused instead (not with
+  // CLI::NonNegativeNumber, whose message prints a 300-digit bound).
+  cmd->add_option("--seed", flags->seed, "seed of the calibration windows")
+      ->check(finite_in(0))
+      ->capture_default_str();
   cmd->add_option("--timeout", flags->timeout, "per HTTP request")->capture_default_str();
   cmd->add_flag("--json", flags->json, "JSON on stdout instead of the table");
   cmd->add_option("--html", flags->html_path, "also write an HTML page with the charts");

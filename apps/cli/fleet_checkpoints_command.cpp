@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -93,9 +94,11 @@ int run_checkpoints(const CheckpointsOptions& opts) {
         std::tuple{"--storage-write-max", &opts.write_max, &options.write_max_bytes_per_second}}) {
     if (text->empty()) continue;
     auto bandwidth = parse_bandwidth(*text);
-    if (!bandwidth || !(*bandwidth > 0))
-      return usage_error(fmt::format("{} \"{}\": {}", flag, *text,
-                                     bandwidth ? "must be positive" : bandwidth.error().message));
+    // inf would make every fraction of the maximum 0.
+    if (!bandwidth || !(*bandwidth > 0) || !std::isfinite(*bandwidth))
+      return usage_error(
+          fmt::format("{} \"{}\": {}", flag, *text,
+                      bandwidth ? "must be positive and finite" : bandwidth.error().message));
     *into = *bandwidth;
   }
 

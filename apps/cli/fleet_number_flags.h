@@ -49,7 +49,8 @@ inline CLI::Validator finite_in(double lo, double hi = kNoUpperBound) {
       [lo, hi](std::string& text) -> std::string {
         const auto value = parse_double(text);
         if (!value)
-          return fmt::format("{}: not a number (must be {})", text, finite_range_text(lo, hi));
+          return fmt::format("{}: not a number a double holds (must be {})", text,
+                             finite_range_text(lo, hi));
         return finite_in_range_error(*value, lo, hi);
       },
       finite_range_text(lo, hi), "FINITE_IN");

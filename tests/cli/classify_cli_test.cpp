@@ -4,6 +4,7 @@
 // error naming the file, the line or the field, with exit 2 (bad input).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -73,7 +74,7 @@ TEST(ClassifyCli, ExitCodeOutsideAnExitStatusIsRefused) {
 TEST(EvalClassifierCli, HostileExtraLabelsAreErrorsNamingLineAndField) {
   ScratchDir dir;
   std::filesystem::create_directories(dir / "logs");
-  std::ofstream(dir / "logs" / "a.log") << "NCCL error\n";
+  std::ofstream(std::filesystem::path(dir / "logs") / "a.log") << "NCCL error\n";
   const std::pair<const char*, const char*> cases[] = {
       {R"({"id":"a","mode":"nccl","log_path":"logs/a.log","true_exit_code":1e400})",
        "labels.jsonl:1: not valid JSON"},

@@ -139,6 +139,9 @@ def main():
          "--calibration-windows"),
         (["attribute", "--from", "now-1h", "--calibration-windows", "-1"], "--calibration-windows"),
         (["attribute", "--from", "now-1h", "--timeout", "1e300s"], "--timeout"),
+        (["attribute", "--from", "now-1h", "--seed", "-1"], "--seed"),
+        (["checkpoints", "--storage-read-max", "infGB/s"], "--storage-read-max"),
+        (["checkpoints", "--storage-write-max", "nanGB/s"], "--storage-write-max"),
     ]
     for argv, flag in bad_flags:
         p = fleet(argv[0], "--prometheus", NO_PROMETHEUS, *argv[1:])
