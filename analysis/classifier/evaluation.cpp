@@ -8,10 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/classifier/baselines.h"
+#include "json/json_io.h"
 
 namespace ckpt::classify {
 
 namespace fs = std::filesystem;
+
+constexpr int kMinExitCode = -64;  // -N: killed by signal N (SIGRTMAX is 64)
+constexpr int kMaxExitCode = 255;
 
 Expected<std::vector<LabelledLog>> load_labels(const std::string& labels_path) {
   std::ifstream in(labels_path);
@@ -23,29 +27,36 @@ Expected<std::vector<LabelledLog>> load_labels(const std::string& labels_path) {
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      return make_error(fmt::format("{}:{}: not JSON: {}", labels_path, n, e.what()));
-    }
-    LabelledLog log;
-    try {
-      log.id = j.at("id").get<std::string>();
-      log.label = j.at("mode").get<std::string>();
-      log.source = j.value("source", "");
-      std::string rel = j.at("log_path").get<std::string>();
+    const std::string where = fmt::format("{}:{}", labels_path, n);
+    // parse_json: a syntax error or an overflowing number (1e400) names the
+    // line; read_json: a missing key or a wrong type names the field.
+    auto j = parse_json(line, where);
+    if (!j) return j.error();
+    auto log = read_json(where, [&]() -> Expected<LabelledLog> {
+      LabelledLog log;
+      log.id = j->at("id").get<std::string>();
+      log.label = j->at("mode").get<std::string>();
+      log.source = j->value("source", "");
+      std::string rel = j->at("log_path").get<std::string>();
       fs::path a = dir / rel;
       fs::path b = dir.parent_path() / rel;
       log.path = fs::exists(a) ? a.string() : b.string();
       if (!fs::exists(log.path))
-        return make_error(fmt::format("{}:{}: {}: log not found", labels_path, n, rel));
-      if (j.contains("true_exit_code") && j["true_exit_code"].is_number_integer())
-        log.exit_code = j["true_exit_code"].get<int>();
-    } catch (const nlohmann::json::exception& e) {
-      return make_error(fmt::format("{}:{}: {}", labels_path, n, e.what()));
-    }
-    out.push_back(std::move(log));
+        return make_error(fmt::format("{}: {}: log not found", where, rel));
+      if (j->contains("true_exit_code") && !(*j)["true_exit_code"].is_null()) {
+        const auto& code = (*j)["true_exit_code"];
+        // An exit status as the shell reports it (0-255), or -N for signal N.
+        if (!code.is_number_integer() || code < kMinExitCode || code > kMaxExitCode)
+          return make_error(
+              fmt::format("{}: /true_exit_code: {} is not an exit status (an integer "
+                          "in [{}, {}])",
+                          where, dump_json(code), kMinExitCode, kMaxExitCode));
+        log.exit_code = code.get<int>();
+      }
+      return log;
+    });
+    if (!log) return log.error();
+    out.push_back(std::move(*log));
   }
   if (out.empty()) return make_error(fmt::format("{}: no labelled logs", labels_path));
   return out;

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
 #include <nlohmann/json.hpp>
+
+#include "json/json_io.h"
 
 namespace ckpt::classify {
 
@@ -97,13 +100,13 @@ Expected<std::string> expand_xid_lists(std::string_view text, XidListStyle style
   return out;
 }
 
-Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    return make_error(fmt::format("{}: not valid JSON: {}", origin, e.what()));
-  }
+namespace {
+
+// A precedence is an int (rule_base.h); any int is a valid order.
+constexpr int kMinPrecedence = std::numeric_limits<int>::min();
+constexpr int kMaxPrecedence = std::numeric_limits<int>::max();
+
+Expected<RuleBase> read_rule_base(const json& doc, const std::string& origin) {
   if (!doc.is_object()) return make_error(origin + ": must be a JSON object");
   if (auto ok = check_keys(doc, {"version", "about", "noise", "rules"}, origin); !ok)
     return ok.error();
@@ -171,12 +174,26 @@ Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string
       return make_error(
           fmt::format("{}: unknown class \"{}\" (docs/classifier.md lists them)", where, *cls));
     rule.cls = *cls;
-    if (!r.contains("precedence") || !r["precedence"].is_number_integer())
-      return make_error(where + ": \"precedence\" must be an integer");
+    // is_number_integer() is true of any integer JSON holds (to 2^64):
+    // get<int> would wrap one past int's range into a different precedence.
+    if (!r.contains("precedence") || !r["precedence"].is_number_integer() ||
+        r["precedence"] < kMinPrecedence || r["precedence"] > kMaxPrecedence)
+      return make_error(fmt::format("{}: \"precedence\" must be an integer in [{}, {}]", where,
+                                    kMinPrecedence, kMaxPrecedence));
     rule.precedence = r["precedence"].get<int>();
     base.rules.push_back(std::move(rule));
   }
   return base;
+}
+
+}  // namespace
+
+Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string& origin) {
+  // parse_json: a syntax error or a number no double holds (1e400) names the
+  // file; read_json: any access the checks missed names the field.
+  auto doc = parse_json(json_text, origin);
+  if (!doc) return doc.error();
+  return read_json(origin, [&]() { return read_rule_base(*doc, origin); });
 }
 
 Expected<RuleBase> load_rule_base(const std::string& path) {

@@ -9,6 +9,8 @@
 #include "analysis/classifier/classifier.h"
 #include "analysis/classifier/render.h"
 #include "apps/cli/commands.h"
+#include "apps/cli/fleet_number_flags.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 
@@ -42,9 +44,21 @@ std::string default_corpus() {
                                                                           : std::string();
 }
 
+constexpr int kMinExitCode = -64;  // SIGRTMAX
+constexpr int kMaxExitCode = 255;
+
 }  // namespace
 
 int classify_command(const ClassifyOptions& o) {
+  // An exit status as the shell reports it (0-255), or -N for signal N: any
+  // other number would be read as a signal that does not exist.
+  if (o.exit_code && (*o.exit_code < kMinExitCode || *o.exit_code > kMaxExitCode)) {
+    warn(
+        fmt::format("classify: --exit-code {}: must be an exit status in [{}, {}] (-N: killed "
+                    "by signal N)",
+                    *o.exit_code, kMinExitCode, kMaxExitCode));
+    return 2;
+  }
   auto classifier = load_classifier(o.rules_path);
   if (!classifier) {
     warn(classifier.error().message);
@@ -82,8 +96,7 @@ int classify_command(const ClassifyOptions& o) {
       classify::apply_exit_status(*c, exit);
     }
     if (o.json)
-      fmt::print("{}\n", classify::to_json(*c, path).dump(
-                             -1, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", dump_json(classify::to_json(*c, path)));
     else
       fmt::print("{}", classify::to_text(*c, path));
   }
@@ -91,6 +104,13 @@ int classify_command(const ClassifyOptions& o) {
 }
 
 int eval_classifier_command(const EvalClassifierOptions& o) {
+  // A macro-F1 is in [0, 1]; NaN would pass every comparison and never fail.
+  if (o.min_macro_f1) {
+    if (auto why = finite_in_range_error(*o.min_macro_f1, 0, 1); !why.empty()) {
+      warn("eval-classifier: --min-macro-f1 " + why);
+      return 2;
+    }
+  }
   auto classifier = load_classifier(o.rules_path);
   if (!classifier) {
     warn(classifier.error().message);
@@ -151,7 +171,7 @@ int eval_classifier_command(const EvalClassifierOptions& o) {
                       static_cast<double>(ev->bytes) / 1e3, secs);
   (void)mb_s;  // small files: bench/classifier_bench measures throughput
   if (o.json)
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", dump_json(out, 2));
   else
     fmt::print("{}", text);
   if (o.min_macro_f1 && ev->rules.macro_f1 < *o.min_macro_f1) {

@@ -1,7 +1,9 @@
 // `ckptscope fleet attribute`: which metrics move before GPU failures, from a
 // fleet's Prometheus (docs/fleet/attribute.md).
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -15,6 +17,7 @@
 #include "analysis/fleet/prometheus/chunk_plan.h"
 #include "analysis/fleet/prometheus/prometheus_client.h"
 #include "apps/cli/command_registry.h"
+#include "apps/cli/fleet_number_flags.h"
 
 namespace ckpt::cli {
 namespace {
@@ -43,6 +46,11 @@ struct AttributeFlags {
   bool json = false;
   std::string html_path;
 };
+
+// Bounds of the count flags: far beyond any use, low enough that a typo
+// (1e9) is an error instead of a billion queries or an hour of sorting.
+constexpr double kMaxTopK = 100000;
+constexpr double kMaxCalibrationWindows = 10000;
 
 // Exit codes: 2 for bad input (flags, --events, a range without failures),
 // 1 for runtime failures (Prometheus unreachable or failing, --html unwritable).
@@ -86,6 +94,9 @@ Expected<attribution::AttributionOptions> resolve(const AttributeFlags& f, doubl
   }
   if (o.windows.before_s + o.windows.after_s <= 0)
     return make_error("--before and --after are both 0: the anomaly window is empty");
+  if (!(*timeout_s <= fleet::kMaxTimeoutSeconds))
+    return make_error(
+        fmt::format("--timeout {}: at most {} s (a day)", f.timeout, fleet::kMaxTimeoutSeconds));
   if (f.top_k == 0) return make_error("--top-k must be at least 1");
   if (f.event_source == "file" && f.events_file.empty())
     return make_error("--event-source file needs --events FILE");
@@ -143,8 +154,8 @@ int run_attribute(const AttributeFlags& f) {
     fmt::print("{}", attribution::render_table(*result, context));
   if (!f.html_path.empty()) {
     std::ofstream out(f.html_path, std::ios::binary);
-    if (!out || !(out << attribution::render_html(*result, context)))
-      return fail(1, fmt::format("--html {}: cannot write", f.html_path));
+    if (!out || !(out << attribution::render_html(*result, context)) || !out.flush())
+      return fail(1, fmt::format("--html {}: cannot write: {}", f.html_path, std::strerror(errno)));
   }
   return 0;
 }
@@ -169,7 +180,9 @@ void add_fleet_attribute_command(CLI::App& fleet, CommandList& commands) {
                   "keep only failures of this type (XID number or kind; repeatable)");
   cmd->add_option("--node-label", flags->node_label, "label naming the node (port stripped)")
       ->capture_default_str();
-  cmd->add_option("--top-k", flags->top_k, "metrics listed per failure")->capture_default_str();
+  cmd->add_option("--top-k", flags->top_k, "metrics listed per failure")
+      ->check(finite_in(1, kMaxTopK))
+      ->capture_default_str();
   cmd->add_option("--baseline", flags->baseline, "baseline window length")->capture_default_str();
   cmd->add_option("--gap", flags->gap, "gap between the baseline and the anomaly window")
       ->capture_default_str();
@@ -184,8 +197,13 @@ void add_fleet_attribute_command(CLI::App& fleet, CommandList& commands) {
       ->capture_default_str();
   cmd->add_option("--calibration-windows", flags->calibration_windows,
                   "random windows without failures per node")
+      ->check(finite_in(0, kMaxCalibrationWindows))
       ->capture_default_str();
-  cmd->add_option("--seed", flags->seed, "seed of the calibration windows")->capture_default_str();
+  // CLI11 reads -1 into a uint64_t as 2^64 - 1: refused instead (not with
+  // CLI::NonNegativeNumber, whose message prints a 300-digit bound).
+  cmd->add_option("--seed", flags->seed, "seed of the calibration windows")
+      ->check(finite_in(0))
+      ->capture_default_str();
   cmd->add_option("--timeout", flags->timeout, "per HTTP request")->capture_default_str();
   cmd->add_flag("--json", flags->json, "JSON on stdout instead of the table");
   cmd->add_option("--html", flags->html_path, "also write an HTML page with the charts");

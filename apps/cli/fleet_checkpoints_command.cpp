@@ -2,6 +2,9 @@
 // fraction of the storage maximum, from a Prometheus (docs/fleet/checkpoints.md).
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <memory>
@@ -13,7 +16,9 @@
 #include "analysis/fleet/prometheus/chunk_plan.h"
 #include "analysis/fleet/prometheus/prometheus_client.h"
 #include "apps/cli/command_registry.h"
+#include "apps/cli/fleet_number_flags.h"
 #include "config/config.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 namespace {
@@ -89,9 +94,11 @@ int run_checkpoints(const CheckpointsOptions& opts) {
         std::tuple{"--storage-write-max", &opts.write_max, &options.write_max_bytes_per_second}}) {
     if (text->empty()) continue;
     auto bandwidth = parse_bandwidth(*text);
-    if (!bandwidth || !(*bandwidth > 0))
-      return usage_error(fmt::format("{} \"{}\": {}", flag, *text,
-                                     bandwidth ? "must be positive" : bandwidth.error().message));
+    // inf would make every fraction of the maximum 0.
+    if (!bandwidth || !(*bandwidth > 0) || !std::isfinite(*bandwidth))
+      return usage_error(
+          fmt::format("{} \"{}\": {}", flag, *text,
+                      bandwidth ? "must be positive and finite" : bandwidth.error().message));
     *into = *bandwidth;
   }
 
@@ -115,13 +122,14 @@ int run_checkpoints(const CheckpointsOptions& opts) {
   }
   if (!opts.html_path.empty()) {
     std::ofstream out(opts.html_path, std::ios::binary);
-    if (!out || !(out << cp::to_html(*report))) {
-      fmt::print(stderr, "ckptscope fleet checkpoints: --html {}: cannot write\n", opts.html_path);
+    if (!out || !(out << cp::to_html(*report)) || !out.flush()) {
+      fmt::print(stderr, "ckptscope fleet checkpoints: --html {}: cannot write: {}\n",
+                 opts.html_path, std::strerror(errno));
       return 1;
     }
   }
   if (opts.json)
-    fmt::print("{}\n", cp::to_json(*report).dump(2));
+    fmt::print("{}\n", dump_json(cp::to_json(*report), 2));
   else if (opts.html_path.empty())
     fmt::print("{}", cp::to_text(*report));
   return 0;
@@ -152,9 +160,11 @@ void add_fleet_checkpoints_command(CLI::App& fleet, CommandList& commands) {
                   "the storage's aggregate write maximum, e.g. 250GB/s");
   cmd->add_option("--burst-fraction", opts->burst_fraction,
                   "mountstats: a checkpoint is a burst above this fraction of the maximum (of "
-                  "the peak when unknown; default 0.05)");
+                  "the peak when unknown; default 0.05)")
+      ->check(finite_in(0, 1));
   cmd->add_option("--merge-gap", opts->merge_gap, "checkpoints this close are one (default 120s)");
-  cmd->add_option("--timeout", opts->timeout_s, "seconds per HTTP request (default 60)");
+  cmd->add_option("--timeout", opts->timeout_s, "seconds per HTTP request (default 60)")
+      ->check(finite_in(0, fleet::kMaxTimeoutSeconds));
   cmd->add_option("--points-per-query", opts->points_per_query,
                   "steps per range request (default and most 11000, the API's cap per series)");
   cmd->add_flag("--json", opts->json, "JSON instead of a table");

@@ -2,6 +2,8 @@
 // and retry chains from scheduler records (docs/fleet/records.md).
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -13,6 +15,7 @@
 #include "analysis/fleet/records/render.h"
 #include "analysis/fleet/records/statistics.h"
 #include "apps/cli/command_registry.h"
+#include "json/json_io.h"
 
 namespace ckpt::cli {
 namespace {
@@ -53,8 +56,9 @@ std::string describe_inputs(const records::Inputs& in) {
 
 int write_html(const std::string& path, const std::string& html, const char* command) {
   std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << html)) {
-    fmt::print(stderr, "ckptscope fleet {}: --html {}: cannot write\n", command, path);
+  if (!out || !(out << html) || !out.flush()) {
+    fmt::print(stderr, "ckptscope fleet {}: --html {}: cannot write: {}\n", command, path,
+               std::strerror(errno));
     return 1;
   }
   return 0;
@@ -97,7 +101,7 @@ int run_exclusions(const ExclusionsOptions& opts) {
     if (rc != 0) return rc;
   }
   if (opts.output.json)
-    fmt::print("{}\n", records::exclusions_json(stats).dump(2));
+    fmt::print("{}\n", dump_json(records::exclusions_json(stats), 2));
   else if (opts.output.html_path.empty())
     fmt::print("{}", records::exclusions_table(stats, opts.top));
   return 0;
@@ -108,6 +112,11 @@ int run_retries(const RetriesOptions& opts) {
     fmt::print(stderr,
                "ckptscope fleet retries: give at least one of --sacct-json, --sacct, "
                "--torchelastic, --pytorchjob, --sessions\n");
+    return 2;
+  }
+  if (opts.chains_shown < 0) {
+    fmt::print(stderr, "ckptscope fleet retries: --chains {}: must be at least 0\n",
+               opts.chains_shown);
     return 2;
   }
   auto read = records::read_inputs(opts.inputs);
@@ -122,7 +131,7 @@ int run_retries(const RetriesOptions& opts) {
     if (rc != 0) return rc;
   }
   if (opts.output.json)
-    fmt::print("{}\n", records::retries_json(stats).dump(2));
+    fmt::print("{}\n", dump_json(records::retries_json(stats), 2));
   else if (opts.output.html_path.empty())
     fmt::print("{}", records::retries_table(stats, opts.chains_shown));
   return 0;

@@ -72,7 +72,7 @@ def main():
     bad = [
         (["exclusions"], "give at least one of --sacct-json"),
         (["retries"], "give at least one of --sacct-json"),
-        (["exclusions", "--sacct-json", f("sacct_parsable2.txt")], "sacct_parsable2.txt: not JSON"),
+        (["exclusions", "--sacct-json", f("sacct_parsable2.txt")], "sacct_parsable2.txt: not valid JSON"),
         (["retries", "--sacct", f("sacct_21.08.json")], "sacct_21.08.json:1: the header has no JobID"),
         (["exclusions", "--sinfo", f("sacct_parsable2.txt")], "sacct_parsable2.txt:1: expected sinfo -R's header"),
         (["retries", "--pytorchjob", f("sacct_21.08.json")], "sacct_21.08.json: kind \"(none)\""),

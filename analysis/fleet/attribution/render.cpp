@@ -10,6 +10,7 @@
 
 #include "analysis/fleet/html/fleet_html.h"
 #include "analysis/format.h"
+#include "json/json_io.h"
 
 namespace ckpt::fleet::attribution {
 
@@ -169,7 +170,7 @@ std::string render_json(const Attribution& a, const RenderContext& context) {
                     {"kendall_w", json_or_null(d.kendall_w)},
                     {"kendall_w_metrics", d.kendall_w_metrics}};
   j["warnings"] = a.warnings;
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 std::string render_html(const Attribution& a, const RenderContext& context) {

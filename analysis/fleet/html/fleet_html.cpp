@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "analysis/report/svg.h"
+#include "json/json_io.h"
 
 namespace ckpt::fleet::html {
 
@@ -85,7 +86,10 @@ struct Extent {
 
 }  // namespace
 
-std::string escape(std::string_view text) { return svg::escape(text); }
+// Node names, reasons and file names come from scheduler records and logs:
+// bytes, not UTF-8. Invalid sequences become U+FFFD before escaping, so the
+// page (declared UTF-8) is valid whatever the records held.
+std::string escape(std::string_view text) { return svg::escape(valid_utf8(text)); }
 
 std::string render_page(const Page& page) {
   std::string out = svg::page_preamble();
@@ -98,7 +102,9 @@ std::string render_page(const Page& page) {
   out +=
       "<footer class=\"muted\"><p>ckptscope fleet analyses: docs/fleet.md.</p></footer>\n"
       "</body></html>\n";
-  return out;
+  // Sections are ready HTML from callers: any raw byte they let through
+  // still leaves a valid UTF-8 page.
+  return valid_utf8(out);
 }
 
 std::string section(std::string_view heading, std::string_view explanation,

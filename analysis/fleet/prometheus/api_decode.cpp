@@ -7,20 +7,27 @@
 
 #include <fmt/format.h>
 
+#include "json/json_io.h"
+
 namespace ckpt::fleet::api {
 
 using nlohmann::json;
 
 Expected<json> decode_envelope(std::string_view body, long http_status, const std::string& what) {
-  json answer = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (answer.is_discarded() || !answer.is_object()) {
-    std::string start(body.substr(0, 120));
+  auto parsed = parse_json(body, what);
+  if (!parsed || !parsed->is_object()) {
+    // The start of whatever answered (an HTML page, a proxy's error): bytes
+    // from the network, made valid UTF-8 for the terminal and any JSON.
+    std::string start = valid_utf8(body.substr(0, 120));
     for (char& c : start)
       if (c == '\n' || c == '\r') c = ' ';
     return make_error(fmt::format("{}: HTTP {} and not a Prometheus API answer (not JSON): \"{}\"",
                                   what, http_status, start));
   }
-  const auto status = answer.value("status", std::string());
+  json& answer = *parsed;
+  const auto status = answer.contains("status") && answer["status"].is_string()
+                          ? answer["status"].get<std::string>()
+                          : std::string();
   if (status == "success" && http_status / 100 == 2) {
     if (!answer.contains("data"))
       return make_error(fmt::format("{}: answer has no \"data\"", what));
@@ -42,7 +49,7 @@ Expected<double> decode_sample_value(const json& value) {
   if (value.is_number()) return value.get<double>();
   if (!value.is_string())
     return make_error(
-        fmt::format("sample value {} is neither a string nor a number", value.dump()));
+        fmt::format("sample value {} is neither a string nor a number", dump_json(value)));
   const auto& text = value.get_ref<const std::string&>();
   // Go's strconv.FormatFloat(v, 'f', -1, 64) gives "NaN", "+Inf", "-Inf".
   if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
@@ -60,7 +67,7 @@ namespace {
 
 Expected<Sample> decode_pair(const json& pair) {
   if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number())
-    return make_error(fmt::format("sample {} is not [time, \"value\"]", pair.dump()));
+    return make_error(fmt::format("sample {} is not [time, \"value\"]", dump_json(pair)));
   auto value = decode_sample_value(pair[1]);
   if (!value) return value.error();
   return Sample{pair[0].get<double>(), *value};
@@ -68,11 +75,11 @@ Expected<Sample> decode_pair(const json& pair) {
 
 Expected<Labels> decode_labels(const json& metric) {
   if (!metric.is_object())
-    return make_error(fmt::format("label set {} is not an object", metric.dump()));
+    return make_error(fmt::format("label set {} is not an object", dump_json(metric)));
   Labels labels;
   for (const auto& [name, value] : metric.items()) {
     if (!value.is_string())
-      return make_error(fmt::format("label {} has a non-string value {}", name, value.dump()));
+      return make_error(fmt::format("label {} has a non-string value {}", name, dump_json(value)));
     labels.emplace(name, value.get<std::string>());
   }
   return labels;
@@ -101,6 +108,8 @@ Expected<std::vector<SeriesChunk>> decode_query_data(const json& data) {
   if (!result.is_array()) return make_error("query answer's result is not a list");
   chunks.reserve(result.size());
   for (const auto& item : result) {
+    if (!item.is_object())
+      return make_error(fmt::format("query answer's series {} is not an object", dump_json(item)));
     SeriesChunk chunk;
     auto labels = decode_labels(item.value("metric", json::object()));
     if (!labels) return labels.error();
@@ -143,7 +152,7 @@ Expected<std::vector<std::string>> decode_label_values_data(const json& data) {
   std::vector<std::string> out;
   for (const auto& item : data) {
     if (!item.is_string())
-      return make_error(fmt::format("label value {} is not a string", item.dump()));
+      return make_error(fmt::format("label value {} is not a string", dump_json(item)));
     out.push_back(item.get<std::string>());
   }
   return out;
@@ -155,7 +164,9 @@ Expected<std::map<std::string, std::string>> decode_metadata_data(const json& da
   for (const auto& [name, entries] : data.items()) {
     // One entry per distinct (type, help, unit) among targets: the first type wins.
     if (!entries.is_array() || entries.empty() || !entries[0].is_object()) continue;
-    types[name] = entries[0].value("type", std::string("unknown"));
+    const auto type = entries[0].find("type");
+    types[name] = type != entries[0].end() && type->is_string() ? type->get<std::string>()
+                                                                : std::string("unknown");
   }
   return types;
 }

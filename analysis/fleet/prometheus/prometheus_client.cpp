@@ -32,8 +32,12 @@ Expected<PrometheusClient> PrometheusClient::connect(const std::string& url,
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
     return make_error(
         fmt::format("Prometheus URL \"{}\" must start with http:// or https://", url));
-  if (options.max_points_per_chunk < 1 || !(options.timeout_s > 0))
-    return make_error("Prometheus options: points per chunk and timeout must be positive");
+  if (options.max_points_per_chunk < 1 || !(options.timeout_s > 0) ||
+      !(options.timeout_s <= kMaxTimeoutSeconds))
+    return make_error(
+        fmt::format("Prometheus options: points per chunk must be positive and the timeout in "
+                    "(0, {}] s",
+                    kMaxTimeoutSeconds));
   std::string base = strip_trailing_slashes(url);
   auto data = call(base, "/api/v1/status/buildinfo", {}, false, options.timeout_s);
   if (!data) return data.error();

@@ -31,8 +31,12 @@ struct TimeRange {
   double to_s = 0;    // inclusive
 };
 
+// A day: longer than any Prometheus query may run, and small enough that the
+// milliseconds handed to libcurl (a long) cannot overflow.
+inline constexpr double kMaxTimeoutSeconds = 86400;
+
 struct PrometheusOptions {
-  double timeout_s = 60;  // per HTTP request
+  double timeout_s = 60;  // per HTTP request, in (0, kMaxTimeoutSeconds]
   // The API refuses a range query whose series would exceed 11,000 points
   // (web/api/v1/api.go): chunks are at most this many steps long.
   int max_points_per_chunk = 11000;

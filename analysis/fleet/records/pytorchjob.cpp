@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/fleet/records/wall_time.h"
+#include "json/json_io.h"
 
 namespace ckpt::fleet::records {
 namespace {
@@ -13,11 +14,10 @@ using nlohmann::json;
 
 Expected<void> read_job(const json& job, const std::string& where, Records& records) {
   if (!job.is_object()) return make_error(fmt::format("{}: expected an object", where));
-  if (job.value("kind", "") != "PyTorchJob")
-    return make_error(fmt::format("{}: kind \"{}\", expected PyTorchJob", where,
-                                  job.contains("kind") && job["kind"].is_string()
-                                      ? job["kind"].get<std::string>()
-                                      : std::string("(none)")));
+  const bool kind_is_string = job.contains("kind") && job["kind"].is_string();
+  if (!kind_is_string || job["kind"].get<std::string>() != "PyTorchJob")
+    return make_error(fmt::format("{}: kind {}, expected PyTorchJob", where,
+                                  dump_json(job.contains("kind") ? job["kind"] : json("(none)"))));
   std::string name = "(unnamed)";
   if (job.contains("metadata") && job["metadata"].is_object()) {
     const auto& meta = job["metadata"];
@@ -62,7 +62,10 @@ Expected<void> read_job(const json& job, const std::string& where, Records& reco
       if (!t) return make_error(fmt::format("{}.lastTransitionTime: {}", field, t.error().message));
       time = *t;
     }
-    bool is_true = c.value("status", "True") == "True";
+    if (c.contains("status") && !c["status"].is_string())
+      return make_error(
+          fmt::format("{}.status: expected a string, got {}", field, c["status"].type_name()));
+    bool is_true = !c.contains("status") || c["status"].get<std::string>() == "True";
     if (type == "Created") continue;
     if (type == "Running") {
       if (attempts.empty())
@@ -95,16 +98,7 @@ Expected<void> read_job(const json& job, const std::string& where, Records& reco
   return {};
 }
 
-}  // namespace
-
-Expected<void> read_pytorchjobs(std::string_view text, std::string_view file, Records& records) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return make_error(
-        fmt::format("{}: not JSON (kubectl get pytorchjob -o json): {}", file, e.what()));
-  }
+Expected<void> read_items(const json& doc, std::string_view file, Records& records) {
   if (doc.is_object() && doc.contains("items")) {
     if (!doc["items"].is_array()) return make_error(fmt::format("{}: items: not an array", file));
     for (size_t i = 0; i < doc["items"].size(); ++i) {
@@ -114,6 +108,16 @@ Expected<void> read_pytorchjobs(std::string_view text, std::string_view file, Re
     return {};
   }
   return read_job(doc, std::string(file), records);
+}
+
+}  // namespace
+
+Expected<void> read_pytorchjobs(std::string_view text, std::string_view file, Records& records) {
+  // A syntax error or an overflowing number (1e400) names the file; any
+  // access the checks above missed names the field instead of aborting.
+  auto doc = parse_json(text, file);
+  if (!doc) return make_error(doc.error().message + " (kubectl get pytorchjob -o json)");
+  return read_json(file, [&]() { return read_items(*doc, file, records); });
 }
 
 }  // namespace ckpt::fleet::records

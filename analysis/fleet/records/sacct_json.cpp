@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "analysis/fleet/records/slurm_record.h"
+#include "json/json_io.h"
 
 namespace ckpt::fleet::records {
 namespace {
@@ -25,20 +29,44 @@ struct Where {
 
 std::string type_of(const json& value) { return value.type_name(); }
 
+// An integer JSON value as int64_t; nullopt for a float or one past int64's
+// range (nlohmann's get<int64_t> would wrap it or cast a float silently).
+std::optional<int64_t> as_int64(const json& value) {
+  if (value.is_number_unsigned()) {
+    const auto u = value.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  if (value.is_number_integer()) return value.get<int64_t>();
+  return std::nullopt;
+}
+
 // A number printed plainly or Slurm's "no value" wrapper
 // {"set": bool, "infinite": bool, "number": N} (v0.0.39+).
 Expected<std::optional<int64_t>> slurm_number(const json& value, const Where& where,
                                               std::string_view field) {
-  if (value.is_number_integer()) return std::optional<int64_t>{value.get<int64_t>()};
-  if (value.is_number_unsigned())
-    return std::optional<int64_t>{static_cast<int64_t>(value.get<uint64_t>())};
+  if (value.is_number_integer()) {
+    auto integer = as_int64(value);
+    if (!integer)
+      return where.error(field, fmt::format("{} is past a 64-bit integer", dump_json(value)));
+    return std::optional<int64_t>{*integer};
+  }
   if (value.is_object()) {
     auto set = value.find("set");
     auto number = value.find("number");
     if (set == value.end() || !set->is_boolean() || number == value.end() || !number->is_number())
       return where.error(field, "expected an integer or {\"set\", \"infinite\", \"number\"}");
-    if (!set->get<bool>() || value.value("infinite", false)) return std::optional<int64_t>{};
-    return std::optional<int64_t>{number->get<int64_t>()};
+    auto infinite = value.find("infinite");
+    if (infinite != value.end() && !infinite->is_boolean())
+      return where.error(fmt::format("{}.infinite", field),
+                         fmt::format("expected a boolean, got {}", type_of(*infinite)));
+    if (!set->get<bool>() || (infinite != value.end() && infinite->get<bool>()))
+      return std::optional<int64_t>{};
+    auto integer = as_int64(*number);
+    if (!integer)
+      return where.error(fmt::format("{}.number", field),
+                         fmt::format("expected an integer, got {}", dump_json(*number)));
+    return std::optional<int64_t>{*integer};
   }
   return where.error(field, fmt::format("expected an integer or {{\"set\", \"infinite\", "
                                         "\"number\"}}, got {}",
@@ -69,9 +97,11 @@ Expected<SlurmRecord> read_job(const json& job, Where where) {
   SlurmRecord record;
   auto id = job.find("job_id");
   if (id == job.end()) return where.error("job_id", "missing");
-  if (!id->is_number_integer())
-    return where.error("job_id", fmt::format("expected an integer, got {}", type_of(*id)));
-  record.job_id = std::to_string(id->get<int64_t>());
+  auto job_id = as_int64(*id);
+  if (!job_id)
+    return where.error("job_id", fmt::format("expected an integer, got {}",
+                                             id->is_number() ? dump_json(*id) : type_of(*id)));
+  record.job_id = std::to_string(*job_id);
   where.job_id = record.job_id;
   record.source = fmt::format("{}: jobs[{}] (job_id {})", where.file, where.index, record.job_id);
 
@@ -134,20 +164,15 @@ Expected<SlurmRecord> read_job(const json& job, Where where) {
   if (auto restarts = job.find("restart_cnt"); restarts != job.end()) {
     auto value = slurm_number(*restarts, where, "restart_cnt");
     if (!value) return value.error();
+    if (*value && (**value < 0 || **value > std::numeric_limits<int>::max()))
+      return where.error("restart_cnt", fmt::format("{}: must be in [0, {}]", **value,
+                                                    std::numeric_limits<int>::max()));
     if (*value) record.restart_count = static_cast<int>(**value);
   }
   return record;
 }
 
-}  // namespace
-
-Expected<void> read_sacct_json(std::string_view text, std::string_view file, Records& records) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return make_error(fmt::format("{}: not JSON (is this sacct --json?): {}", file, e.what()));
-  }
+Expected<void> read_jobs(const json& doc, std::string_view file, Records& records) {
   if (!doc.is_object() || !doc.contains("jobs"))
     return make_error(fmt::format("{}: no \"jobs\" array (is this sacct --json?)", file));
   const auto& jobs = doc["jobs"];
@@ -161,6 +186,17 @@ Expected<void> read_sacct_json(std::string_view text, std::string_view file, Rec
     if (!added) return added.error();
   }
   return {};
+}
+
+}  // namespace
+
+Expected<void> read_sacct_json(std::string_view text, std::string_view file, Records& records) {
+  // parse_json: a syntax error or a number no double holds (1e400) is an
+  // error naming the file; read_json: any access the checks below missed
+  // names the field instead of aborting.
+  auto parsed = parse_json(text, file);
+  if (!parsed) return make_error(parsed.error().message + " (is this sacct --json?)");
+  return read_json(file, [&]() { return read_jobs(*parsed, file, records); });
 }
 
 }  // namespace ckpt::fleet::records

@@ -102,7 +102,42 @@ TEST(ClassifierEvaluation, BadLabelsAreNamed) {
   { std::ofstream(path) << "{not json\n"; }
   bad = load_labels(path);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find(":1: not JSON"), std::string::npos);
+  EXPECT_NE(bad.error().message.find(":1: not valid JSON"), std::string::npos);
+}
+
+// Issue 22: `eval-classifier --extra` aborted on 1e400 (out_of_range.406);
+// a wrong type or a missing key named no field; an exit status past int's
+// range was read as a different one.
+TEST(ClassifierEvaluation, HostileLabelsAreFieldErrors) {
+  auto dir = std::filesystem::temp_directory_path() / "ckpt-labels-hostile-test";
+  std::filesystem::create_directories(dir / "logs");
+  { std::ofstream(dir / "logs" / "a.log") << "hello\n"; }
+  const auto path = (dir / "labels.jsonl").string();
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"id":"a","mode":"nccl","log_path":"logs/a.log","true_exit_code":1e400})",
+       ":1: not valid JSON"},
+      {R"({"id":7,"mode":"nccl","log_path":"logs/a.log"})", ":1: /id: type must be string"},
+      {R"({"id":"a","log_path":"logs/a.log"})", ":1: key 'mode' not found"},
+      {R"({"id":"a","mode":"nccl","log_path":"logs/a.log","true_exit_code":4294967297})",
+       ":1: /true_exit_code: 4294967297 is not an exit status"},
+      {R"({"id":"a","mode":"nccl","log_path":"logs/a.log","true_exit_code":"1"})",
+       ":1: /true_exit_code: \"1\" is not an exit status"},
+  };
+  for (const auto& [line, message] : cases) {
+    { std::ofstream(path) << line << "\n"; }
+    auto bad = load_labels(path);
+    ASSERT_FALSE(bad) << line;
+    EXPECT_NE(bad.error().message.find(std::string(path) + message), std::string::npos)
+        << line << ": " << bad.error().message;
+  }
+  {
+    std::ofstream(path) << R"({"id":"a","mode":"nccl","log_path":"logs/a.log","true_exit_code":-9})"
+                        << "\n";
+  }
+  auto good = load_labels(path);
+  ASSERT_TRUE(good) << good.error().message;
+  EXPECT_EQ((*good)[0].exit_code, -9);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

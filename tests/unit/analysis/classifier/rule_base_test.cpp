@@ -61,6 +61,22 @@ TEST(RuleBase, RejectsWhatARuleAuthorGetsWrong) {
       std::string::npos);
 }
 
+// Issue 22: 1e400 aborted `classify --rules` (out_of_range.406); a
+// precedence past int's range was wrapped into a different order.
+TEST(RuleBase, HostileNumbersAreErrorsNotAborts) {
+  const std::string overflow = error_of(R"({"version":1e400,"rules":[]})");
+  EXPECT_EQ(overflow.rfind("rules.json: not valid JSON: ", 0), 0u) << overflow;
+  EXPECT_NE(overflow.find("1e400"), std::string::npos) << overflow;
+  for (const char* precedence : {"4294967297", "-4294967297", "1.5", "1e300"}) {
+    const std::string rules =
+        std::string(R"({"version":1,"rules":[{"id":"x","class":"nccl","precedence":)") +
+        precedence + R"(,"doc":"d","match":["a"],"examples":["a"]}]})";
+    EXPECT_NE(error_of(rules).find("rule \"x\": \"precedence\" must be an integer in"),
+              std::string::npos)
+        << precedence << ": " << error_of(rules);
+  }
+}
+
 TEST(RuleBase, MissingFileIsNamed) {
   auto r = load_rule_base("/nonexistent/rules.json");
   ASSERT_FALSE(r);

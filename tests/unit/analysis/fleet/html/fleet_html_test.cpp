@@ -29,6 +29,19 @@ TEST(FleetHtml, PageIsSelfContainedAndEscaped) {
   EXPECT_THAT(page, Not(HasSubstr("https://")));
 }
 
+// Issue 22: a node name with a byte that is not UTF-8 (from sinfo, sacct or a
+// sessions CSV) was written raw into a page declared UTF-8.
+TEST(FleetHtml, InvalidUtf8BecomesReplacementCharacters) {
+  const std::string bad = "gpu\xff<01>";
+  EXPECT_EQ(escape(bad), "gpu\xEF\xBF\xBD&lt;01&gt;");
+  const std::string page =
+      render_page({"nodes " + bad, bad, {table({"node"}, {{bad}}), "<p>\xfe</p>"}});
+  EXPECT_THAT(page, Not(HasSubstr("\xff")));
+  EXPECT_THAT(page, Not(HasSubstr("\xfe")));
+  EXPECT_THAT(page, HasSubstr("<td>gpu\xEF\xBF\xBD&lt;01&gt;</td>"));
+  EXPECT_THAT(page, HasSubstr("<p>\xEF\xBF\xBD</p>"));
+}
+
 TEST(FleetHtml, TableRightAlignsNumericColumnsOnly) {
   const std::string t =
       table({"node", "exclusions", "share"}, {{"gpu01", "12", "41.4%"}, {"gpu<2>", "3", ""}});

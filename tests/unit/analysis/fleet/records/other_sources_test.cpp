@@ -163,6 +163,27 @@ TEST(PyTorchJob, MalformedObjects) {
               HasSubstr("status.conditions[0].lastTransitionTime: \"soon\""));
 }
 
+// Issue 22: these aborted (out_of_range.406, type_error.302) instead of
+// naming the file and the field.
+TEST(PyTorchJob, HostileValuesAreErrorsNotAborts) {
+  struct BadJob {
+    const char* text;
+    const char* message;
+  };
+  const BadJob cases[] = {
+      {R"({"kind": "PyTorchJob", "spec": {"x": 1e400}})", "j.json: not valid JSON"},
+      {R"({"kind": 7})", "j.json: kind 7, expected PyTorchJob"},
+      {R"({"kind": "PyTorchJob", "status": {"conditions": [{"type": "Succeeded", "status": 1}]}})",
+       "j.json ((unnamed)): status.conditions[0].status: expected a string, got number"},
+  };
+  for (const auto& c : cases) {
+    Records r;
+    auto read = read_pytorchjobs(c.text, "j.json", r);
+    ASSERT_FALSE(read) << c.text;
+    EXPECT_THAT(read.error().message, HasSubstr(c.message)) << c.text;
+  }
+}
+
 TEST(SessionsCsv, ChainsExclusionsAndQuoting) {
   Inputs in;
   in.sessions = {fixture("sessions.csv")};

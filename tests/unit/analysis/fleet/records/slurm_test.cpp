@@ -174,7 +174,7 @@ struct BadInput {
 
 TEST(SacctJson, MalformedInputNamesTheFileJobAndField) {
   const BadInput cases[] = {
-      {"{\"jobs\": [", "f.json: not JSON"},
+      {"{\"jobs\": [", "f.json: not valid JSON"},
       {"{\"meta\": {}}", "f.json: no \"jobs\" array"},
       {"{\"jobs\": {}}", "f.json: \"jobs\": expected an array, got object"},
       {"{\"jobs\": [{\"name\": \"x\"}]}", "f.json: jobs[0]: job_id: missing"},
@@ -197,6 +197,43 @@ TEST(SacctJson, MalformedInputNamesTheFileJobAndField) {
     auto read = read_sacct_json(c.text, "f.json", r);
     ASSERT_FALSE(read) << c.text;
     EXPECT_THAT(read.error().message, HasSubstr(c.message)) << c.text;
+  }
+}
+
+// Issue 22: each of these aborted the command (out_of_range.406 for 1e400,
+// type_error.302 for a non-boolean "infinite") or was read as a wrapped or
+// truncated number.
+TEST(SacctJson, HostileValuesAreFieldErrorsNotAborts) {
+  const std::string job = "{\"jobs\": [{\"job_id\": 5, \"state\": {\"current\": [\"FAILED\"]}, ";
+  const BadInput cases[] = {
+      {"{\"jobs\": [{\"job_id\": 1e400}]}", "f.json: not valid JSON"},
+      {"{\"jobs\": [{\"job_id\": 18446744073709551615}]}",
+       "f.json: jobs[0]: job_id: expected an integer, got 18446744073709551615"},
+      {"{\"jobs\": [{\"job_id\": 5.5}]}", "f.json: jobs[0]: job_id: expected an integer, got 5.5"},
+      {"{\"jobs\": [{\"job_id\": \"5\"}]}",
+       "f.json: jobs[0]: job_id: expected an integer, got string"},
+  };
+  for (const auto& c : cases) {
+    Records r;
+    auto read = read_sacct_json(c.text, "f.json", r);
+    ASSERT_FALSE(read) << c.text;
+    EXPECT_THAT(read.error().message, HasSubstr(c.message)) << c.text;
+  }
+  const std::pair<std::string, const char*> fields[] = {
+      {"\"time\": {\"start\": {\"set\": true, \"infinite\": \"no\", \"number\": 1}}}]}",
+       "f.json: jobs[0] (job_id 5): time.start.infinite: expected a boolean, got string"},
+      {"\"time\": {\"start\": {\"set\": true, \"number\": 1e300}}}]}",
+       "f.json: jobs[0] (job_id 5): time.start.number: expected an integer, got 1e+300"},
+      {"\"time\": {}, \"restart_cnt\": -3}]}",
+       "f.json: jobs[0] (job_id 5): restart_cnt: -3: must be in [0, 2147483647]"},
+      {"\"time\": {}, \"restart_cnt\": 4294967297}]}",
+       "f.json: jobs[0] (job_id 5): restart_cnt: 4294967297: must be in [0, 2147483647]"},
+  };
+  for (const auto& [tail, message] : fields) {
+    Records r;
+    auto read = read_sacct_json(job + tail, "f.json", r);
+    ASSERT_FALSE(read) << tail;
+    EXPECT_THAT(read.error().message, HasSubstr(message)) << tail;
   }
 }
 
