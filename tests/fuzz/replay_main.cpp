@@ -97,6 +97,13 @@ int main(int argc, char** argv) {
     auto seeds = seeds_of(target, seeds_list, root);
     inputs.insert(inputs.end(), seeds.begin(), seeds.end());
   }
+  // Every target has seeds: replaying nothing means a glob or a path broke,
+  // and a test that ran nothing must not pass.
+  if (inputs.empty()) {
+    std::fprintf(stderr, "fuzz_replay %s: no inputs found (seeds or paths missing)\n",
+                 target.c_str());
+    return 1;
+  }
   int failed = 0;
   for (const auto& path : inputs) failed |= replay(entry, path);
   std::printf("fuzz_replay %s: %zu inputs, none crashed\n", target.c_str(), inputs.size());

@@ -1,15 +1,25 @@
 #include "analysis/fleet/records/torchelastic_log.h"
 
+#include <charconv>
+#include <limits>
+#include <string>
+#include <system_error>
+
 #include <fmt/format.h>
 #include <re2/re2.h>
-
-#include <string>
 
 #include "analysis/fleet/records/text_lines.h"
 #include "analysis/fleet/records/wall_time.h"
 
 namespace ckpt::fleet::records {
 namespace {
+
+// `text` (digits only, as the pattern matched them) as an int; false when it
+// does not fit.
+bool whole_int(const std::string& text, int& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
 
 std::optional<double> line_time(std::string_view line) {
   static const RE2 kTime(R"((\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:[,.](\d+))?)");
@@ -62,7 +72,12 @@ Expected<void> read_torchelastic_log(std::string_view text, std::string_view fil
     std::string state, left_text, max_text;
     if (RE2::PartialMatch(line, kRestart, &state, &left_text, &max_text)) {
       saw_agent_line = true;
-      int left = std::stoi(left_text), max = std::stoi(max_text);
+      // The digits can be any length; std::stoi would throw past INT_MAX.
+      int left = 0;
+      int max = 0;
+      if (!whole_int(left_text, left) || !whole_int(max_text, max))
+        return make_error(fmt::format("{}: \"{}/{} attempts left\": a count past {}", where,
+                                      left_text, max_text, std::numeric_limits<int>::max()));
       if (last_left >= 0 && (left != last_left - 1 || max != max_restarts))
         return make_error(fmt::format(
             "{}: \"{}/{} attempts left\" after \"{}/{}\" at line {}: restarts of one agent count "

@@ -127,6 +127,18 @@ TEST(TorchElastic, RestartsThatDoNotCountDownAreAnError) {
   EXPECT_THAT(nothing.error().message, HasSubstr("x.log: no TorchElastic agent lines"));
 }
 
+TEST(TorchElastic, ACountNoIntHoldsIsAnErrorNotAnAbort) {
+  // Found by tests/fuzz (fleet_torchelastic_log): std::stoi threw
+  // out_of_range and aborted `ckptscope-fleet retries --torchelastic`.
+  Records r;
+  auto read = read_torchelastic_log(
+      "[default] Worker group FAILED. 99999999999/3 attempts left; will restart worker group\n",
+      "agent.log", r);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message,
+              HasSubstr("agent.log:1: \"99999999999/3 attempts left\": a count past 2147483647"));
+}
+
 TEST(PyTorchJob, RestartingConditionsAreAutomaticRetries) {
   Inputs in;
   in.pytorchjob = {fixture("pytorchjobs.json")};
