@@ -9,7 +9,6 @@
 #include "analysis/classifier/classifier.h"
 #include "analysis/classifier/render.h"
 #include "apps/cli/commands.h"
-#include "apps/cli/fleet_number_flags.h"
 #include "json/json_io.h"
 
 namespace ckpt::cli {
@@ -104,13 +103,6 @@ int classify_command(const ClassifyOptions& o) {
 }
 
 int eval_classifier_command(const EvalClassifierOptions& o) {
-  // A macro-F1 is in [0, 1]; NaN would pass every comparison and never fail.
-  if (o.min_macro_f1) {
-    if (auto why = finite_in_range_error(*o.min_macro_f1, 0, 1); !why.empty()) {
-      warn("eval-classifier: --min-macro-f1 " + why);
-      return 2;
-    }
-  }
   auto classifier = load_classifier(o.rules_path);
   if (!classifier) {
     warn(classifier.error().message);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +18,7 @@
 #include "analysis/fleet/prometheus/chunk_plan.h"
 #include "analysis/fleet/prometheus/prometheus_client.h"
 #include "apps/cli/command_registry.h"
-#include "apps/cli/fleet_number_flags.h"
+#include "apps/cli/number_check.h"
 
 namespace ckpt::cli {
 namespace {
@@ -49,8 +50,8 @@ struct AttributeFlags {
 
 // Bounds of the count flags: far beyond any use, low enough that a typo
 // (1e9) is an error instead of a billion queries or an hour of sorting.
-constexpr double kMaxTopK = 100000;
-constexpr double kMaxCalibrationWindows = 10000;
+constexpr std::size_t kMaxTopK = 100000;
+constexpr std::size_t kMaxCalibrationWindows = 10000;
 
 // Exit codes: 2 for bad input (flags, --events, a range without failures),
 // 1 for runtime failures (Prometheus unreachable or failing, --html unwritable).
@@ -181,7 +182,7 @@ void add_fleet_attribute_command(CLI::App& fleet, CommandList& commands) {
   cmd->add_option("--node-label", flags->node_label, "label naming the node (port stripped)")
       ->capture_default_str();
   cmd->add_option("--top-k", flags->top_k, "metrics listed per failure")
-      ->check(finite_in(1, kMaxTopK))
+      ->check(number_in<std::size_t>(1, kMaxTopK))
       ->capture_default_str();
   cmd->add_option("--baseline", flags->baseline, "baseline window length")->capture_default_str();
   cmd->add_option("--gap", flags->gap, "gap between the baseline and the anomaly window")
@@ -197,12 +198,12 @@ void add_fleet_attribute_command(CLI::App& fleet, CommandList& commands) {
       ->capture_default_str();
   cmd->add_option("--calibration-windows", flags->calibration_windows,
                   "random windows without failures per node")
-      ->check(finite_in(0, kMaxCalibrationWindows))
+      ->check(number_in<std::size_t>(0, kMaxCalibrationWindows))
       ->capture_default_str();
   // CLI11 reads -1 into a uint64_t as 2^64 - 1: refused instead (not with
   // CLI::NonNegativeNumber, whose message prints a 300-digit bound).
   cmd->add_option("--seed", flags->seed, "seed of the calibration windows")
-      ->check(finite_in(0))
+      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
       ->capture_default_str();
   cmd->add_option("--timeout", flags->timeout, "per HTTP request")->capture_default_str();
   cmd->add_flag("--json", flags->json, "JSON on stdout instead of the table");

@@ -16,7 +16,7 @@
 #include "analysis/fleet/prometheus/chunk_plan.h"
 #include "analysis/fleet/prometheus/prometheus_client.h"
 #include "apps/cli/command_registry.h"
-#include "apps/cli/fleet_number_flags.h"
+#include "apps/cli/number_check.h"
 #include "config/config.h"
 #include "json/json_io.h"
 
@@ -161,10 +161,10 @@ void add_fleet_checkpoints_command(CLI::App& fleet, CommandList& commands) {
   cmd->add_option("--burst-fraction", opts->burst_fraction,
                   "mountstats: a checkpoint is a burst above this fraction of the maximum (of "
                   "the peak when unknown; default 0.05)")
-      ->check(finite_in(0, 1));
+      ->check(number_in(0.0, 1.0));
   cmd->add_option("--merge-gap", opts->merge_gap, "checkpoints this close are one (default 120s)");
   cmd->add_option("--timeout", opts->timeout_s, "seconds per HTTP request (default 60)")
-      ->check(finite_in(0, fleet::kMaxTimeoutSeconds));
+      ->check(positive_up_to(fleet::kMaxTimeoutSeconds));
   cmd->add_option("--points-per-query", opts->points_per_query,
                   "steps per range request (default and most 11000, the API's cap per series)");
   cmd->add_flag("--json", opts->json, "JSON instead of a table");
