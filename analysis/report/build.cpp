@@ -13,6 +13,7 @@
 #include "analysis/format.h"
 #include "analysis/report/report.h"
 #include "analysis/report/report_internal.h"
+#include "json/json_io.h"
 
 namespace ckpt::report {
 namespace {
@@ -30,8 +31,9 @@ uint64_t to_wall(const JobRecord& job, uint64_t mono_ns) {
 
 std::optional<double> config_bandwidth(const std::string& config_json, const char* key) {
   if (config_json.empty()) return std::nullopt;
-  auto j = nlohmann::json::parse(config_json, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("storage")) return std::nullopt;
+  auto parsed = parse_json(config_json, "the trace's config");
+  if (!parsed || !parsed->is_object() || !parsed->contains("storage")) return std::nullopt;
+  const auto& j = *parsed;
   const auto& storage = j["storage"];
   if (!storage.is_object() || !storage.contains(key) || !storage[key].is_number())
     return std::nullopt;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "json/json_io.h"
 #include "probes/exporter_connection.h"
 #include "probes/forward_protocol.h"
 
@@ -56,7 +57,7 @@ Expected<void> ExporterFeed::send_line(const std::string& line) {
 Expected<void> ExporterFeed::trace_tgid(uint32_t tgid) {
   // Answered in order: once the sync comes back, the exporter forwards this
   // process's records (`run` holds its child until then).
-  if (auto ok = send_line(json{{"op", "trace"}, {"tgid", tgid}}.dump()); !ok) return ok;
+  if (auto ok = send_line(dump_json(json{{"op", "trace"}, {"tgid", tgid}})); !ok) return ok;
   const size_t errors_before = refusals_.size();
   sync(2000);
   if (refusals_.size() > errors_before) return make_error(refusals_.back());
@@ -90,21 +91,29 @@ bool ExporterFeed::read_available() {
 }
 
 void ExporterFeed::on_control(const std::string& text) {
-  const json j = json::parse(text, nullptr, false);
-  if (!j.is_object()) return;
+  // The exporter's answers: anything unreadable or mistyped is ignored, as
+  // an answer we do not know.
+  auto parsed = parse_json(text, "exporter answer");
+  if (!parsed || !parsed->is_object()) return;
+  const json& j = *parsed;
   if (j.contains("sync") && j["sync"].is_number_unsigned())
     sync_seen_ = std::max(sync_seen_, j["sync"].get<uint64_t>());
-  if (j.value("nfs", false)) nfs_ = true;
+  if (j.contains("nfs") && j["nfs"].is_boolean() && j["nfs"].get<bool>()) nfs_ = true;
   if (j.contains("error") && j["error"].is_string())
     refusals_.push_back(
         fmt::format("exporter at {}: {}", socket_path_, j["error"].get<std::string>()));
   if (j.contains("drops") && j["drops"].is_array()) {
-    exporter_drops_.clear();
-    for (const auto& d : j["drops"])
-      if (d.is_object())
-        exporter_drops_.push_back(DropRecord{d.value("source", std::string()),
-                                             d.value("cause", std::string()),
-                                             d.value("count", uint64_t{0})});
+    // value() throws on a mistyped field: a drop list we cannot read whole
+    // keeps the last one we could.
+    auto drops = read_json("exporter answer", [&]() -> Expected<std::vector<DropRecord>> {
+      std::vector<DropRecord> out;
+      for (const auto& d : j["drops"])
+        if (d.is_object())
+          out.push_back(DropRecord{d.value("source", std::string()),
+                                   d.value("cause", std::string()), d.value("count", uint64_t{0})});
+      return out;
+    });
+    if (drops) exporter_drops_ = std::move(*drops);
   }
 }
 
@@ -171,7 +180,7 @@ Expected<int> ExporterFeed::poll(int timeout_ms) {
 void ExporterFeed::sync(int timeout_ms) {
   if (lost_) return;
   const uint64_t seq = ++sync_sent_;
-  if (!send_line(json{{"op", "sync"}, {"seq", seq}}.dump())) return;
+  if (!send_line(dump_json(json{{"op", "sync"}, {"seq", seq}}))) return;
   const uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(timeout_ms) * 1'000'000;
   while (sync_seen_ < seq && !lost_ && exporter_ms_left(deadline) > 0)
     (void)poll(std::min(50, exporter_ms_left(deadline)));
