@@ -39,6 +39,7 @@ nlohmann::json outcome_json(const notify::JobOutcome& o) {
           {"checkpoint_summary_text", o.checkpoint_summary_text},
           {"checkpoint_summary_json", o.checkpoint_summary_json},
           {"log_path", o.log_path},
+          {"log_incomplete", o.log_incomplete},
           {"log_tail", o.log_tail},
           {"trace_path", o.trace_path}};
 }
@@ -63,6 +64,7 @@ notify::JobOutcome outcome_from_json(const nlohmann::json& j) {
   o.checkpoint_summary_text = j.at("checkpoint_summary_text").get<std::string>();
   o.checkpoint_summary_json = j.at("checkpoint_summary_json");
   o.log_path = j.at("log_path").get<std::string>();
+  o.log_incomplete = j.value("log_incomplete", std::string());
   o.log_tail = j.at("log_tail").get<std::vector<std::string>>();
   o.trace_path = j.at("trace_path").get<std::string>();
   return o;

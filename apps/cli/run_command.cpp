@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "notify/notify.h"
 #include "runner/child_process.h"
+#include "runner/job_gpus.h"
 #include "runner/job_log.h"
 #include "runner/output_tee.h"
 #include "sources/kernel_log.h"
@@ -112,6 +113,11 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   if (auto created = create_job_log(flags, run, *config, job)) {
     log.emplace(std::move(*created));
     job.log_path = log->path();
+    if (log->incomplete())
+      warn(
+          fmt::format("warning: job log {}: cannot write it: {}; the job runs, and its output "
+                      "is kept in memory (the last {} MiB) for the failure cause",
+                      log->path(), log->first_error(), kUnloggedWindowBytes >> 20));
     auto piped = OutputTee::create(*log);
     if (piped)
       tee.emplace(std::move(*piped));
@@ -165,6 +171,15 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   // The gpu_copy stage: CUPTI in the job, its copies sent to the collector.
   std::vector<std::string> env_additions;
   if (collector && !run.no_gpu) env_additions = gpu_injection_env(*collector, flags.quiet);
+  // The GPUs the job may use: a pid-less Xid on another is the node's.
+  // (The child inherits our environment; env_additions name no devices.)
+  JobGpus gpus = resolve_job_gpus(
+      [](const std::string& name) -> std::optional<std::string> {
+        if (const char* v = std::getenv(name.c_str())) return std::string(v);
+        return std::nullopt;
+      },
+      list_driver_gpus());
+  for (const auto& pci : gpus.pci) kernel.add_job_gpu(pci);
   auto child = HeldChild::spawn(command, env_additions, stdio);
   if (!child) {
     std::string message =
@@ -237,7 +252,14 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
           run.output_grace_s));
     kernel.poll();
     if (collector)
+      for (const auto& pci : collector->gpu_pci_addresses()) kernel.add_job_gpu(pci);
+    if (collector)
       for (auto& f : kernel.failure_records()) collector->add_failure(std::move(f));
+    if (log && log->incomplete()) {
+      FailureRecord incomplete = log_incomplete_record(*log, job.end_mono_ns);
+      warn("warning: " + incomplete.evidence);
+      if (collector) collector->add_failure(incomplete);
+    }
     if (logwatch) {
       if (collector)
         for (const auto& f : logwatch->failures()) collector->add_failure(f);
@@ -251,8 +273,9 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
       }
     }
     if (status->signal || status->code != 0)
-      job.failure = classify_job(job, *status, kernel, exec_error);
-    if (log) write_log_footer(*log, job, *status, kernel);
+      job.failure = classify_job(job, *status, kernel, exec_error,
+                                 log ? log->unlogged_output() : std::string());
+    if (log) write_log_footer(*log, job, *status, kernel, gpus);
     if (stats_fd >= 0) {
       write_program_stats(flags.bpf_stats_path, collector->program_stats());
       close(stats_fd);
