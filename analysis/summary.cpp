@@ -11,7 +11,6 @@
 #include "analysis/json_values.h"
 #include "analysis/nfs_crosscheck.h"
 #include "model/vocabulary.h"
-#include "model/vocabulary_pending.h"
 
 namespace ckpt {
 namespace {

@@ -15,7 +15,6 @@
 #include "analysis/summary.h"
 #include "common/clock.h"
 #include "model/vocabulary.h"
-#include "model/vocabulary_pending.h"
 
 namespace ckpt::cli {
 

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "model/vocabulary.h"
-#include "model/vocabulary_pending.h"
 
 namespace ckpt {
 
