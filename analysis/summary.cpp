@@ -10,6 +10,7 @@
 
 #include "analysis/json_values.h"
 #include "analysis/nfs_crosscheck.h"
+#include "model/vocabulary.h"
 
 namespace ckpt {
 namespace {
@@ -43,7 +44,7 @@ json job_failure_json(const std::optional<JobFailure>& failure) {
   };
 }
 
-json job_json(const JobRecord& job) {
+json job_json(const JobRecord& job, const FailureRecord* log_incomplete) {
   return {
       {"command", strings_json(job.command)},
       {"name", text(job.name)},
@@ -59,6 +60,7 @@ json job_json(const JobRecord& job) {
       {"duration_ns", duration_or_null(job.start_mono_ns, job.end_mono_ns)},
       {"root_pids", job.root_pids},
       {"log", job.log_path.empty() ? json(nullptr) : text(job.log_path)},
+      {"log_incomplete", log_incomplete ? text(log_incomplete->evidence) : json(nullptr)},
       {"failure", job_failure_json(job.failure)},
   };
 }
@@ -287,6 +289,12 @@ json drops_json(const std::vector<DropRecord>& drops) {
 
 }  // namespace
 
+const FailureRecord* job_log_incomplete(const Trace& trace) {
+  for (const FailureRecord& f : trace.failures)
+    if (f.kind == kFailureJobLogIncomplete) return &f;
+  return nullptr;
+}
+
 nlohmann::json summary_json(const Trace& trace) {
   json checkpoints = json::array();
   for (const CheckpointRecord& c : trace.checkpoints) {
@@ -303,9 +311,12 @@ nlohmann::json summary_json(const Trace& trace) {
   json nfs_mounts = json::array();
   for (const NfsMountRecord& m : trace.nfs_mounts) nfs_mounts.push_back(nfs_mount_json(m));
   return {
-      {"job", job_json(trace.job)},       {"checkpoints", std::move(checkpoints)},
-      {"failures", std::move(failures)},  {"connections", std::move(connections)},
-      {"drops", drops_json(trace.drops)}, {"nfs_mounts", std::move(nfs_mounts)},
+      {"job", job_json(trace.job, job_log_incomplete(trace))},
+      {"checkpoints", std::move(checkpoints)},
+      {"failures", std::move(failures)},
+      {"connections", std::move(connections)},
+      {"drops", drops_json(trace.drops)},
+      {"nfs_mounts", std::move(nfs_mounts)},
   };
 }
 

@@ -15,7 +15,7 @@ namespace ckpt {
 //   {"job": {"command": [..], "name", "mode", "node", "kernel", "ckptscope_version",
 //            "exit_code": int|null, "exit_signal": int|null, "traced",
 //            "trace_warning", "start_wall_ns", "duration_ns": uint|null,
-//            "root_pids": [..], "log": string|null,
+//            "root_pids": [..], "log": string|null, "log_incomplete": string|null,
 //            "failure": null | {"class", "rule",
 //                               "evidence": [{"line", "text", "source"}],
 //                               "symptoms": [string, ..]}},
@@ -76,7 +76,9 @@ namespace ckpt {
 // 0) and "agree" when both fractions are <= 0.01 (analysis/nfs_crosscheck.h).
 //
 // The job's "name" is "" when it has none, its "log" (the durable log `run`
-// wrote) null when there is none. Its "failure" is the failure classifier's
+// wrote) null when there is none, its "log_incomplete" null unless that log
+// could not be written whole (a full disk): then why, and how much is missing
+// (the trace's job-level `job_log_incomplete` failure). Its "failure" is the failure classifier's
 // cause, present only when the job failed (a non-zero exit or a signal) and
 // the trace records a cause (traces before schema version 3 never do):
 // "class" ("cuda_oom", "gpu_lost", ..., "unknown"), "rule" ("" for unknown),
@@ -91,14 +93,17 @@ namespace ckpt {
 // always dumps.
 nlohmann::json summary_json(const Trace& trace);
 
+// The trace's job_log_incomplete failure, if the job's log is incomplete.
+const FailureRecord* job_log_incomplete(const Trace& trace);
+
 // The terminal rendering: the job (with its failure cause, evidence,
 // symptoms and log when it has them), then per checkpoint a header line, one
 // row per stage in pipeline order (kAllStages) and, with NFS figures, one
 // "nfs" line (RPCs by op, queue wait and RTT p50/p99, TCP in flight,
 // backlog and retransmits when known); then the NFS mounts (mountstats, with
 // the eBPF cross-check), failures, connections and drops. Fits 100 columns
-// except for the job's log path, the failures section's long evidence,
-// addresses, NFS op lists and mount names. The job's failure evidence and
+// except for the job's log path and why it is incomplete, the failures
+// section's long evidence, addresses, NFS op lists and mount names. The job's failure evidence and
 // symptoms are cut to fit (one line each, control bytes shown as spaces).
 std::string summary_table(const Trace& trace);
 

@@ -86,7 +86,7 @@ void job_failure_lines(std::string& out, const JobRecord& job) {
   for (const std::string& symptom : f.symptoms) out += fitted("    also seen: ", symptom);
 }
 
-void job_lines(std::string& out, const JobRecord& job) {
+void job_lines(std::string& out, const JobRecord& job, const FailureRecord* log_incomplete) {
   const std::string status = fmt::format("  ({}, {})", exit_status(job), trace_status(job));
   const std::string prefix = "job: ";
   const size_t room =
@@ -95,6 +95,8 @@ void job_lines(std::string& out, const JobRecord& job) {
   job_failure_lines(out, job);
   // The log's path is never cut: it is there to be copied.
   if (!job.log_path.empty()) out += fmt::format("  log: {}\n", one_line(job.log_path));
+  // Never cut either: how much is missing and why is the point.
+  if (log_incomplete) out += "  LOG INCOMPLETE: " + one_line(log_incomplete->evidence) + "\n";
   if (!job.trace_warning.empty()) out += fmt::format("  warning: {}\n", job.trace_warning);
   std::string where = job.node.empty() ? "unknown node" : job.node;
   if (!job.kernel.empty()) where += fmt::format(" (kernel {})", job.kernel);
@@ -370,7 +372,7 @@ void drop_lines(std::string& out, const std::vector<DropRecord>& drops) {
 
 std::string summary_table(const Trace& trace) {
   std::string out;
-  job_lines(out, trace.job);
+  job_lines(out, trace.job, job_log_incomplete(trace));
   if (trace.checkpoints.empty()) out += "\ncheckpoints: none detected\n";
   for (const CheckpointRecord& c : trace.checkpoints) checkpoint_lines(out, c, trace.job);
   nfs_mount_lines(out, trace.nfs_mounts);

@@ -17,6 +17,9 @@ echo "lint: clang-format clean"
 
 # The tree reads bottom-up (README: Layout): no include runs up a layer.
 python3 scripts/check_layering.py
+# JSON is written and read one way (userspace/json/json_io.h): a raw dump()
+# or json::parse aborts on hostile bytes or numbers.
+python3 scripts/check_json_io.py
 
 [ -f build/compile_commands.json ] || { echo "lint: configure build/ first (cmake --preset default)" >&2; exit 1; }
 log=$(mktemp)

@@ -15,6 +15,7 @@
 #include "analysis/summary.h"
 #include "common/clock.h"
 #include "json/json_io.h"
+#include "model/vocabulary.h"
 
 namespace ckpt::cli {
 
@@ -50,7 +51,7 @@ std::string describe_exit(const ExitStatus& status) {
 constexpr uint64_t kClassifyTailBytes = uint64_t{256} << 20;
 
 JobFailure classify_job(const JobRecord& job, const ExitStatus& status, const KernelEvents& kernel,
-                        const std::string& exec_error) {
+                        const std::string& exec_error, std::string_view unlogged_output) {
   if (!exec_error.empty()) {
     // The job never ran: no log of its own to read. exec's errno is the cause.
     JobFailure f;
@@ -71,6 +72,16 @@ JobFailure classify_job(const JobRecord& job, const ExitStatus& status, const Ke
   std::vector<classify::Evidence> kernel_lines;
   for (const auto& f : kernel.cause_candidates())
     kernel_lines.push_back(classify::Evidence{f.record.seq, f.record.text, "kmsg"});
+  // What the log could not take is classified with it: the end of a job's
+  // output (where its cause usually is) is what a full disk loses.
+  uint64_t unlogged_line = 0;
+  while (!unlogged_output.empty()) {
+    size_t nl = unlogged_output.find('\n');
+    std::string_view line = unlogged_output.substr(0, nl);
+    kernel_lines.push_back(
+        classify::Evidence{++unlogged_line, std::string(line), std::string(kUnloggedSource)});
+    unlogged_output.remove_prefix(nl == std::string_view::npos ? unlogged_output.size() : nl + 1);
+  }
   classify::Classification c;
   bool from_file = false;
   if (!job.log_path.empty()) {
@@ -108,6 +119,19 @@ JobFailure classify_job(const JobRecord& job, const ExitStatus& status, const Ke
   return failure;
 }
 
+FailureRecord log_incomplete_record(const JobLog& log, uint64_t time_ns) {
+  FailureRecord r;
+  r.kind = kFailureJobLogIncomplete;
+  r.time_ns = time_ns;
+  r.evidence = log.incomplete_reason();
+  if (log.unlogged_dropped() > 0)
+    r.evidence += fmt::format(
+        "; of those, {} bytes of the job's output are lost entirely (the "
+        "last {} MiB are kept in memory for the failure cause)",
+        log.unlogged_dropped(), kUnloggedWindowBytes >> 20);
+  return r;
+}
+
 namespace {
 
 std::string evidence_line(const JobEvidence& e, const std::string& log_path) {
@@ -126,7 +150,7 @@ std::string describe_failure(const JobFailure& failure, const std::string& log_p
 }
 
 void write_log_footer(JobLog& log, const JobRecord& job, const ExitStatus& status,
-                      const KernelEvents& kernel) {
+                      const KernelEvents& kernel, const JobGpus& gpus) {
   log.note(fmt::format("the job ended: {} after {:.3f} s", describe_exit(status),
                        static_cast<double>(job.end_mono_ns - job.start_mono_ns) / 1e9));
   for (const auto& f : kernel.job_faults()) log.note("kernel log: " + f.record.text);
@@ -136,6 +160,18 @@ void write_log_footer(JobLog& log, const JobRecord& job, const ExitStatus& statu
   if (kernel.others() > 0)
     log.note(fmt::format("kernel log: {} faults of other processes (Xids, OOM kills) left out",
                          kernel.others()));
+  if (auto node = kernel.node_faults(); !node.empty()) {
+    std::string mine;
+    for (const auto& g : kernel.job_gpus()) mine += (mine.empty() ? "" : ", ") + g;
+    log.note(fmt::format(
+        "kernel log: {} Xid{} on GPUs that are not the job's (node failures, not its cause); the "
+        "job's GPUs: {}{}",
+        node.size(), node.size() == 1 ? "" : "s", mine.empty() ? "none known" : mine,
+        gpus.source.empty() ? "" : " (" + gpus.source + ")"));
+    for (const auto& f : node) log.note("node kernel log: " + f.record.text);
+  }
+  // Written if the disk has room again by now: the log says it has a gap.
+  if (log.incomplete()) log.note(log_incomplete_record(log, 0).evidence);
   if (job.failure) {
     const auto& f = *job.failure;
     log.note(f.rule.empty() ? "failure cause: " + f.cls
@@ -211,6 +247,9 @@ void Notifier::send_all(const JobRecord& job, const ExitStatus& status, const Ke
           notify::Evidence{e.line, e.text, e.source == job.log_path ? std::string() : e.source});
   }
   for (const auto& f : kernel.job_faults()) o.kernel_events.push_back(f.record.text);
+  for (const auto& f : kernel.node_faults())
+    o.kernel_events.push_back("node, not the job's GPU: " + f.record.text);
+  if (log && log->incomplete()) o.log_incomplete = log_incomplete_record(*log, 0).evidence;
   if (!job.log_path.empty()) {
     o.log_path = job.log_path;  // the sender reads its tail
     request.candidates.push_back({job.log_path, true});

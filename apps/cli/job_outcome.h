@@ -17,6 +17,7 @@
 #include "model/records.h"
 #include "notify/notify.h"
 #include "runner/child_process.h"
+#include "runner/job_gpus.h"
 #include "runner/job_log.h"
 #include "runner/kernel_events.h"
 
@@ -27,10 +28,18 @@ std::vector<std::string> job_log_header(const JobRecord& job, const TraceFlags& 
 std::string describe_exit(const ExitStatus& status);
 // The classifier over the job log and the kernel faults, then the exit status.
 // `exec_error`: why the command could not be started (errno text), if so.
+// `unlogged_output`: the job's output that did not reach its log (a full
+// disk), read as well; its lines are evidence of source kUnloggedSource.
 JobFailure classify_job(const JobRecord& job, const ExitStatus& status, const KernelEvents& kernel,
-                        const std::string& exec_error = {});
+                        const std::string& exec_error = {}, std::string_view unlogged_output = {});
+// Evidence from the job's output kept in memory because the log could not
+// take it: "unlogged output:N" is its Nth line there.
+inline constexpr std::string_view kUnloggedSource = "unlogged output";
+// The log's incompleteness as a job-level failure for the trace.
+FailureRecord log_incomplete_record(const JobLog& log, uint64_t time_ns);
+// `gpus`: the job's visible GPUs, named when a node Xid is reported.
 void write_log_footer(JobLog& log, const JobRecord& job, const ExitStatus& status,
-                      const KernelEvents& kernel);
+                      const KernelEvents& kernel, const JobGpus& gpus = {});
 std::string describe_failure(const JobFailure& failure, const std::string& log_path);
 
 // --notify targets, checked before the job starts, sent after it ends, both

@@ -66,6 +66,7 @@ nlohmann::json outcome_json(const notify::JobOutcome& o) {
           {"checkpoint_summary_text", o.checkpoint_summary_text},
           {"checkpoint_summary_json", o.checkpoint_summary_json},
           {"log_path", path_json(o.log_path)},
+          {"log_incomplete", o.log_incomplete},
           {"log_tail", o.log_tail},
           {"trace_path", path_json(o.trace_path)}};
 }
@@ -90,6 +91,7 @@ notify::JobOutcome outcome_from_json(const nlohmann::json& j) {
   o.checkpoint_summary_text = j.at("checkpoint_summary_text").get<std::string>();
   o.checkpoint_summary_json = j.at("checkpoint_summary_json");
   o.log_path = path_from_json(j.at("log_path"));
+  o.log_incomplete = j.value("log_incomplete", std::string());
   o.log_tail = j.at("log_tail").get<std::vector<std::string>>();
   o.trace_path = path_from_json(j.at("trace_path"));
   return o;

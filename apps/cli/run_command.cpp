@@ -3,7 +3,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -18,8 +20,10 @@
 #include "apps/cli/run_logwatch.h"
 #include "apps/collector/collector.h"
 #include "common/clock.h"
+#include "json/json_io.h"
 #include "notify/notify.h"
 #include "runner/child_process.h"
+#include "runner/job_gpus.h"
 #include "runner/job_log.h"
 #include "runner/output_tee.h"
 #include "sources/kernel_log.h"
@@ -32,8 +36,9 @@ void write_program_stats(const std::string& path, const std::vector<ProgramStats
   for (const auto& s : stats)
     j.push_back({{"name", s.name}, {"run_cnt", s.run_cnt}, {"run_time_ns", s.run_time_ns}});
   std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  if (!out) warn("warning: --bpf-stats: cannot write " + path);
+  out << dump_json(j, 2) << "\n";
+  out.flush();
+  if (!out) warn("warning: --bpf-stats: cannot write " + path + ": " + std::strerror(errno));
 }
 
 // Where the default job log goes, the first that applies: --log-dir, the
@@ -112,6 +117,11 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   if (auto created = create_job_log(flags, run, *config, job)) {
     log.emplace(std::move(*created));
     job.log_path = log->path();
+    if (log->incomplete())
+      warn(
+          fmt::format("warning: job log {}: cannot write it: {}; the job runs, and its output "
+                      "is kept in memory (the last {} MiB) for the failure cause",
+                      log->path(), log->first_error(), kUnloggedWindowBytes >> 20));
     auto piped = OutputTee::create(*log);
     if (piped)
       tee.emplace(std::move(*piped));
@@ -165,6 +175,15 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   // The gpu_copy stage: CUPTI in the job, its copies sent to the collector.
   std::vector<std::string> env_additions;
   if (collector && !run.no_gpu) env_additions = gpu_injection_env(*collector, flags.quiet);
+  // The GPUs the job may use: a pid-less Xid on another is the node's.
+  // (The child inherits our environment; env_additions name no devices.)
+  JobGpus gpus = resolve_job_gpus(
+      [](const std::string& name) -> std::optional<std::string> {
+        if (const char* v = std::getenv(name.c_str())) return std::string(v);
+        return std::nullopt;
+      },
+      list_driver_gpus());
+  for (const auto& pci : gpus.pci) kernel.add_job_gpu(pci);
   auto child = HeldChild::spawn(command, env_additions, stdio);
   if (!child) {
     std::string message =
@@ -237,7 +256,14 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
           run.output_grace_s));
     kernel.poll();
     if (collector)
+      for (const auto& pci : collector->gpu_pci_addresses()) kernel.add_job_gpu(pci);
+    if (collector)
       for (auto& f : kernel.failure_records()) collector->add_failure(std::move(f));
+    if (log && log->incomplete()) {
+      FailureRecord incomplete = log_incomplete_record(*log, job.end_mono_ns);
+      warn("warning: " + incomplete.evidence);
+      if (collector) collector->add_failure(incomplete);
+    }
     if (logwatch) {
       if (collector)
         for (const auto& f : logwatch->failures()) collector->add_failure(f);
@@ -251,8 +277,9 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
       }
     }
     if (status->signal || status->code != 0)
-      job.failure = classify_job(job, *status, kernel, exec_error);
-    if (log) write_log_footer(*log, job, *status, kernel);
+      job.failure = classify_job(job, *status, kernel, exec_error,
+                                 log ? log->unlogged_output() : std::string());
+    if (log) write_log_footer(*log, job, *status, kernel, gpus);
     if (stats_fd >= 0) {
       write_program_stats(flags.bpf_stats_path, collector->program_stats());
       close(stats_fd);

@@ -48,6 +48,10 @@ class Collector : public EventSink {
   // The gpu_copy stage: a socket for libckptscope_cupti.so in the job (its
   // path goes in the job's CKPTSCOPE_CUPTI_SOCKET). Before the job starts.
   Expected<std::string> listen_for_gpu_copies(const std::string& parent_dir = "/tmp");
+  // The GPUs the job's CUPTI libraries reported, by PCI address.
+  [[nodiscard]] std::vector<std::string> gpu_pci_addresses() const {
+    return gpu_ ? gpu_->device_pci_addresses() : std::vector<std::string>{};
+  }
   // Something the trace's warning must say (the GPU stage could not run...).
   void warn_in_trace(const std::string& message);
 

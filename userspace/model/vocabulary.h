@@ -89,6 +89,12 @@ static_assert([] {
 inline constexpr std::string_view kFailureGpuXid = "gpu_xid";
 inline constexpr std::string_view kFailureOomKill = "oom_kill";
 inline constexpr std::string_view kFailureKernelNfsNotResponding = "kernel_nfs_not_responding";
+// A pid-less Xid on a GPU that is not one of the job's: the node's failure,
+// shown, never the job's cause.
+inline constexpr std::string_view kFailureNodeGpuXid = "node_gpu_xid";
+
+// `run`'s job log could not be written whole (a full disk): docs/failures.md.
+inline constexpr std::string_view kFailureJobLogIncomplete = "job_log_incomplete";
 
 // An anomalous node-log line (`ckptscope logwatch`, `run --logwatch-model`).
 inline constexpr std::string_view kFailureLogAnomaly = "log_anomaly";
@@ -119,6 +125,8 @@ inline constexpr std::string_view kAllFailureKinds[] = {
     kFailureOomKill,
     kFailureKernelNfsNotResponding,
     kFailureLogAnomaly,
+    kFailureNodeGpuXid,
+    kFailureJobLogIncomplete,
 };
 
 static_assert(

@@ -215,6 +215,9 @@ Message compose(const JobOutcome& o, const ArtifactPlan& plan) {
     t += fmt::format("Duration:  {} ({:.3f} s)\n", duration,
                      static_cast<double>(o.duration_ns) / 1e9);
     t += fmt::format("Exit:      {}\n", exit_text);
+    // Up front: the log tail below, and the log attached, lack part of the output.
+    if (!o.log_incomplete.empty())
+      t += fmt::format("Log:       INCOMPLETE: {}\n", clean_line(o.log_incomplete));
 
     json failure = nullptr;
     if (!o.failure_class.empty()) {
@@ -319,6 +322,8 @@ Message compose(const JobOutcome& o, const ArtifactPlan& plan) {
         {"checkpoints", {{"text", ckpt_text}, {"summary", o.checkpoint_summary_json}}},
         {"log",
          {{"path", o.log_path.empty() ? json(nullptr) : json(clean_line(o.log_path))},
+          {"incomplete",
+           o.log_incomplete.empty() ? json(nullptr) : json(clean_line(o.log_incomplete))},
           {"tail", tail}}},
         {"trace_path", o.trace_path.empty() ? json(nullptr) : json(clean_line(o.trace_path))},
         {"attach_budget", plan.budget},

@@ -40,6 +40,8 @@ struct JobOutcome {
   std::string checkpoint_summary_text;     // the rendered summary table
   nlohmann::json checkpoint_summary_json;  // the summary JSON (null: none)
   std::string log_path;
+  // Why the log lacks part of the job's output (a full disk); "" when whole.
+  std::string log_incomplete;
   std::vector<std::string> log_tail;  // last lines of the log (read_log_tail)
   std::string trace_path;
 };

@@ -32,8 +32,6 @@ Expected<JobLog> JobLog::create(const std::string& path, const std::vector<std::
   if (fd < 0) return make_error(fmt::format("job log {}: {}", path, std::strerror(errno)));
   JobLog log(path, fd);
   for (const auto& line : header) log.note(line);
-  if (log.write_errors() > 0)
-    return make_error(fmt::format("job log {}: cannot write it: {}", path, log.first_error()));
   return log;
 }
 
@@ -41,7 +39,10 @@ JobLog::JobLog(JobLog&& o) noexcept
     : path_(std::move(o.path_)),
       fd_(o.fd_),
       write_errors_(o.write_errors_),
-      first_error_(std::move(o.first_error_)) {
+      bytes_lost_(o.bytes_lost_),
+      first_error_(std::move(o.first_error_)),
+      unlogged_(std::move(o.unlogged_)),
+      unlogged_dropped_(o.unlogged_dropped_) {
   o.fd_ = -1;
 }
 
@@ -49,23 +50,41 @@ JobLog::~JobLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void JobLog::write_all(std::string_view bytes) {
+std::string_view JobLog::write_all(std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t w = ::write(fd_, bytes.data(), bytes.size());
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       // A full disk must not stop the tee: the job's output still reaches
-      // the console; the loss is counted and reported at the end.
+      // the console; the loss is counted and reported at the end. The next
+      // write tries again (space may have been freed).
       if (write_errors_++ == 0) first_error_ = std::strerror(w < 0 ? errno : EIO);
-      return;
+      bytes_lost_ += bytes.size();
+      return bytes;
     }
     bytes.remove_prefix(static_cast<size_t>(w));
   }
+  return bytes;
+}
+
+void JobLog::keep_unlogged(std::string_view bytes) {
+  if (bytes.size() >= kUnloggedWindowBytes) {
+    unlogged_dropped_ += unlogged_.size() + (bytes.size() - kUnloggedWindowBytes);
+    unlogged_.assign(bytes.substr(bytes.size() - kUnloggedWindowBytes));
+    return;
+  }
+  size_t over = unlogged_.size() + bytes.size();
+  if (over > kUnloggedWindowBytes) {
+    size_t drop = over - kUnloggedWindowBytes;
+    unlogged_.erase(0, drop);
+    unlogged_dropped_ += drop;
+  }
+  unlogged_.append(bytes);
 }
 
 void JobLog::append(std::string_view bytes) {
   std::lock_guard lock(mu_);
-  write_all(bytes);
+  keep_unlogged(write_all(bytes));
 }
 
 void JobLog::note(std::string_view line) {
@@ -93,6 +112,29 @@ uint64_t JobLog::write_errors() const {
 std::string JobLog::first_error() const {
   std::lock_guard lock(mu_);
   return first_error_;
+}
+
+uint64_t JobLog::bytes_lost() const {
+  std::lock_guard lock(mu_);
+  return bytes_lost_;
+}
+
+std::string JobLog::unlogged_output() const {
+  std::lock_guard lock(mu_);
+  return unlogged_;
+}
+
+uint64_t JobLog::unlogged_dropped() const {
+  std::lock_guard lock(mu_);
+  return unlogged_dropped_;
+}
+
+std::string JobLog::incomplete_reason() const {
+  std::lock_guard lock(mu_);
+  if (write_errors_ == 0) return {};
+  return fmt::format("the job log {} is incomplete: {} write{} failed ({}), {} bytes are not in it",
+                     path_, write_errors_, write_errors_ == 1 ? "" : "s", first_error_,
+                     bytes_lost_);
 }
 
 std::string log_file_stem(const std::string& job_name) {

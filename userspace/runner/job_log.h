@@ -8,6 +8,13 @@
 // the profiler and a kill -9 of either. (Not fsync: surviving a machine crash
 // would cost milliseconds per write on a real disk, and the header already
 // costs nothing to lose in that case.)
+//
+// A log that cannot be written whole (a full disk, a quota, a file-size
+// limit) never stops the tee: the job's output still reaches the console, the
+// failed writes and lost bytes are counted, and what did not reach the file
+// is kept in memory, its last kUnloggedWindowBytes, so the failure cause can
+// still be read from the job's output (`run` then says the log is incomplete
+// in its summary, trace and notification).
 #pragma once
 
 #include <cstdint>
@@ -20,10 +27,18 @@
 
 namespace ckpt {
 
+// How much of the job's output that could not be written to the log is kept
+// in memory for the failure classifier: its last 4 MiB (a traceback and the
+// NCCL and CUDA errors around it are a few KiB; output the job prints after
+// the disk filled beyond that is dropped from the oldest end, and counted).
+inline constexpr size_t kUnloggedWindowBytes = size_t{4} << 20;
+
 class JobLog {
  public:
   // Creates missing parent directories, truncates an existing file, writes
-  // `header` lines (each prefixed "# ckptscope: ").
+  // `header` lines (each prefixed "# ckptscope: "). An error only when the
+  // file cannot be opened: a header that cannot be written (a full disk)
+  // leaves a log that is incomplete() from its first line, still teed.
   static Expected<JobLog> create(const std::string& path, const std::vector<std::string>& header);
   JobLog(JobLog&& other) noexcept;
   JobLog& operator=(JobLog&&) = delete;
@@ -37,15 +52,33 @@ class JobLog {
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] uint64_t write_errors() const;
   [[nodiscard]] std::string first_error() const;
+  // Some write failed: the file lacks part of what was written to it.
+  [[nodiscard]] bool incomplete() const { return write_errors() > 0; }
+  // Bytes (the job's and ours) that did not reach the file.
+  [[nodiscard]] uint64_t bytes_lost() const;
+  // The job's own bytes that did not reach the file, their last
+  // kUnloggedWindowBytes, in the order they came; "" while nothing failed.
+  [[nodiscard]] std::string unlogged_output() const;
+  // Of those, how many are not in unlogged_output() either (the window's
+  // oldest, pushed out).
+  [[nodiscard]] uint64_t unlogged_dropped() const;
+  // "the job log PATH is incomplete: N writes failed (REASON), B bytes are
+  // not in it"; "" while complete.
+  [[nodiscard]] std::string incomplete_reason() const;
 
  private:
   JobLog(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  void write_all(std::string_view bytes);  // holds mu_
+  // Returns the bytes that could not be written (a suffix of `bytes`).
+  std::string_view write_all(std::string_view bytes);  // holds mu_
+  void keep_unlogged(std::string_view bytes);          // holds mu_
   std::string path_;
   int fd_ = -1;
   mutable std::mutex mu_;
   uint64_t write_errors_ = 0;
+  uint64_t bytes_lost_ = 0;
   std::string first_error_;
+  std::string unlogged_;  // at most kUnloggedWindowBytes
+  uint64_t unlogged_dropped_ = 0;
 };
 
 // A job name made safe for a file name: [A-Za-z0-9._-] kept, the rest '_';

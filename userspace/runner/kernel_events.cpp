@@ -1,5 +1,7 @@
 #include "runner/kernel_events.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -87,7 +89,7 @@ bool KernelEvents::concerns_job(const KernelFaultRecord& f) const {
   const KernelFault& k = f.fault;
   switch (k.kind) {
     case KernelFaultKind::GpuXid:
-      return !k.pid || is_jobs_process(*k.pid);
+      return k.pid && is_jobs_process(*k.pid);  // a pid-less one: is_job()
     case KernelFaultKind::NfsServerNotResponding:
     case KernelFaultKind::NfsServerOk:
       return true;
@@ -108,16 +110,46 @@ bool KernelEvents::concerns_job(const KernelFaultRecord& f) const {
 
 void KernelEvents::take(std::vector<KernelFaultRecord> records) {
   for (auto& r : records) {
-    bool job = concerns_job(r);
-    if (!job) ++others_;
-    faults_.push_back(Seen{std::move(r), job});
+    bool pidless_xid = r.fault.kind == KernelFaultKind::GpuXid && !r.fault.pid;
+    bool job = !pidless_xid && concerns_job(r);
+    if (!job && !pidless_xid) ++others_;
+    faults_.push_back(Seen{std::move(r), job, pidless_xid});
   }
+}
+
+std::string gpu_pci_key(std::string_view pci) {
+  // "0000:3b:00.0" or "0000:3B:00" -> "0000:3b:00"; a bus-only "3b:00" gets
+  // the domain 0000, as the kernel prints it.
+  std::string out;
+  for (char c : pci.substr(0, pci.find('.')))
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (std::count(out.begin(), out.end(), ':') == 1) out = "0000:" + out;
+  if (std::count(out.begin(), out.end(), ':') != 2 ||
+      out.find_first_not_of("0123456789abcdef:") != std::string::npos)
+    return {};
+  return out;
+}
+
+void KernelEvents::add_job_gpu(std::string_view pci) {
+  if (auto key = gpu_pci_key(pci); !key.empty()) job_gpus_.insert(std::move(key));
+}
+
+bool KernelEvents::on_job_gpu(const KernelFault& xid) const {
+  auto key = gpu_pci_key(xid.pci);
+  return !key.empty() && job_gpus_.contains(key);
 }
 
 std::vector<KernelFaultRecord> KernelEvents::job_faults() const {
   std::vector<KernelFaultRecord> out;
   for (const auto& s : faults_)
-    if (s.job) out.push_back(s.fault);
+    if (is_job(s)) out.push_back(s.fault);
+  return out;
+}
+
+std::vector<KernelFaultRecord> KernelEvents::node_faults() const {
+  std::vector<KernelFaultRecord> out;
+  for (const auto& s : faults_)
+    if (s.pidless_xid && !is_job(s)) out.push_back(s.fault);
   return out;
 }
 
@@ -170,6 +202,13 @@ std::vector<FailureRecord> KernelEvents::failure_records() const {
     if (f.fault.kind == KernelFaultKind::NfsServerOk || f.fault.kind == KernelFaultKind::OomSummary)
       continue;
     out.push_back(to_failure_record(f));
+  }
+  for (const auto& f : node_faults()) {
+    FailureRecord r = to_failure_record(f);
+    r.kind = kFailureNodeGpuXid;
+    r.evidence = fmt::format("Xid {} ({}) on GPU {}, not one of the job's: {}", f.fault.xid,
+                             to_string(f.fault.category), f.fault.pci, f.record.text);
+    out.push_back(std::move(r));
   }
   return out;
 }

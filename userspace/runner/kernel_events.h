@@ -2,8 +2,13 @@
 // concern this job, for its trace, its log's footer and its failure cause.
 //
 // - An Xid the driver pins on no process (pid='<unknown>': the GPU fell off
-//   the bus, an uncontained ECC error) and NFS "server not responding" are
-//   the node's: every job on it is affected, so they count.
+//   the bus, an uncontained ECC error) counts only when the GPU it names (its
+//   PCI address) is one of the job's: those its CUPTI library reported, or
+//   those its CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES name
+//   (runner/job_gpus.h). On any other GPU, or when the job's GPUs are not
+//   known, it is a node failure: counted and shown (node_faults()), never the
+//   job's cause. Decided when asked, so GPUs learned late still count.
+// - NFS "server not responding" is the node's storage, every job's: it counts.
 // - An Xid pinned on a process (13, 31, 43: a bad kernel, an MMU fault) and
 //   an OOM kill count only when that process is the job's: one of its pids,
 //   a descendant of its root while it still exists, or in the job's own
@@ -53,6 +58,10 @@ class KernelEvents {
     job_pids_.insert(pid);
   }
   void add_job_pid(uint32_t pid) { job_pids_.insert(pid); }
+  // A GPU of the job, by PCI address ("0000:3b:00" or "0000:3B:00.0": the
+  // function and the case do not matter).
+  void add_job_gpu(std::string_view pci);
+  [[nodiscard]] const std::set<std::string>& job_gpus() const { return job_gpus_; }
   // Reads what is new and decides whose each fault is, while the processes
   // it names may still be looked up.
   void poll();
@@ -63,7 +72,10 @@ class KernelEvents {
   [[nodiscard]] std::vector<KernelFaultRecord> job_faults() const;
   // Those the classifier may name as the cause.
   [[nodiscard]] std::vector<KernelFaultRecord> cause_candidates() const;
-  // As job-level failures for the trace: gpu_xid, oom_kill, kernel_nfs_not_responding.
+  // Pid-less Xids on GPUs that are not the job's, in log order.
+  [[nodiscard]] std::vector<KernelFaultRecord> node_faults() const;
+  // As job-level failures for the trace: gpu_xid, oom_kill,
+  // kernel_nfs_not_responding, then the node's Xids as node_gpu_xid.
   [[nodiscard]] std::vector<FailureRecord> failure_records() const;
   [[nodiscard]] uint64_t lost() const;
   [[nodiscard]] uint64_t others() const { return others_; }  // faults of other processes
@@ -73,16 +85,25 @@ class KernelEvents {
   [[nodiscard]] bool concerns_job(const KernelFaultRecord& f) const;
   ProcView proc_;
   std::optional<KmsgWatcher> watcher_;
+  [[nodiscard]] bool on_job_gpu(const KernelFault& xid) const;
   struct Seen {
     KernelFaultRecord fault;
     bool job = false;
+    bool pidless_xid = false;  // whose it is depends on job_gpus_, asked late
   };
+  [[nodiscard]] bool is_job(const Seen& s) const {
+    return s.job || (s.pidless_xid && on_job_gpu(s.fault.fault));
+  }
   std::vector<Seen> faults_;
   std::set<uint32_t> job_pids_;
+  std::set<std::string> job_gpus_;  // "dddd:bb:dd", lower case
   std::optional<uint32_t> root_;
   uint64_t others_ = 0;
 };
 
 FailureRecord to_failure_record(const KernelFaultRecord& fault);
+// A PCI address as the driver's Xid line names a GPU: "dddd:bb:dd" in lower
+// case, the function (".0") dropped; "" when it is not one.
+std::string gpu_pci_key(std::string_view pci);
 
 }  // namespace ckpt

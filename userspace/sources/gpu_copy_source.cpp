@@ -56,6 +56,12 @@ std::string c_string(const char* s, size_t max) { return std::string(s, strnlen(
 
 }  // namespace
 
+std::vector<std::string> GpuCopySource::device_pci_addresses() const {
+  std::vector<std::string> out;
+  for (const auto& [device, pci] : pci_by_device_) out.push_back(pci);
+  return out;
+}
+
 std::string gpu_pci_address(uint32_t domain, uint32_t bus, uint32_t device) {
   return fmt::format("{:04x}:{:02x}:{:02x}.0", domain, bus, device);
 }

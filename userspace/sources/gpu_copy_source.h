@@ -44,6 +44,9 @@ class GpuCopySource : public Source {
   void on_status(StatusHandler handler) { on_status_ = std::move(handler); }
   [[nodiscard]] const std::vector<ProcessStatus>& statuses() const { return statuses_; }
   [[nodiscard]] uint64_t copies() const { return copies_; }
+  // The PCI addresses of the GPUs the job's processes opened (their device
+  // records), "0000:3b:00.0"; those whose address was unknown are left out.
+  [[nodiscard]] std::vector<std::string> device_pci_addresses() const;
 
   // One datagram, as received (exposed for the tests: real layouts, no socket).
   void on_datagram(const void* data, size_t size);

@@ -325,12 +325,14 @@ TEST(SummaryJsonTest, JobFailuresAndConnections) {
 
 TEST(SummaryJsonTest, JobMatchesTheContract) {
   const json job = summary_json(known_trace())["job"];
-  EXPECT_EQ(keys_of(job),
-            (std::set<std::string>{"command", "name", "mode", "node", "kernel", "ckptscope_version",
-                                   "exit_code", "exit_signal", "traced", "trace_warning",
-                                   "start_wall_ns", "duration_ns", "root_pids", "log", "failure"}));
+  EXPECT_EQ(
+      keys_of(job),
+      (std::set<std::string>{"command", "name", "mode", "node", "kernel", "ckptscope_version",
+                             "exit_code", "exit_signal", "traced", "trace_warning", "start_wall_ns",
+                             "duration_ns", "root_pids", "log", "log_incomplete", "failure"}));
   EXPECT_EQ(job["name"], "");
   EXPECT_TRUE(job["log"].is_null()) << "no log: null, never \"\"";
+  EXPECT_TRUE(job["log_incomplete"].is_null()) << "a whole log (or none) is not incomplete";
   EXPECT_TRUE(job["failure"].is_null()) << "a job that did not fail has no failure";
 }
 
@@ -692,6 +694,38 @@ TEST(SummaryTableTest, FailedJobShowsItsCauseEvidenceSymptomsAndLogUnderTheExitL
   EXPECT_EQ(lines[6], "  log: /scratch/logs/train-20261130-140000-1234.log");
   EXPECT_THAT(lines[7], ::testing::StartsWith("  gpu-node-07 (kernel 6.1.0-18-amd64)"));
   for (size_t i = 1; i <= 6; ++i) EXPECT_LE(columns(lines[i]), 100u) << lines[i];
+}
+
+// `run` could not write the whole log (a full disk): the trace's
+// job_log_incomplete failure says why, and the summary says so with the log.
+Trace incomplete_log_trace() {
+  Trace t = failed_trace();
+  FailureRecord f;
+  f.kind = "job_log_incomplete";
+  f.time_ns = t.job.end_mono_ns;
+  f.evidence = std::string("the job log ") + std::string(kLog) +
+               " is incomplete: 3 writes failed (No space left on device), 81234 bytes are not in "
+               "it";
+  t.failures.push_back(f);
+  return t;
+}
+
+TEST(SummaryJsonTest, AnIncompleteLogSaysSoWithTheJob) {
+  const json job = summary_json(incomplete_log_trace())["job"];
+  ASSERT_TRUE(job["log_incomplete"].is_string()) << job.dump();
+  EXPECT_NE(job["log_incomplete"].get<std::string>().find("3 writes failed (No space left on "
+                                                          "device), 81234 bytes are not in it"),
+            std::string::npos);
+  EXPECT_EQ(job["log"], kLog);
+}
+
+TEST(SummaryTableTest, AnIncompleteLogSaysSoUnderTheLogLine) {
+  const auto lines = lines_of(summary_table(incomplete_log_trace()));
+  ASSERT_GE(lines.size(), 8u);
+  EXPECT_EQ(lines[6], "  log: /scratch/logs/train-20261130-140000-1234.log");
+  EXPECT_EQ(lines[7],
+            "  LOG INCOMPLETE: the job log /scratch/logs/train-20261130-140000-1234.log is "
+            "incomplete: 3 writes failed (No space left on device), 81234 bytes are not in it");
 }
 
 TEST(SummaryTableTest, EvidenceFromAnotherFileAndUnknownCauses) {

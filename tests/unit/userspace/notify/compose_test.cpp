@@ -42,6 +42,23 @@ JobOutcome oom_job() {
   return o;
 }
 
+// `run` could not write the whole log (a full disk): the message says so, and
+// the cause it gives came from the output kept in memory.
+TEST(Compose, AnIncompleteLogIsSaidInTheTextAndTheJson) {
+  JobOutcome o = oom_job();
+  o.log_incomplete =
+      "the job log /scratch/job.log is incomplete: 2 writes failed (No space left on device), "
+      "4096 bytes are not in it";
+  o.evidence = {{3, "torch.OutOfMemoryError: CUDA out of memory.", "unlogged output"}};
+  Message m = compose(o, ArtifactPlan{});
+  EXPECT_THAT(m.text,
+              HasSubstr("Log:       INCOMPLETE: the job log /scratch/job.log is incomplete: "
+                        "2 writes failed (No space left on device)"));
+  EXPECT_THAT(m.text, HasSubstr("unlogged output:3: torch.OutOfMemoryError"));
+  EXPECT_EQ(m.json["log"]["incomplete"], o.log_incomplete);
+  EXPECT_TRUE(compose(oom_job(), ArtifactPlan{}).json["log"]["incomplete"].is_null());
+}
+
 TEST(Compose, SubjectForSuccess) {
   Message m = compose(ok_job(), ArtifactPlan{});
   EXPECT_EQ(m.subject, "[ckptscope] OK train.py on node01 after 5m10s");

@@ -40,6 +40,7 @@ ProcView fake_proc() {
 TEST(KernelEvents, NodeWideFaultsAndTheJobsOwnCountOthersDoNot) {
   KernelEvents k(fake_proc());
   k.set_job_root(100);
+  k.add_job_gpu("0000:18:00.0");  // from its CUPTI device records
   k.take({
       fault("NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
             "off the bus.",
@@ -50,13 +51,82 @@ TEST(KernelEvents, NodeWideFaultsAndTheJobsOwnCountOthersDoNot) {
   });
   auto mine = k.job_faults();
   ASSERT_EQ(mine.size(), 3u);
-  EXPECT_EQ(mine[0].record.seq, 1u);  // no process to blame: the node's
+  EXPECT_EQ(mine[0].record.seq, 1u);  // no process to blame, on the job's GPU
   EXPECT_EQ(mine[1].record.seq, 2u);  // a descendant of the job's root
   EXPECT_EQ(mine[2].record.seq, 4u);  // the storage is everyone's
   EXPECT_EQ(k.others(), 1u);          // another tenant's MMU fault
+  EXPECT_TRUE(k.node_faults().empty());
   EXPECT_EQ(k.failure_records().size(), 3u);
   EXPECT_EQ(k.failure_records()[0].kind, "gpu_xid");
   EXPECT_EQ(k.failure_records()[2].kind, "kernel_nfs_not_responding");
+}
+
+// The driver's own formats (kernel_log.cpp): plain, with a MIG GPU instance,
+// and the older one without name=.
+constexpr const char* kXid79OnGpu3b =
+    "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+    "bus.";
+constexpr const char* kXid95OnGpuAfMig =
+    "NVRM: Xid (PCI:0000:af:00 GPU-I:01): 95, pid='<unknown>', name=<unknown>, Uncontained: "
+    "SM ECC DED. RST: Yes, D-RST: No";
+constexpr const char* kXid48OldFormatOnGpu86 =
+    "NVRM: Xid (PCI:0000:86:00): 48, pid=<unknown>, An uncorrectable double bit error (DBE) has "
+    "been detected on GPU in the framebuffer at partition 1, subpartition 0.";
+
+TEST(KernelEvents, APidlessXidOnTheJobsGpuIsTheJobsCause) {
+  KernelEvents k(fake_proc());
+  k.set_job_root(100);
+  k.add_job_gpu("0000:3B:00.0");  // case and function do not matter
+  k.add_job_gpu("0000:af:00");
+  k.take({fault(kXid79OnGpu3b, 1), fault(kXid95OnGpuAfMig, 2)});
+  ASSERT_EQ(k.job_faults().size(), 2u);
+  EXPECT_EQ(k.cause_candidates().size(), 2u);
+  EXPECT_TRUE(k.node_faults().empty());
+  for (const auto& f : k.failure_records()) EXPECT_EQ(f.kind, "gpu_xid");
+}
+
+TEST(KernelEvents, APidlessXidOnAnotherGpuIsANodeFailureNotTheJobs) {
+  KernelEvents k(fake_proc());
+  k.set_job_root(100);
+  k.add_job_gpu("0000:18:00.0");
+  k.take({fault(kXid79OnGpu3b, 1), fault(kXid48OldFormatOnGpu86, 2)});
+  EXPECT_TRUE(k.job_faults().empty());
+  EXPECT_TRUE(k.cause_candidates().empty()) << "never the job's cause";
+  ASSERT_EQ(k.node_faults().size(), 2u);  // counted
+  EXPECT_EQ(k.others(), 0u) << "the node's, not another process's";
+  auto failures = k.failure_records();  // and shown as such
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_EQ(failures[0].kind, "node_gpu_xid");
+  EXPECT_NE(failures[0].evidence.find("on GPU 0000:3b:00, not one of the job's"), std::string::npos)
+      << failures[0].evidence;
+  EXPECT_EQ(failures[1].kind, "node_gpu_xid");
+}
+
+TEST(KernelEvents, WithNoGpuKnownAPidlessXidIsTheNodes) {
+  KernelEvents k(fake_proc());
+  k.set_job_root(100);
+  k.take({fault(kXid79OnGpu3b, 1)});
+  EXPECT_TRUE(k.cause_candidates().empty());
+  EXPECT_EQ(k.node_faults().size(), 1u);
+}
+
+TEST(KernelEvents, AGpuLearnedAfterTheXidStillMakesItTheJobs) {
+  // The device record can arrive after the fault (a process that opened the
+  // GPU just before it fell off): whose it is is decided when asked.
+  KernelEvents k(fake_proc());
+  k.set_job_root(100);
+  k.take({fault(kXid79OnGpu3b, 1)});
+  k.add_job_gpu("0000:3b:00.0");
+  EXPECT_EQ(k.cause_candidates().size(), 1u);
+  EXPECT_TRUE(k.node_faults().empty());
+}
+
+TEST(KernelEvents, GpuPciKeysAreTheDriversForm) {
+  EXPECT_EQ(gpu_pci_key("0000:3B:00.0"), "0000:3b:00");
+  EXPECT_EQ(gpu_pci_key("0000:3b:00"), "0000:3b:00");
+  EXPECT_EQ(gpu_pci_key("3b:00.0"), "0000:3b:00");
+  EXPECT_EQ(gpu_pci_key("device 0"), "");
+  EXPECT_EQ(gpu_pci_key(""), "");
 }
 
 TEST(KernelEvents, AnOomKillOfAVictimAlreadyGoneIsTiedByItsCgroup) {
