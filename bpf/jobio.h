@@ -28,6 +28,12 @@ enum ckpt_record_kind {
 	/* A traced process died by a signal: one per regular file it still had
 	 * open for writing (struct ckpt_open_file_record), before its exit. */
 	CKPT_REC_OPEN_FILE = 6,
+	/* A copy between two files in the kernel (copy_file_range, sendfile,
+	 * splice between files): struct ckpt_copy_record. */
+	CKPT_REC_COPY = 7,
+	/* Pages of a mapped file faulted into the job's page tables: struct
+	 * ckpt_mmap_record, contiguous faults folded into one range. */
+	CKPT_REC_MMAP = 8,
 };
 
 /* Calls on an open file descriptor. */
@@ -46,6 +52,52 @@ enum ckpt_path_op {
 	CKPT_OP_MKDIR = 18,  /* mkdir, mkdirat */
 	CKPT_OP_UNLINK = 19, /* unlink, unlinkat, rmdir */
 	CKPT_OP_STAT = 20,   /* newfstatat, statx, newstat, newlstat */
+};
+
+/*
+ * How a data call reached the file. Every call is a read or a write of the
+ * file it names, whichever interface carried it: an io_uring request is a read
+ * or write like read(2), a copy is a read of its source and a write of its
+ * destination (struct ckpt_copy_record), a mapping's page faults a read
+ * (struct ckpt_mmap_record).
+ */
+enum ckpt_io_via {
+	CKPT_VIA_SYSCALL = 0,	      /* the read/write/fsync/close/ftruncate family */
+	CKPT_VIA_IO_URING = 1,	      /* IORING_OP_READ*, IORING_OP_WRITE* */
+	CKPT_VIA_COPY_FILE_RANGE = 2, /* copy_file_range(2) */
+	CKPT_VIA_SENDFILE = 3,	      /* sendfile(2), splice(2) between files */
+	CKPT_VIA_MMAP = 4,	      /* page faults on a shared or private file mapping */
+	CKPT_VIA_MAX = 5,
+};
+
+/* How the job's file I/O is traced, chosen once by the feature probe
+ * (userspace/probes/kernel_features.h) and named in the trace (probe_mode). */
+enum ckpt_probe_mode {
+	/* raw_syscalls sys_enter/sys_exit (tp_btf): every syscall of a traced
+	 * process enters the program; the fallback where fentry is refused. */
+	CKPT_MODE_SYSCALL = 0,
+	/* fentry/fexit on the VFS functions every path funnels through, plus
+	 * the file-layer tracepoints: only file I/O pays. */
+	CKPT_MODE_FILE_LAYER = 1,
+};
+
+/*
+ * The verdict on a file, set by user space (the config's globs) in the
+ * `file_verdicts` map keyed by struct ckpt_file_key. The kernel clears it at
+ * every open of the inode (an inode number can be reused), so a file whose
+ * verdict is absent is a candidate: its calls are recorded (folded) until user
+ * space decides. A call on a CKPT_VERDICT_OTHER file that succeeded costs the
+ * lookup and returns; a failed one is still recorded (job failures).
+ */
+enum ckpt_file_verdict {
+	CKPT_VERDICT_UNKNOWN = 0, /* not in the map */
+	CKPT_VERDICT_CHECKPOINT = 1,
+	CKPT_VERDICT_OTHER = 2,
+};
+
+struct ckpt_file_key {
+	__u64 dev; /* inode->i_sb->s_dev, the kernel's encoding (major << 20 | minor) */
+	__u64 ino;
 };
 
 /* File type of the file a call touched, from inode->i_mode. */
@@ -72,14 +124,64 @@ struct ckpt_record_header {
 	__u64 cpu_ns;
 };
 
+/*
+ * One data call, or several folded into one record: small reads or writes
+ * (at most `fold_max_bytes` each) by one thread on one file, with one op and
+ * one `via`, that start within `fold_window_ns` of the first. hdr.start_ns is
+ * the first call's start, hdr.end_ns the last one's end; the CPU window of
+ * the header ends at last_start_ns (the last call's start), not at start_ns.
+ */
 struct ckpt_io_record {
 	struct ckpt_record_header hdr;
-	__s64 ret;	 /* bytes moved, 0, or -errno */
-	__u64 requested; /* count argument (0 for fsync/close) */
+	__s64 ret;	 /* bytes moved (summed when folded), 0, or -errno */
+	__u64 requested; /* count argument (0 for fsync/close), summed when folded */
 	__u64 dev;	 /* kernel dev_t of the file's super block */
 	__u64 ino;
-	__s32 fd;
+	__s32 fd;	 /* -1 when the call named no fd (io_uring fixed files, exit-time close) */
 	__u32 file_type; /* enum ckpt_file_type */
+	__u32 calls;	 /* calls in this record: 1, or how many were folded */
+	__u32 via;	 /* enum ckpt_io_via */
+	__u64 busy_ns;	 /* the calls' durations summed (end - start for one) */
+	__u64 last_start_ns;
+};
+
+/* A copy from one file to another inside the kernel. */
+struct ckpt_copy_record {
+	struct ckpt_record_header hdr;
+	__s64 ret;	 /* bytes copied, or -errno */
+	__u64 requested; /* the len argument */
+	__u64 src_dev;
+	__u64 src_ino;
+	__u64 dst_dev;
+	__u64 dst_ino;
+	__s32 src_fd; /* -1 where the program saw no fds (file layer) */
+	__s32 dst_fd;
+	__u32 src_type; /* enum ckpt_file_type */
+	__u32 dst_type;
+	__u32 via; /* CKPT_VIA_COPY_FILE_RANGE or CKPT_VIA_SENDFILE */
+	__u32 pad;
+};
+
+/*
+ * Page faults of one thread on one mapped file, folded while the pages they
+ * map stay contiguous: [first_page, last_page] (page indexes in the file,
+ * inclusive) were mapped into the job's page tables, by a fault or by the
+ * kernel's fault-around around it (mm/memory.c do_fault_around), whether the
+ * pages were cached or not. storage_pages of them (at most) had to be read
+ * from storage into the page cache first (mm_filemap_add_to_page_cache in the
+ * faulting thread). User space counts each page of a file once per load.
+ */
+struct ckpt_mmap_record {
+	struct ckpt_record_header hdr; /* start: first fault, end: the last one's end */
+	__u64 dev;
+	__u64 ino;
+	__u64 first_page;
+	__u64 last_page;
+	__u64 file_size;     /* i_size at the last fault: a range never counts past it */
+	__u64 storage_pages; /* pages added to the page cache for this file in these faults */
+	__u64 busy_ns;	     /* time in the faults (0 where only tracepoints see them) */
+	__u32 faults;	     /* faults folded in */
+	__u32 page_shift;    /* PAGE_SHIFT of the kernel */
 };
 
 struct ckpt_path_record {
@@ -155,6 +257,9 @@ enum ckpt_syscall_kind {
 	CKPT_SC_STATX,	   /* statx(dfd, path, flags, mask, buf) */
 	CKPT_SC_STAT,	   /* newstat(path, buf) */
 	CKPT_SC_LSTAT,	   /* newlstat(path, buf) */
+	CKPT_SC_COPY_FILE_RANGE, /* copy_file_range(fd_in, off_in, fd_out, off_out, len, flags) */
+	CKPT_SC_SENDFILE,	 /* sendfile(out_fd, in_fd, offset, count) */
+	CKPT_SC_SPLICE,		 /* splice(fd_in, off_in, fd_out, off_out, len, flags) */
 	CKPT_SC_KIND_MAX,
 };
 
@@ -166,7 +271,10 @@ enum ckpt_jobio_drop {
 	CKPT_DROP_INFLIGHT_FULL = 1, /* no room to remember a path call in progress */
 	CKPT_DROP_THREAD_FULL = 2,   /* no per-thread storage for a traced thread */
 	CKPT_DROP_TGID_FULL = 3,     /* a forked child could not be followed */
-	CKPT_JOBIO_DROP_MAX = 4,
+	/* an io_uring request's submit time could not be kept: its record has
+	 * no duration (start = end) */
+	CKPT_DROP_URING_INFLIGHT_FULL = 4,
+	CKPT_JOBIO_DROP_MAX = 5,
 };
 
 /* Which processes are traced; set before load (rodata). */
