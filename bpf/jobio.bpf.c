@@ -34,6 +34,13 @@ const volatile bool floor_only = false;
  * much; below it the window stays open, and the thread's next I/O call or
  * its exit reports it. 0 reports at every switch (run, attach). */
 const volatile __u64 cpu_flush_min_ns = 0;
+/* enum ckpt_probe_mode: which attachment user space chose (it loads only
+ * that mode's programs; the shared ones consult this). */
+const volatile __u32 probe_mode = CKPT_MODE_SYSCALL;
+/* Folding (bpf/jobio.h ckpt_io_record): calls of at most fold_max_bytes that
+ * start within fold_window_ns of the first call of a fold join it; 0: never. */
+const volatile __u64 fold_window_ns = 1000000;
+const volatile __u64 fold_max_bytes = 65536;
 /* enum ckpt_syscall_kind per syscall number of this architecture. */
 const volatile __u8 syscall_kinds[CKPT_MAX_SYSCALLS] = {};
 
@@ -64,6 +71,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } target_cgroup SEC(".maps");
+
+/* enum ckpt_file_verdict per inode, written by user space, cleared at open. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ckpt_file_key);
+	__type(value, __u8);
+} file_verdicts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -339,6 +339,9 @@ struct JobRecord {
   std::optional<int> exit_signal;  // when a signal ended it
   bool traced = false;             // false when eBPF could not be loaded
   std::string trace_warning;       // why nothing (or less) was traced
+  // How the job's file I/O was traced: "syscall" (raw_syscalls, the fallback)
+  // or "file_layer" (fentry/fexit on the VFS); "" when not traced or not known.
+  std::string probe_mode;
   std::vector<uint32_t> root_pids;
   std::string log_path;               // the durable log `run` wrote; empty when none
   std::optional<JobFailure> failure;  // set only when the job failed: non-zero exit or a signal
