@@ -2,8 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,6 +20,41 @@ std::string read_link(const std::string& link) {
   ssize_t n = readlink(link.c_str(), buf, sizeof(buf) - 1);
   if (n <= 0) return {};
   return std::string(buf, static_cast<size_t>(n));
+}
+
+bool parse_hex(std::string_view text, unsigned& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out, 16);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// One /proc/PID/maps line: "start-end perms offset MAJ:MIN inode   path".
+// The path is the rest of the line after the inode, leading spaces cut;
+// the kernel appends " (deleted)" to a mapping of an unlinked file.
+std::string mapping_path_if(const std::string& line, const FileId& file) {
+  std::istringstream in(line);
+  std::string range;
+  std::string perms;
+  std::string offset;
+  std::string dev;
+  uint64_t inode = 0;
+  if (!(in >> range >> perms >> offset >> dev >> inode)) return {};
+  if (inode != file.ino) return {};
+  const size_t colon = dev.find(':');
+  unsigned major = 0;
+  unsigned minor = 0;
+  if (colon == std::string::npos || !parse_hex(std::string_view(dev).substr(0, colon), major) ||
+      !parse_hex(std::string_view(dev).substr(colon + 1), minor) ||
+      makedev(major, minor) != file.dev)
+    return {};
+  std::string path;
+  std::getline(in, path);
+  const size_t first = path.find_first_not_of(' ');
+  if (first == std::string::npos) return {};
+  path.erase(0, first);
+  if (path.front() != '/') return {};  // [heap], [vdso], ...
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (path.ends_with(kDeleted)) path.resize(path.size() - kDeleted.size());
+  return path;
 }
 
 }  // namespace
@@ -79,6 +118,20 @@ std::string PathResolver::path_of(uint32_t tgid, int fd, const FileId& file) {
   std::string p = verified_fd_path(tgid, fd, file);
   if (!p.empty() && file.known()) remember(file, p);
   return p;
+}
+
+std::string PathResolver::mapped_path(uint32_t tgid, const FileId& file) {
+  if (!file.known()) return {};
+  if (auto it = files_.find(file); it != files_.end()) return it->second;
+  std::ifstream maps(fmt::format("{}/{}/maps", proc_, tgid));
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::string p = mapping_path_if(line, file);
+    if (p.empty()) continue;
+    remember(file, p);
+    return p;
+  }
+  return {};
 }
 
 void PathResolver::remember(const FileId& file, const std::string& path) {

@@ -23,6 +23,10 @@ class PathResolver {
   std::string path_of(uint32_t tgid, int fd, const FileId& file);
   // /proc/PID/fd/FD's target, only if the fd still refers to `file`.
   std::string verified_fd_path(uint32_t tgid, int fd, const FileId& file) const;
+  // The path of a file the process has mapped, from /proc/PID/maps (its
+  // device, inode and path columns): a mapping made before we attached has
+  // no open we saw. Remembered when found; "" when no mapping names it.
+  std::string mapped_path(uint32_t tgid, const FileId& file);
   void remember(const FileId& file, const std::string& path);
   // A rename of a file we saw opened: its identity, now under the new name.
   std::optional<FileId> renamed(const std::string& old_path, const std::string& new_path);

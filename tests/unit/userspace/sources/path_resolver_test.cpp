@@ -1,6 +1,7 @@
 #include "sources/path_resolver.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,6 +43,31 @@ TEST(PathResolverTest, OpenFileWithoutOpenRecordResolvesThroughProc) {
   unlink(tmpl);
   // Remembered: the fd is gone but the file's identity still has its name.
   EXPECT_EQ(r.path_of(static_cast<uint32_t>(getpid()), fd, id), tmpl);
+}
+
+TEST(PathResolverTest, AMappedFileIsFoundInProcMapsByDeviceAndInode) {
+  PathResolver r;
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  char tmpl[] = "/tmp/ckpt-mapped-XXXXXX";
+  int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 8192), 0);
+  struct stat st {};
+  ASSERT_EQ(fstat(fd, &st), 0);
+  void* map = mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  close(fd);  // only the mapping names the file now
+  const FileId id{st.st_dev, st.st_ino};
+  EXPECT_EQ(r.mapped_path(self, FileId{st.st_dev, st.st_ino + 1}), "") << "another inode";
+  EXPECT_EQ(r.mapped_path(self, FileId{st.st_dev + 1, st.st_ino}), "") << "another device";
+  EXPECT_EQ(r.mapped_path(self, id), tmpl);
+  unlink(tmpl);
+  // Unlinked: the kernel appends " (deleted)"; the name is what it was.
+  EXPECT_EQ(PathResolver().mapped_path(self, id), tmpl);
+  munmap(map, 8192);
+  // Remembered once found.
+  EXPECT_EQ(r.path_of(self, -1, id), tmpl);
+  EXPECT_EQ(PathResolver().mapped_path(self, id), "") << "no mapping left";
 }
 
 TEST(PathResolverTest, DeadProcessKeepsLastKnownCwd) {
