@@ -155,7 +155,7 @@ class Selection {
             ? "no io_uring_complete tracepoint"
             : fmt::format("io_uring_complete has {} parameters, a form this build does not know",
                           params);
-    if (!add(complete, complete.size() > 0, complete_why, "io_uring requests are"))
+    if (!add(complete, !complete.empty(), complete_why, "io_uring requests are"))
       return;  // a submission without its completion makes no record
     if (tracepoint("io_uring_submit_req"))
       add(kUringSubmitReq, true, "", "io_uring requests' durations are");
