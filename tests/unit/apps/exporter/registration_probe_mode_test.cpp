@@ -22,7 +22,7 @@ class RegistrationProbeModeTest : public ::testing::Test {
     o.socket_path = scratch_ / "run/exporter.sock";
     return o;
   }
-  Expected<std::unique_ptr<ExporterFeed>> connect(std::vector<uint32_t> tgids) {
+  Expected<std::unique_ptr<ExporterFeed>> connect(const std::vector<uint32_t>& tgids) {
     auto ignore = [](const void*, size_t) {};
     return ExporterFeed::connect(options().socket_path, tgids, "test", ignore, ignore, ignore);
   }
