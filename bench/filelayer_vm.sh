@@ -10,12 +10,13 @@
 # can measure, not a bare-metal figure.
 #
 # Usage: bench/filelayer_vm.sh [--kernel 6.1|6.12|all] [--rounds N] [--calls N]
-#                              [--smp N] [--out DIR] [--build DIR]
+#                              [--smp N] [--out DIR] [--build DIR] [--no-mode-flag]
+# --no-mode-flag: no --probe-mode (a build from before issue 18: checks the harness only).
 # Needs build/bin/{ckptscope,ckptscope-workload,io_loop,getppid_loop}.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-kernel=6.12 rounds=5 calls=20000 smp=2 out=/tmp/ckptscope-filelayer-bench build="$repo/build"
+kernel=6.12 rounds=5 calls=20000 smp=2 out=/tmp/ckptscope-filelayer-bench build="$repo/build" no_mode=0
 while [ $# -gt 0 ]; do
   case $1 in
     --kernel) kernel=$2; shift 2 ;;
@@ -24,7 +25,8 @@ while [ $# -gt 0 ]; do
     --smp) smp=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    --no-mode-flag) no_mode=1; shift ;;
+    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "filelayer_vm.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -37,7 +39,7 @@ done
 for b in io_loop getppid_loop; do
   [ -x "$build/bin/$b" ] || { echo "filelayer_vm.sh: no $build/bin/$b: build the bench targets" >&2; exit 2; }
 done
-VM_ENV_BENCH_ROUNDS=$rounds VM_ENV_BENCH_CALLS=$calls \
+VM_ENV_BENCH_ROUNDS=$rounds VM_ENV_BENCH_CALLS=$calls VM_ENV_BENCH_NO_MODE=$no_mode \
   "$repo/tests/vm/run.sh" --scenario-dir "$here/vm" --scenario filelayer-overhead --kernel "$kernel" \
   --nfs 4.2 --out "$out" --build "$build" --timeout 900 --smp "$smp"
 for d in "$out"/*-filelayer-overhead; do

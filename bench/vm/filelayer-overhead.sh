@@ -32,17 +32,30 @@ rotate() { # ROUND A B C: the three rotated left by ROUND
 	esac
 }
 
+# VM_BENCH_NO_MODE=1 (filelayer_vm.sh --no-mode-flag): no --probe-mode, for a
+# build from before issue 18 (both modes are then the same thing).
+mode_flag() {
+	[ "${VM_BENCH_NO_MODE:-0}" = 1 ] || echo "--probe-mode $1"
+}
+
 per_call() { # KIND ROUND
+	_f="$VM_OUT/rounds/call-$1-$2.json"
+	# shellcheck disable=SC2046 # the flag is two words or none
 	case $1 in
-	bare) io_loop "$ckpt_file" "$calls" 4096 ;;
-	*) ckptscope run --quiet --trace "/tmp/t-$1.db" --probe-mode "$1" -- io_loop "$ckpt_file" "$calls" 4096
-	   rm -f "/tmp/t-$1.db" ;;
-	esac >"$VM_OUT/rounds/call-$1-$2.json" || vm_fail "per-call round $2 ($1) failed"
+	bare) io_loop "$ckpt_file" "$calls" 4096 >"$_f" 2>/tmp/call.err ;;
+	*) ckptscope run --quiet --trace /tmp/t.db $(mode_flag "$1") -- io_loop "$ckpt_file" "$calls" 4096 \
+		>"$_f" 2>/tmp/call.err ;;
+	esac || {
+		vm_fail "per-call round $2 ($1) failed: $(tail -c 1500 /tmp/call.err)"
+		return 1
+	}
+	rm -f /tmp/t.db
 }
 
 exporter_pid=
 exporter_start() { # MODE
-	ckptscope exporter --listen 127.0.0.1:9477 --probe-mode "$1" >"/tmp/exporter-$1.log" 2>&1 &
+	# shellcheck disable=SC2046 # the flag is two words or none
+	ckptscope exporter --listen 127.0.0.1:9477 $(mode_flag "$1") >"/tmp/exporter-$1.log" 2>&1 &
 	exporter_pid=$!
 	_i=0
 	until wget -q -O /dev/null http://127.0.0.1:9477/metrics 2>/dev/null; do
@@ -62,9 +75,11 @@ exporter_stop() {
 
 node() { # KIND ROUND: KIND bare, exporter-file_layer, exporter-syscall
 	case $1 in exporter-*) exporter_start "${1#exporter-}" || return 1 ;; esac
-	getppid_loop "$ppid_calls" >"$VM_OUT/rounds/ppid-$1-$2.json" || vm_fail "getppid round $2 ($1) failed"
-	io_loop "$plain_file" "$calls" 4096 >"$VM_OUT/rounds/plain-$1-$2.json" || vm_fail "plain I/O round $2 ($1) failed"
+	_rc=0
+	getppid_loop "$ppid_calls" >"$VM_OUT/rounds/ppid-$1-$2.json" || _rc=$?
+	io_loop "$plain_file" "$calls" 4096 >"$VM_OUT/rounds/plain-$1-$2.json" || _rc=$?
 	case $1 in exporter-*) exporter_stop ;; esac
+	[ "$_rc" -eq 0 ] || { vm_fail "node round $2 ($1): a loop exited $_rc"; return 1; }
 }
 
 r=0
