@@ -25,6 +25,7 @@ Usage: sudo bench/filelayer_host.py [--build build] [--rounds 9] [--calls 100000
 --mode '' leaves --probe-mode off (a build from before issue 18).
 """
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -66,10 +67,13 @@ def spread(v):
     return (min(v), max(v)) if v else None
 
 
+_darshan_runs = itertools.count()
+
+
 def darshan_env(args, scratch):
-    env = dict(os.environ, LD_PRELOAD=args.darshan, DARSHAN_ENABLE_NONMPI="1",
-               DARSHAN_LOGFILE=os.path.join(scratch, "bench.darshan"))
-    return env
+    """Darshan's runtime preloaded, non-MPI, each run's log a file of its own."""
+    log = os.path.join(scratch, f"run-{next(_darshan_runs)}.darshan")
+    return dict(os.environ, LD_PRELOAD=args.darshan, DARSHAN_ENABLE_NONMPI="1", DARSHAN_LOGFILE=log)
 
 
 def traced(args, bins, trace, extra):

@@ -147,7 +147,7 @@ VM_CLIENTS_CPIO=
 for s in "${scenarios[@]}"; do
   if scenario_wants_clients "$s"; then
     vm_clients_segment "$work"
-    vm_log "clients segment: $(du -h "$VM_CLIENTS_CPIO" | cut -f1) compressed ($VM_CLIENTS_CPIO)"
+    vm_log "clients segment: $(du -h "$VM_CLIENTS_CPIO" | cut -f1) gzip'd ($VM_CLIENTS_CPIO)"
     break
   fi
 done
