@@ -72,9 +72,14 @@ def main():
             return 1
         if os.path.exists(trace):
             os.unlink(trace)
-        run = subprocess.run([args.ckptscope, "run", "--trace", trace, "--probe-mode", args.probe_mode,
-                              "--", py, driver, "run", "--plan", plan, "--truth", truth_path],
-                             capture_output=True, text=True, timeout=300)
+        try:
+            run = subprocess.run([args.ckptscope, "run", "--trace", trace, "--probe-mode", args.probe_mode,
+                                  "--", py, driver, "run", "--plan", plan, "--truth", truth_path],
+                                 capture_output=True, text=True, timeout=240)
+        except subprocess.TimeoutExpired as e:
+            print(f"FAIL: ckptscope run -- real_clients.py ran past 240 s; its stderr: "
+                  f"{(e.stderr or b'')[-4000:]!r}", file=sys.stderr)
+            return 1
         print(run.stdout, end="")
         if run.returncode != 0 or not os.path.exists(truth_path):
             print(f"FAIL: ckptscope run --probe-mode {args.probe_mode} -- real_clients.py exited "
