@@ -201,6 +201,7 @@ void via_line(std::string& out, const CheckpointRecord& c) {
                                          [](const auto& v) { return v.first == "syscall"; });
   if (only_syscalls) return;
   std::vector<std::string> parts;
+  parts.reserve(c.bytes_by_via.size());
   for (const auto& [via, bytes] : c.bytes_by_via)
     parts.push_back(fmt::format("{} {}", one_line(via), format_bytes(bytes)));
   out += fitted("  via: ", fmt::format("{}", fmt::join(parts, ", ")));

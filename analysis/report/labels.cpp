@@ -29,6 +29,7 @@ std::string via_text(const CheckpointReport& checkpoint) {
   if (std::all_of(by_via.begin(), by_via.end(), [](const auto& v) { return v.first == "syscall"; }))
     return "";
   std::vector<std::string> parts;
+  parts.reserve(by_via.size());
   for (const auto& [via, bytes] : by_via) parts.push_back(via + " " + format_bytes(bytes));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
