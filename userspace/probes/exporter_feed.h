@@ -40,7 +40,7 @@ class ExporterFeed : public ProbeFeed {
   // with its own config, and never against a file this client's job touched.
   [[nodiscard]] std::string probe_mode() const override { return probe_mode_; }
   [[nodiscard]] std::string probe_mode_reason() const override {
-    return probe_mode_.empty() ? "" : "the node exporter's";
+    return probe_mode_.empty() ? "" : "chosen by the node exporter";
   }
 
  private:
