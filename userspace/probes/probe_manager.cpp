@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -184,6 +185,9 @@ Expected<void> ProbeManager::select_programs(const ProbeOptions& options,
   jobio_->rodata->probe_mode = plan_.mode;
   jobio_->rodata->fold_window_ns = options.fold_window_ns;
   jobio_->rodata->fold_max_bytes = options.fold_max_bytes;
+  // PAGE_SHIFT is not in BTF: the mmap records carry it from here.
+  jobio_->rodata->page_shift =
+      static_cast<__u32>(std::countr_zero(static_cast<unsigned long>(sysconf(_SC_PAGESIZE))));
   return {};
 }
 
@@ -226,9 +230,29 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options,
       return make_error(fmt::format("cgroup {}: not a cgroup v2 directory ({})",
                                     options.cgroup_path, std::strerror(errno)));
   }
-  if (int err = jobio_bpf__attach(jobio_))
-    return make_error(fmt::format("attaching the jobio BPF programs failed: {}{}",
-                                  why_load_failed(err), take_libbpf_log()));
+  return attach_jobio();
+}
+
+// Every fexit program before any fentry one (bpf/jobio_file_layer.bpf.h):
+// a call whose entry a program saw then always has its exit seen, so the
+// per-thread nesting depth cannot stick above zero. The links go where the
+// skeleton keeps them, so jobio_bpf__destroy detaches them.
+Expected<void> ProbeManager::attach_jobio() {
+  const bpf_object_skeleton* skel = jobio_->skeleton;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < skel->prog_cnt; ++i) {
+      bpf_program* prog = *skel->progs[i].prog;
+      if (!bpf_program__autoload(prog)) continue;
+      const bool entry = std::string_view(bpf_program__section_name(prog)).starts_with("fentry/");
+      if (entry != (pass == 1)) continue;
+      bpf_link* link = bpf_program__attach(prog);
+      if (!link)
+        return make_error(fmt::format("attaching the jobio BPF program {} failed: {}{}",
+                                      bpf_program__name(prog), why_load_failed(errno),
+                                      take_libbpf_log()));
+      *skel->progs[i].link = link;
+    }
+  }
   return {};
 }
 

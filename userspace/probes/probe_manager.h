@@ -129,6 +129,7 @@ class ProbeManager : public ProbeFeed {
   Expected<void> start_jobio(const ProbeOptions& options, const KernelFeatures& features);
   // Chooses the probe mode and turns off the programs it does not load.
   Expected<void> select_programs(const ProbeOptions& options, const KernelFeatures& features);
+  Expected<void> attach_jobio();
   Expected<void> start_tcp(const ProbeOptions& options);
   Expected<void> start_nfs();
 
