@@ -220,6 +220,17 @@ const std::set<std::string>& selectable_jobio_programs() {
   return names;
 }
 
+const std::set<std::string, std::less<>>& jobio_btf_functions() {
+  static const std::set<std::string, std::less<>> names = [] {
+    std::set<std::string, std::less<>> out = {"filp_flush", "filp_close", "filemap_fault",
+                                              "filemap_map_pages"};
+    for (const auto& r : kRequiredFileLayer) out.emplace(r.function);
+    for (const auto& o : kOptionalFileLayer) out.emplace(o.function);
+    return out;
+  }();
+  return names;
+}
+
 Expected<JobioProgramPlan> select_jobio_programs(RequestedProbeMode requested,
                                                  const KernelFeatures& kernel,
                                                  const std::set<std::string>* object_programs) {

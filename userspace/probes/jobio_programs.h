@@ -45,6 +45,10 @@ struct JobioProgramPlan {
 
 // Every program name the selection decides about.
 const std::set<std::string>& selectable_jobio_programs();
+// Every kernel function the selection looks up in the BTF: what the feature
+// probe keeps of vmlinux's 56,000-odd FUNCs (a set of them all took 40-100 ms
+// to build, on every `run`).
+const std::set<std::string, std::less<>>& jobio_btf_functions();
 
 // The plan for `requested` on a kernel with `kernel`'s facts, given the
 // programs the BPF object has (nullptr: assume it has them all). An error

@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "probes/jobio_programs.h"
+
 namespace ckpt {
 namespace {
 
@@ -59,17 +61,18 @@ std::string errno_text(int err) {
   return fmt::format("{} ({})", name ? name : std::to_string(err), std::strerror(err));
 }
 
-// The FUNC names and the tracepoints (btf_trace_X typedefs) of vmlinux, and
+// The FUNCs the selection asks about, the tracepoints (btf_trace_X typedefs), and
 // the arity of io_uring_complete's prototype (the typedef points to it).
 void read_btf_facts(KernelFeatures& f, const btf* vmlinux) {
   constexpr std::string_view kTracePrefix = "btf_trace_";
+  const auto& wanted = jobio_btf_functions();
   const uint32_t n = btf__type_cnt(vmlinux);
   for (uint32_t id = 1; id < n; ++id) {
     const btf_type* t = btf__type_by_id(vmlinux, id);
     if (!t) continue;
     const std::string_view name = btf__name_by_offset(vmlinux, t->name_off);
     if (btf_is_func(t)) {
-      f.btf_functions.emplace(name);
+      if (wanted.contains(name)) f.btf_functions.emplace(name);
     } else if (btf_is_typedef(t) && name.starts_with(kTracePrefix)) {
       f.btf_tracepoints.emplace(name.substr(kTracePrefix.size()));
       if (name != "btf_trace_io_uring_complete") continue;

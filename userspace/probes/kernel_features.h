@@ -27,7 +27,8 @@ struct KernelFeatures {
   bool trampolines = false;
   std::string trampoline_note;  // why not: the call that failed and its errno
   // The vmlinux BTF the program selection reads (probes/jobio_programs.h):
-  // every FUNC name, and every tracepoint (the X of a btf_trace_X typedef).
+  // the FUNCs it looks up that this kernel has (jobio_btf_functions()), and
+  // every tracepoint (the X of a btf_trace_X typedef).
   std::set<std::string> btf_functions;
   std::set<std::string> btf_tracepoints;
   // Parameters of btf_trace_io_uring_complete's prototype, the leading

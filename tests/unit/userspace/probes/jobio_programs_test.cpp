@@ -237,6 +237,21 @@ TEST(JobioPrograms, EveryPlannedProgramIsSelectableAndTheSchedulersAreNot) {
   EXPECT_TRUE(selectable.contains("on_uring_complete_cqe"));
 }
 
+// The feature probe keeps only the FUNCs of jobio_btf_functions(): keeping
+// only those must not change any kernel's plan.
+TEST(JobioPrograms, TheFunctionsTheProbeKeepsAreAllTheSelectionAsksAbout) {
+  const auto& kept = jobio_btf_functions();
+  EXPECT_EQ(kept.size(), 18u);
+  for (auto k : {linux_6_1(), linux_6_12(), this_host()}) {
+    auto full = select_jobio_programs(RequestedProbeMode::Auto, k);
+    std::erase_if(k.btf_functions, [&kept](const std::string& f) { return !kept.contains(f); });
+    auto trimmed = select_jobio_programs(RequestedProbeMode::Auto, k);
+    ASSERT_TRUE(full && trimmed);
+    EXPECT_EQ(full->load, trimmed->load) << k.release;
+    EXPECT_EQ(full->unseen, trimmed->unseen) << k.release;
+  }
+}
+
 TEST(ProbeModeFlag, ParsesTheThreeModesAndNamesTheChoicesOtherwise) {
   EXPECT_EQ(*parse_probe_mode("auto"), RequestedProbeMode::Auto);
   EXPECT_EQ(*parse_probe_mode("syscall"), RequestedProbeMode::Syscall);
