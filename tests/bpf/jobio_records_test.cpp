@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -88,7 +89,9 @@ class JobIoRecords : public ::testing::Test {
   void drain() {
     usleep(20'000);
     probes_->sync(200);
-    for (int i = 0; i < 5 && probes_->poll(50).value_or(0) > 0; ++i) {
+    for (int i = 0; i < 5; ++i) {
+      auto got = probes_->poll(50);
+      if (!got || *got == 0) break;
     }
   }
 

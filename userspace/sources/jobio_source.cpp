@@ -208,6 +208,7 @@ void JobIoSource::on_path(const ckpt_path_record& r) {
       }
       if (truncated(r.path_len) && !named) ++truncated_;
       resolver_.remember(ev.file, ev.path);
+      resolver_.opened(r.hdr.tgid, static_cast<int>(r.ret), ev.path);
     } else if (truncated(r.path_len)) {
       ++truncated_;
     }

@@ -93,6 +93,11 @@ std::string PathResolver::resolve(uint32_t tgid, int dirfd, const std::string& p
   if (path.empty() || path.front() == '/') return normalize_path(path);
   std::string base =
       dirfd == AT_FDCWD ? cwd_of(tgid) : read_link(fmt::format("{}/{}/fd/{}", proc_, tgid, dirfd));
+  if (base.empty() && dirfd != AT_FDCWD) {
+    // The process is gone: the directory as its open named it.
+    if (auto t = fds_.find(tgid); t != fds_.end())
+      if (auto f = t->second.find(dirfd); f != t->second.end()) base = f->second;
+  }
   if (base.empty()) return path;  // the process is gone: keep what it said
   return normalize_path(base + "/" + path);
 }
@@ -159,8 +164,15 @@ std::optional<FileId> PathResolver::renamed(const std::string& old_path,
   return id;
 }
 
+void PathResolver::opened(uint32_t tgid, int fd, const std::string& path) {
+  if (fd < 0 || path.empty() || path.front() != '/') return;
+  fds_[tgid][fd] = path;
+}
+
 void PathResolver::forked(uint32_t parent, uint32_t child) {
   if (auto it = cwd_.find(parent); it != cwd_.end()) cwd_[child] = it->second;
+  // A child starts with its parent's fds.
+  if (auto it = fds_.find(parent); it != fds_.end()) fds_[child] = it->second;
 }
 
 }  // namespace ckpt

@@ -62,15 +62,21 @@ class NodeVerdictsTest : public ::testing::Test {
 };
 
 TEST_F(NodeVerdictsTest, NoOtherVerdictForAFileARegisteredClientsProcessTouched) {
+  // The workloads' stitchers decide on the files these reads touch, through
+  // the gate: neither is a checkpoint by the exporter's globs.
   read(100, "/data/client-globs/weights.bin", 11);  // the client's: it may call it a checkpoint
   read(300, "/usr/lib/libfoo.so", 22);
+  ASSERT_EQ(written_.size(), 1u);
+  EXPECT_EQ(written_[0], std::make_pair(FileId{8, 22}, false));
+  EXPECT_EQ(node_->verdicts_withheld(), 1u);
+  written_.clear();
   node_->on_verdict(FileId{8, 11}, false);  // withheld: left unknown
   node_->on_verdict(FileId{8, 22}, false);  // written
   node_->on_verdict(FileId{8, 11}, true);   // a checkpoint verdict only keeps records coming
   ASSERT_EQ(written_.size(), 2u);
   EXPECT_EQ(written_[0], std::make_pair(FileId{8, 22}, false));
   EXPECT_EQ(written_[1], std::make_pair(FileId{8, 11}, true));
-  EXPECT_EQ(node_->verdicts_withheld(), 1u);
+  EXPECT_EQ(node_->verdicts_withheld(), 2u);
 }
 
 TEST_F(NodeVerdictsTest, WithoutProbesTheModeIsUnsaid) { EXPECT_EQ(node_->probe_mode(), ""); }

@@ -80,5 +80,20 @@ TEST(PathResolverTest, DeadProcessKeepsLastKnownCwd) {
   EXPECT_EQ(r.resolve(999998, AT_FDCWD, "a.pt"), "a.pt") << "unknown: kept as given";
 }
 
+// cp -r: the destination directory opened, then each file relative to its
+// fd, by a process gone before /proc is read.
+TEST(PathResolverTest, ADeadProcessesDirfdResolvesThroughItsOpen) {
+  PathResolver r("/nonexistent-proc");
+  r.opened(4242, 4, "/mnt/nfs/ckpt/step_1");
+  EXPECT_EQ(r.resolve(4242, 4, "shard-0.pt"), "/mnt/nfs/ckpt/step_1/shard-0.pt");
+  EXPECT_EQ(r.resolve(4242, 5, "shard-0.pt"), "shard-0.pt") << "an fd no open returned";
+  r.opened(4242, 4, "/mnt/nfs/ckpt/step_2");  // the fd number reused by a newer open
+  EXPECT_EQ(r.resolve(4242, 4, "shard-1.pt"), "/mnt/nfs/ckpt/step_2/shard-1.pt");
+  r.forked(4242, 4343);
+  EXPECT_EQ(r.resolve(4343, 4, "x.pt"), "/mnt/nfs/ckpt/step_2/x.pt") << "inherited by a child";
+  r.exited(4242);
+  EXPECT_EQ(r.resolve(4242, 4, "shard-1.pt"), "shard-1.pt");
+}
+
 }  // namespace
 }  // namespace ckpt
