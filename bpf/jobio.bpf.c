@@ -240,7 +240,9 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		__u64 prev_id = ((__u64)prev->tgid << 32) | (__u32)prev->pid;
 
 		st = bpf_task_storage_get(&thread_states, prev, 0, 0);
-		if (st) {
+		/* Switched out inside a file-layer program: it finishes its
+		 * update when it runs again; report nothing half-done. */
+		if (st && !st->busy) {
 			/* Off the CPU: what it folded is reported now, not when
 			 * it next runs. */
 			if (!st->mfold.in_fault)
@@ -273,10 +275,14 @@ int BPF_PROG(on_runtime_tick, struct task_struct *curr)
 {
 	struct thread_state *st;
 
-	if (!fold_window_ns || !other_task_is_traced(curr->tgid))
+	/* Runtime is also accounted for tasks running on other CPUs (wakeup
+	 * preemption checks): only the running task's own state is ours to
+	 * touch, or its fold would be reported while it adds to it. */
+	if (!fold_window_ns || curr != bpf_get_current_task_btf() ||
+	    !other_task_is_traced(curr->tgid))
 		return 0;
 	st = bpf_task_storage_get(&thread_states, curr, 0, 0);
-	if (!st || (!st->fold.calls && !st->mfold.faults))
+	if (!st || st->busy || (!st->fold.calls && !st->mfold.faults))
 		return 0;
 	flush_stale_folds(st, ((__u64)curr->tgid << 32) | (__u32)curr->pid, bpf_ktime_get_ns());
 	return 0;

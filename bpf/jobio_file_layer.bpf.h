@@ -78,7 +78,9 @@ static __always_inline int fl_file_enter(struct file *file, __u32 op, __u64 requ
 
 	if (!st || !fl_identify(st, file))
 		return 0;
+	st->busy = 1;
 	begin_file_call(st, bpf_ktime_get_ns(), op, CKPT_VIA_SYSCALL, -1, requested);
+	st->busy = 0;
 	return 0;
 }
 
@@ -89,6 +91,7 @@ static __always_inline int fl_call_exit(long ret)
 
 	if (!st)
 		return 0;
+	st->busy = 1;
 	switch (st->call) {
 	case CALL_FD:
 	case CALL_OTHER:
@@ -103,6 +106,7 @@ static __always_inline int fl_call_exit(long ret)
 	default:
 		break;
 	}
+	st->busy = 0;
 	return 0;
 }
 
@@ -204,8 +208,10 @@ int BPF_PROG(fl_ftruncate_enter, unsigned int fd, loff_t length)
 
 	if (!st || !resolve_fd(task, st, (int)fd))
 		return 0;
+	st->busy = 1;
 	begin_file_call(st, bpf_ktime_get_ns(), CKPT_OP_FTRUNCATE, CKPT_VIA_SYSCALL, (int)fd,
 			length);
+	st->busy = 0;
 	return 0;
 }
 
@@ -230,7 +236,9 @@ static __always_inline int fl_begin_copy(struct file *in, struct file *out, __u3
 	if (!fl_identify(st, in))
 		return 0;
 	st->cur.fd = -1;
+	st->busy = 1;
 	begin_copy(st, bpf_ktime_get_ns(), via, len);
+	st->busy = 0;
 	return 0;
 }
 
@@ -279,7 +287,9 @@ static __always_inline int fl_path_enter(__u32 op, long dirfd, const char *path,
 
 	if (!st)
 		return 0;
+	st->busy = 1;
 	begin_path_call(st, bpf_ktime_get_ns(), op, dirfd, path, dirfd2, path2, flags, space);
+	st->busy = 0;
 	return 0;
 }
 
@@ -380,11 +390,13 @@ int BPF_PROG(fl_fault_enter, struct vm_fault *vmf)
 	file = vmf->vma->vm_file;
 	if (!file || !file->f_inode)
 		return 0;
+	st->busy = 1;
 	mmap_touch(st, bpf_get_current_pid_tgid(), file->f_inode, vmf->pgoff, vmf->pgoff, now);
 	if (st->mfold.faults) {
 		st->mfold.in_fault = 1;
 		st->mfold.fault_start_ns = now;
 	}
+	st->busy = 0;
 	return 0;
 }
 
@@ -397,10 +409,12 @@ int BPF_PROG(fl_fault_exit, struct vm_fault *vmf, unsigned int ret)
 
 	if (!st || !st->mfold.in_fault)
 		return 0;
+	st->busy = 1;
 	st->mfold.in_fault = 0;
 	if (now > st->mfold.fault_start_ns)
 		st->mfold.busy_ns += now - st->mfold.fault_start_ns;
 	st->mfold.last_ns = now;
+	st->busy = 0;
 	return 0;
 }
 
@@ -420,7 +434,9 @@ int BPF_PROG(fl_map_pages_exit, struct vm_fault *vmf, unsigned long start_pgoff,
 	file = vmf->vma->vm_file;
 	if (!file || !file->f_inode)
 		return 0;
+	st->busy = 1;
 	mmap_touch(st, bpf_get_current_pid_tgid(), file->f_inode, start_pgoff, end_pgoff, now);
+	st->busy = 0;
 	return 0;
 }
 

@@ -157,6 +157,11 @@ struct thread_state {
 	/* File-layer calls nest (a close that flushes through fsync, a copy
 	 * that splices): only the outermost is the job's call. */
 	__u32 depth;
+	/* Set while a file-layer program works on this state: fentry/fexit
+	 * programs run with migration, not preemption, disabled, so the
+	 * thread can be switched out inside one, and sched_switch must not
+	 * report its folds (or close its CPU window) half-updated. */
+	__u32 busy;
 	/* A copy's other file: the destination (dev, ino above: the source). */
 	__u64 dev2;
 	__u64 ino2;
