@@ -33,10 +33,13 @@ if [ "$update_marker" -eq 1 ] && [ "${#full[@]}" -eq 0 ]; then
   exit 2
 fi
 
-bad=()
-while IFS= read -r f; do
-  clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || bad+=("$f")
-done < <(git ls-files '*.c' '*.h' '*.cpp')
+# One clang-format a file (its exit status says which file is off), $(nproc)
+# at a time: 437 files took 150 s one by one on 2 busy cores.
+format_start=$(date +%s)
+mapfile -t bad < <(git ls-files -z '*.c' '*.h' '*.cpp' |
+  xargs -0 -P "$(nproc)" -n 16 sh -c 'for f; do clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || echo "$f"; done' _ |
+  sort)
+echo "lint: clang-format took $(($(date +%s) - format_start)) s"
 if [ "${#bad[@]}" -gt 0 ]; then
   echo "lint: not clang-formatted (run clang-format -i):" >&2
   printf '  %s\n' "${bad[@]}" >&2
