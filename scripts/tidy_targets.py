@@ -113,14 +113,15 @@ class CompileEntry:
     command: list[str]
 
 
-def compile_entries(build_dir: Path, repo: Path) -> dict[str, CompileEntry]:
-    """compile_commands.json -> repo-relative source -> its object and command."""
+def compile_entries(build_dir: Path, repo: Path) -> dict[str, list[CompileEntry]]:
+    """compile_commands.json -> repo-relative source -> its objects and commands
+    (one a target that compiles it)."""
     path = build_dir / "compile_commands.json"
     try:
         entries = json.loads(path.read_text())
     except (OSError, ValueError) as error:
         raise SelectionError(f"{path}: {error}") from error
-    result: dict[str, CompileEntry] = {}
+    result: dict[str, list[CompileEntry]] = {}
     for entry in entries:
         args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
         directory = Path(entry["directory"])
@@ -131,7 +132,8 @@ def compile_entries(build_dir: Path, repo: Path) -> dict[str, CompileEntry]:
             raise SelectionError(f"{path}: no object for {entry['file']}")
         obj_abs = os.path.normpath(directory / obj)
         source = os.path.relpath(os.path.normpath(directory / entry["file"]), repo)
-        result[source] = CompileEntry(source, os.path.relpath(obj_abs, build_dir), args)
+        result.setdefault(source, []).append(
+            CompileEntry(source, os.path.relpath(obj_abs, build_dir), args))
     return result
 
 
@@ -178,6 +180,23 @@ class Fingerprinter:
         return digest.hexdigest()[:16]
 
 
+def tu_deps(entries: list[CompileEntry], deps_by_obj: dict[str, TuDeps]) -> list[TuDeps] | None:
+    """The dependency records of every object built from one TU, or None when
+    the build has no valid record for one of them (never built, or stale)."""
+    found = [deps_by_obj.get(entry.obj) for entry in entries]
+    if not found or any(deps is None or not deps.valid for deps in found):
+        return None
+    return found  # type: ignore[return-value]
+
+
+def tu_fingerprint(fingerprinter: Fingerprinter, entries: list[CompileEntry],
+                   deps: list[TuDeps]) -> str:
+    if len(entries) == 1:
+        return fingerprinter.tu(entries[0], deps[0])
+    parts = sorted(fingerprinter.tu(entry, d) for entry, d in zip(entries, deps))
+    return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:16]
+
+
 # ---------------------------------------------------------------- git, tools
 
 
@@ -210,8 +229,8 @@ def first_line(cmd: list[str]) -> str:
     return " ".join(lines[:2]) if cmd[0].endswith("clang-tidy") else (lines[0] if lines else "")
 
 
-def tool_versions(entries: dict[str, CompileEntry]) -> tuple[str, str]:
-    compilers = sorted({entry.command[0] for entry in entries.values()})
+def tool_versions(entries: dict[str, list[CompileEntry]]) -> tuple[str, str]:
+    compilers = sorted({entry.command[0] for tu in entries.values() for entry in tu})
     compiler = "; ".join(first_line([c, "--version"]) for c in compilers)
     return first_line(["clang-tidy", "--version"]), compiler
 
@@ -298,17 +317,18 @@ def select(repo: Path, build_dir: Path, marker: Marker, candidates: list[str], *
     fingerprinter = Fingerprinter(repo, build_dir)
     changed_abs = {os.path.normpath(repo / p) for p in changed}
     for tu in candidates:
-        entry = entries.get(tu)
-        deps = deps_by_obj.get(entry.obj) if entry else None
+        tu_entries = entries.get(tu, [])
+        deps = tu_deps(tu_entries, deps_by_obj)
         if tu in changed:
             selection.changed_tus.append(tu)
-        if entry is None or deps is None or not deps.valid:
+        if deps is None:
             selection.no_deps.append(tu)
             continue
-        hit = sorted({os.path.relpath(p, repo) for p in deps.paths if p in changed_abs} - {tu})
+        hit = sorted({os.path.relpath(p, repo) for d in deps for p in d.paths
+                      if p in changed_abs} - {tu})
         if hit:
             selection.through_headers[tu] = hit
-        if fingerprinter.tu(entry, deps) != marker.fingerprints.get(tu):
+        if tu_fingerprint(fingerprinter, tu_entries, deps) != marker.fingerprints.get(tu):
             selection.fingerprint_changed.append(tu)
     return selection
 
@@ -354,12 +374,12 @@ def write_marker(repo: Path, build_dir: Path, path: Path, candidates: list[str],
     marker.clang_tidy, marker.compiler = versions or tool_versions(entries)
     missing = []
     for tu in candidates:
-        entry = entries.get(tu)
-        deps = deps_by_obj.get(entry.obj) if entry else None
-        if entry is None or deps is None or not deps.valid:
+        tu_entries = entries.get(tu, [])
+        deps = tu_deps(tu_entries, deps_by_obj)
+        if deps is None:
             missing.append(tu)
             continue
-        marker.fingerprints[tu] = fingerprinter.tu(entry, deps)
+        marker.fingerprints[tu] = tu_fingerprint(fingerprinter, tu_entries, deps)
     if missing:
         raise SelectionError("no valid dependency data for " + ", ".join(missing[:5]) +
                              ": build everything first (cmake --build --preset default)")

@@ -6,6 +6,8 @@ the TUs a change must pull are known:
 
     a.h <- b.h <- x.cpp        z.cpp -> a.h        y.cpp -> c.h
     w.cpp -> <outside/ext.h> (a header from outside the tree)
+    v.cpp -> build/gen/gen.h (generated into the build, as the BPF skeletons are;
+             it names the build directory, as generated code does)
 
 Run by scripts/lint.sh before it tidies; `python3 scripts/tidy_targets_test.py`.
 """
@@ -33,9 +35,10 @@ SOURCES = {
     "src/y.cpp": '#include "c.h"\nint y() { return c(); }\n',
     "src/z.cpp": '#include "a.h"\nint z() { return a(); }\n',
     "src/w.cpp": "#include <ext.h>\nint w() { return ext(); }\n",
+    "src/v.cpp": '#include "gen.h"\nint v() { return gen(); }\n',
     ".clang-tidy": "Checks: '-*,bugprone-*'\n",
 }
-CANDIDATES = ["src/w.cpp", "src/x.cpp", "src/y.cpp", "src/z.cpp"]
+CANDIDATES = ["src/v.cpp", "src/w.cpp", "src/x.cpp", "src/y.cpp", "src/z.cpp"]
 
 
 def sh(cmd: list[str], cwd: Path) -> str:
@@ -57,6 +60,7 @@ class TidySelectionTest(unittest.TestCase):
             (self.repo / rel).write_text(text)
         (self.repo / ".gitignore").write_text("build/\n")
         self.build.mkdir()
+        self.write_generated("1")
         self.write_ninja(extra_flags={})
         sh(["git", "init", "-q"], self.repo)
         sh(["git", "add", "."], self.repo)
@@ -72,21 +76,32 @@ class TidySelectionTest(unittest.TestCase):
     def commit(self, message: str):
         sh(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message], self.repo)
 
-    def write_ninja(self, extra_flags: dict[str, str], sources=("w", "x", "y", "z")):
+    def write_generated(self, value: str, build: Path | None = None):
+        gen = (build or self.build) / "gen"
+        gen.mkdir(exist_ok=True)
+        (gen / "gen.h").write_text(f"#pragma once\n// generated in {build or self.build}\n"
+                                   f"inline int gen() {{ return {value}; }}\n")
+
+    def write_ninja(self, extra_flags: dict[str, str], sources=("v", "w", "x", "y", "z"),
+                    build: Path | None = None):
+        # Absolute paths, as CMake writes them: the clone test needs them.
+        build = build or self.build
+        src = build.parent.resolve() / "src"
         rules = ["rule cxx",
-                 f"  command = c++ -I../src -I{self.outside} $flags -MD -MF $out.d -c $in -o $out",
+                 f"  command = c++ -I{src} -I{build.resolve()}/gen -I{self.outside} $flags"
+                 " -MD -MF $out.d -c $in -o $out",
                  "  depfile = $out.d", "  deps = gcc", ""]
         for name in sources:
-            rules.append(f"build obj/{name}.o: cxx ../src/{name}.cpp")
+            rules.append(f"build obj/{name}.o: cxx {src}/{name}.cpp")
             rules.append(f"  flags = {extra_flags.get(name, '')}")
-        (self.build / "build.ninja").write_text("\n".join(rules) + "\n")
-        sh(["ninja"], self.build)
-        (self.build / "compile_commands.json").write_text(sh(["ninja", "-t", "compdb", "cxx"],
-                                                             self.build))
+        (build / "build.ninja").write_text("\n".join(rules) + "\n")
+        sh(["ninja"], build)
+        (build / "compile_commands.json").write_text(sh(["ninja", "-t", "compdb", "cxx"], build))
 
-    def selected(self, full=False, versions=VERSIONS) -> list[str]:
-        marker = tidy_targets.read_marker(self.marker_path)
-        selection = tidy_targets.select(self.repo, self.build, marker, CANDIDATES, full=full,
+    def selected(self, full=False, versions=VERSIONS, repo: Path | None = None) -> list[str]:
+        repo = repo or self.repo
+        marker = tidy_targets.read_marker(repo / ".ci" / "tidy-clean-at")
+        selection = tidy_targets.select(repo, repo / "build", marker, CANDIDATES, full=full,
                                         versions=versions)
         return selection.tus(CANDIDATES)
 
@@ -149,13 +164,33 @@ class TidySelectionTest(unittest.TestCase):
         (self.outside / "ext.h").write_text("#pragma once\ninline int ext() { return 5; }\n")
         self.assertEqual(self.selected(), ["src/w.cpp"])
 
+    def test_regenerated_header_rechecks_its_includers(self):
+        self.write_generated("2")
+        sh(["ninja"], self.build)
+        self.assertEqual(self.selected(), ["src/v.cpp"])
+
+    def test_another_clone_elsewhere_agrees_with_the_marker(self):
+        # CI checks a fresh clone at another path: the same commit, built
+        # there, matches the marker written here (paths are placeholders).
+        sh(["git", "add", ".ci"], self.repo)
+        self.commit("marker")
+        clone = self.tmp / "elsewhere" / "clone"
+        sh(["git", "clone", "-q", str(self.repo), str(clone)], self.tmp)
+        (clone / "build").mkdir()
+        self.write_generated("1", build=clone / "build")
+        self.write_ninja(extra_flags={}, build=clone / "build")
+        self.assertEqual(self.selected(repo=clone), [])
+        (clone / "src" / "c.h").write_text((clone / "src" / "c.h").read_text() + "// c\n")
+        self.assertEqual(self.selected(repo=clone), ["src/y.cpp"])
+
     def test_unbuilt_tu_is_checked(self):
         # compile_commands names it, the build never compiled it: no deps.
-        self.write_ninja(extra_flags={}, sources=("x", "y", "z"))
+        self.write_ninja(extra_flags={}, sources=("v", "x", "y", "z"))
         (self.build / "obj" / "w.o").unlink()
         entries = json.loads((self.build / "compile_commands.json").read_text())
-        entries.append({"directory": str(self.build), "file": "../src/w.cpp",
-                        "command": f"c++ -I../src -I{self.outside} -c ../src/w.cpp -o obj/w.o"})
+        src = self.repo.resolve() / "src"
+        entries.append({"directory": str(self.build), "file": f"{src}/w.cpp",
+                        "command": f"c++ -I{src} -I{self.outside} -c {src}/w.cpp -o obj/w.o"})
         (self.build / "compile_commands.json").write_text(json.dumps(entries))
         sh(["ninja", "-t", "recompact"], self.build)
         self.assertEqual(self.selected(), ["src/w.cpp"])
