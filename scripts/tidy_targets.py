@@ -17,6 +17,9 @@ BPF skeletons under build/). A TU is checked again when
     a regenerated skeleton), or the build has no valid dependency data for it
     (never built, or built before its sources last changed).
 
+A TU the marker does not list (new, or left out of a partial marker: one
+written from a full run that checked only some TUs) is checked every time.
+
 Everything is checked when --full is given, .clang-tidy changed, clang-tidy
 or the compiler is another version, or the marker's commit is not in this
 history (a shallow clone, a rewritten branch): the diff would not be sound.
@@ -278,6 +281,7 @@ class Selection:
     changed_tus: list[str] = field(default_factory=list)
     through_headers: dict[str, list[str]] = field(default_factory=dict)  # TU -> changed deps
     fingerprint_changed: list[str] = field(default_factory=list)
+    not_in_marker: list[str] = field(default_factory=list)  # never checked clean
     no_deps: list[str] = field(default_factory=list)
     changed_files: int = 0
 
@@ -285,7 +289,7 @@ class Selection:
         if self.full_reason:
             return list(candidates)
         chosen = (set(self.changed_tus) | set(self.through_headers) |
-                  set(self.fingerprint_changed) | set(self.no_deps))
+                  set(self.fingerprint_changed) | set(self.not_in_marker) | set(self.no_deps))
         return [tu for tu in candidates if tu in chosen]
 
 
@@ -328,7 +332,9 @@ def select(repo: Path, build_dir: Path, marker: Marker, candidates: list[str], *
                       if p in changed_abs} - {tu})
         if hit:
             selection.through_headers[tu] = hit
-        if tu_fingerprint(fingerprinter, tu_entries, deps) != marker.fingerprints.get(tu):
+        if tu not in marker.fingerprints:
+            selection.not_in_marker.append(tu)
+        elif tu_fingerprint(fingerprinter, tu_entries, deps) != marker.fingerprints[tu]:
             selection.fingerprint_changed.append(tu)
     return selection
 
@@ -342,6 +348,7 @@ def explain(selection: Selection, candidates: list[str], marker: Marker) -> str:
         f"({selection.changed_files} files changed): {len(selection.changed_tus)} TUs changed, "
         f"{len(set(selection.through_headers) - set(selection.changed_tus))} more through headers, "
         f"{len(selection.fingerprint_changed)} with another compile command or outside header, "
+        f"{len(selection.not_in_marker)} not in the marker, "
         f"{len(selection.no_deps)} without dependency data"]
     for tu in selection.changed_tus:
         lines.append(f"  {tu}: changed")
@@ -350,6 +357,8 @@ def explain(selection: Selection, candidates: list[str], marker: Marker) -> str:
         lines.append(f"  {tu}: includes {shown}")
     for tu in selection.fingerprint_changed:
         lines.append(f"  {tu}: compile command or outside header differs from the marker's")
+    for tu in selection.not_in_marker:
+        lines.append(f"  {tu}: not in the marker (new, or never checked clean)")
     for tu in selection.no_deps:
         lines.append(f"  {tu}: no valid dependency data in the build (not built, or stale)")
     return "\n".join(lines)

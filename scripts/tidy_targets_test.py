@@ -195,6 +195,14 @@ class TidySelectionTest(unittest.TestCase):
         sh(["ninja", "-t", "recompact"], self.build)
         self.assertEqual(self.selected(), ["src/w.cpp"])
 
+    def test_tu_missing_from_the_marker_is_always_checked(self):
+        # A partial marker (only some TUs checked clean) or a new TU.
+        tidy_targets.write_marker(self.repo, self.build, self.marker_path,
+                                  ["src/x.cpp", "src/y.cpp"], versions=VERSIONS)
+        self.assertEqual(self.selected(), ["src/v.cpp", "src/w.cpp", "src/z.cpp"])
+        self.edit("src/c.h", "// c\n")
+        self.assertEqual(self.selected(), ["src/v.cpp", "src/w.cpp", "src/y.cpp", "src/z.cpp"])
+
     # --------------------------------------------------- everything again
 
     def test_clang_tidy_config_change_checks_all(self):
