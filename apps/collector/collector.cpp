@@ -23,15 +23,11 @@ constexpr uint64_t kAckWaitNs = 2'000'000'000;
 constexpr uint64_t kNfsCheckEveryNs = 2'000'000'000;
 
 // The stitcher's decisions on files, as they are made, to the feed (the
-// kernel then records a file that is no checkpoint's no more). Guarded
-// while the stitcher's listener is being added alongside (issue 18).
-template <typename S>
-void listen_for_verdicts(S& stitcher, ProbeFeed& feed) {
-  using Listener = std::function<void(const FileId&, bool)>;
-  if constexpr (requires { stitcher.set_verdict_listener(Listener{}); })
-    stitcher.set_verdict_listener(Listener([&feed](const FileId& file, bool is_checkpoint) {
-      feed.set_file_verdict(file, is_checkpoint);
-    }));
+// kernel then records a file that is no checkpoint's no more).
+void listen_for_verdicts(Stitcher& stitcher, ProbeFeed& feed) {
+  stitcher.set_verdict_listener([&feed](const FileId& file, bool is_checkpoint) {
+    feed.set_file_verdict(file, is_checkpoint);
+  });
 }
 
 }  // namespace

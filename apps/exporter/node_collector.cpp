@@ -36,13 +36,10 @@ double seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-// The stitcher's decisions on files, as they are made. Guarded while the
-// stitcher's listener is being added alongside (issue 18).
-template <typename S, typename F>
-void listen_for_verdicts(S& stitcher, F&& on_verdict) {
-  using Listener = std::function<void(const FileId&, bool)>;
-  if constexpr (requires { stitcher.set_verdict_listener(Listener{}); })
-    stitcher.set_verdict_listener(Listener(std::forward<F>(on_verdict)));
+// The stitcher's decisions on files, as they are made.
+template <typename F>
+void listen_for_verdicts(Stitcher& stitcher, F&& on_verdict) {
+  stitcher.set_verdict_listener(std::forward<F>(on_verdict));
 }
 
 }  // namespace
