@@ -74,7 +74,9 @@ inline std::string checkpoint_row_name(const CheckpointRecord& c) {
 }
 
 // The text before the first table: the conventions every table follows,
-// after the versions' history up to the one written.
+// after the versions' history up to the one written. One entry per version,
+// each several adjacent literals on purpose (one per SQL comment line).
+// NOLINTBEGIN(bugprone-suspicious-missing-comma)
 inline constexpr std::string_view kSchemaHistory[] = {
     "",  // version 1
     "-- Version 2 added checkpoint_nfs, rpc_ops, nfs_mounts, nfs_mount_ops and\n"
@@ -90,6 +92,7 @@ inline constexpr std::string_view kSchemaHistory[] = {
     "-- job.probe_mode; older files lack them and read 1, 'syscall', the call's\n"
     "-- duration, 0, 0, 0, '{}' and '' (\"every call traced one by one, as syscalls\").\n",
 };
+// NOLINTEND(bugprone-suspicious-missing-comma)
 
 inline constexpr std::string_view kSchemaConventions = R"sql(-- Conventions:
 --  * Times are CLOCK_MONOTONIC nanoseconds except *_wall_ns (CLOCK_REALTIME).
