@@ -183,10 +183,12 @@ static __always_inline __u64 folio_pages(struct folio *folio)
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(on_page_cache_add, struct folio *folio)
 {
-	struct thread_state *st =
-	    bpf_task_storage_get(&thread_states, bpf_get_current_task_btf(), 0, 0);
+	struct thread_state *st;
 	struct inode *inode;
 
+	if (!mmap_folds_open)
+		return 0;
+	st = bpf_task_storage_get(&thread_states, bpf_get_current_task_btf(), 0, 0);
 	if (!st || !st->mfold.faults)
 		return 0;
 	if (probe_mode == CKPT_MODE_FILE_LAYER ? !st->mfold.in_fault : st->call != CALL_NONE)

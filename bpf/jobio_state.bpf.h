@@ -217,6 +217,12 @@ struct {
 	__type(value, struct path_call);
 } path_call_scratch SEC(".maps");
 
+/* Mapping folds open on any thread: while none is, a page entering the page
+ * cache (every write that grows a file) is no business of ours, and
+ * on_page_cache_add returns before it looks up the thread. May overcount
+ * (a thread that exits with a fold open); never undercounts. */
+__u64 mmap_folds_open = 0;
+
 /* ---- traced threads --------------------------------------------------------- */
 
 static __always_inline void count_drop(__u32 cause)
@@ -397,6 +403,7 @@ static __always_inline void flush_mmap_fold(struct thread_state *st, __u64 pid_t
 
 	if (!m->faults)
 		return;
+	__sync_fetch_and_add(&mmap_folds_open, -1);
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
 	if (!rec) {
 		count_drop(CKPT_DROP_RINGBUF_FULL);
@@ -806,6 +813,7 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 		return;
 	}
 	flush_folds(st, pid_tgid);
+	__sync_fetch_and_add(&mmap_folds_open, 1);
 	m->dev = dev;
 	m->ino = ino;
 	m->first_page = first;
