@@ -150,6 +150,17 @@ json checkpoint_gpu_json(const CheckpointGpuRecord& g) {
   };
 }
 
+// Which interfaces moved the checkpoint's bytes: {"syscall": N, "mmap": M, ..},
+// the non-zero ones (a repeated name summed); {} for a trace without them.
+json bytes_by_via_json(const std::vector<std::pair<std::string, uint64_t>>& by_via) {
+  json out = json::object();
+  for (const auto& [via, bytes] : by_via) {
+    const std::string key = valid_utf8(via);
+    out[key] = out.value(key, uint64_t{0}) + bytes;
+  }
+  return out;
+}
+
 json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
   json stages = json::array();
   for (const StageRecord& s : c.stages) {
@@ -180,6 +191,7 @@ json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
       {"start_offset_ns", static_cast<int64_t>(c.start_ns - job.start_mono_ns)},
       {"duration_ns", duration_or_null(c.start_ns, c.end_ns)},
       {"bytes", c.bytes},
+      {"bytes_by_via", bytes_by_via_json(c.bytes_by_via)},
       {"files", c.files},
       {"bottleneck", c.bottleneck.empty() ? json(nullptr) : text(c.bottleneck)},
       {"stages", std::move(stages)},
@@ -312,6 +324,9 @@ nlohmann::json summary_json(const Trace& trace) {
   for (const NfsMountRecord& m : trace.nfs_mounts) nfs_mounts.push_back(nfs_mount_json(m));
   return {
       {"job", job_json(trace.job, job_log_incomplete(trace))},
+      // How the job's file I/O was traced: "file_layer", "syscall", or ""
+      // (not traced, or a trace from before the file layer).
+      {"probe_mode", text(trace.job.probe_mode)},
       {"checkpoints", std::move(checkpoints)},
       {"failures", std::move(failures)},
       {"connections", std::move(connections)},

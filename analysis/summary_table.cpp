@@ -87,7 +87,10 @@ void job_failure_lines(std::string& out, const JobRecord& job) {
 }
 
 void job_lines(std::string& out, const JobRecord& job, const FailureRecord* log_incomplete) {
-  const std::string status = fmt::format("  ({}, {})", exit_status(job), trace_status(job));
+  const std::string probe_mode =
+      job.probe_mode.empty() ? std::string() : ", probe mode: " + one_line(job.probe_mode);
+  const std::string status =
+      fmt::format("  ({}, {}{})", exit_status(job), trace_status(job), probe_mode);
   const std::string prefix = "job: ";
   const size_t room =
       kWidth > prefix.size() + status.size() ? kWidth - prefix.size() - status.size() : 20;
@@ -191,6 +194,19 @@ void nfs_line(std::string& out, const NfsCheckpointRecord& n) {
   wrapped_line(out, "  nfs: RPCs:", parts, 7);
 }
 
+// Which interfaces moved the bytes, when any but plain syscalls did:
+// "  via: syscall 1.0 MiB, io_uring 3.0 MiB, mmap 40.1 KiB".
+void via_line(std::string& out, const CheckpointRecord& c) {
+  const bool only_syscalls = std::all_of(c.bytes_by_via.begin(), c.bytes_by_via.end(),
+                                         [](const auto& v) { return v.first == "syscall"; });
+  if (only_syscalls) return;
+  std::vector<std::string> parts;
+  parts.reserve(c.bytes_by_via.size());
+  for (const auto& [via, bytes] : c.bytes_by_via)
+    parts.push_back(fmt::format("{} {}", one_line(via), format_bytes(bytes)));
+  out += fitted("  via: ", fmt::format("{}", fmt::join(parts, ", ")));
+}
+
 void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobRecord& job) {
   const std::string took =
       c.end_ns >= c.start_ns ? format_duration(c.end_ns - c.start_ns) : std::string("?");
@@ -221,6 +237,7 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
   for (const StageRecord& s : c.stages) {
     if (!known(s.name)) stage_row(out, s, s.name == c.bottleneck);
   }
+  via_line(out, c);
   if (c.nfs) nfs_line(out, *c.nfs);
   if (c.gpu) {
     const CheckpointGpuRecord& g = *c.gpu;

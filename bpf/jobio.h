@@ -236,27 +236,27 @@ struct ckpt_open_file_record {
  */
 enum ckpt_syscall_kind {
 	CKPT_SC_NONE = 0,
-	CKPT_SC_READ,	   /* read(fd, buf, count), pread64(fd, buf, count, pos) */
-	CKPT_SC_READV,	   /* readv, preadv, preadv2: (fd, iov, iovcnt, ...) */
-	CKPT_SC_WRITE,	   /* write, pwrite64 */
-	CKPT_SC_WRITEV,	   /* writev, pwritev, pwritev2 */
-	CKPT_SC_FSYNC,	   /* fsync(fd), fdatasync(fd) */
-	CKPT_SC_CLOSE,	   /* close(fd) */
-	CKPT_SC_FTRUNCATE, /* ftruncate(fd, length) */
-	CKPT_SC_OPENAT,	   /* openat(dfd, path, flags, mode) */
-	CKPT_SC_OPENAT2,   /* openat2(dfd, path, how, size) */
-	CKPT_SC_OPEN,	   /* open(path, flags, mode) */
-	CKPT_SC_CREAT,	   /* creat(path, mode) */
-	CKPT_SC_RENAME,	   /* rename(old, new) */
-	CKPT_SC_RENAMEAT,  /* renameat(olddfd, old, newdfd, new), renameat2(..., flags) */
-	CKPT_SC_MKDIR,	   /* mkdir(path, mode) */
-	CKPT_SC_MKDIRAT,   /* mkdirat(dfd, path, mode) */
-	CKPT_SC_UNLINK,	   /* unlink(path), rmdir(path) */
-	CKPT_SC_UNLINKAT,  /* unlinkat(dfd, path, flags) */
-	CKPT_SC_FSTATAT,   /* newfstatat(dfd, path, buf, flags) */
-	CKPT_SC_STATX,	   /* statx(dfd, path, flags, mask, buf) */
-	CKPT_SC_STAT,	   /* newstat(path, buf) */
-	CKPT_SC_LSTAT,	   /* newlstat(path, buf) */
+	CKPT_SC_READ,		 /* read(fd, buf, count), pread64(fd, buf, count, pos) */
+	CKPT_SC_READV,		 /* readv, preadv, preadv2: (fd, iov, iovcnt, ...) */
+	CKPT_SC_WRITE,		 /* write, pwrite64 */
+	CKPT_SC_WRITEV,		 /* writev, pwritev, pwritev2 */
+	CKPT_SC_FSYNC,		 /* fsync(fd), fdatasync(fd) */
+	CKPT_SC_CLOSE,		 /* close(fd) */
+	CKPT_SC_FTRUNCATE,	 /* ftruncate(fd, length) */
+	CKPT_SC_OPENAT,		 /* openat(dfd, path, flags, mode) */
+	CKPT_SC_OPENAT2,	 /* openat2(dfd, path, how, size) */
+	CKPT_SC_OPEN,		 /* open(path, flags, mode) */
+	CKPT_SC_CREAT,		 /* creat(path, mode) */
+	CKPT_SC_RENAME,		 /* rename(old, new) */
+	CKPT_SC_RENAMEAT,	 /* renameat(olddfd, old, newdfd, new), renameat2(..., flags) */
+	CKPT_SC_MKDIR,		 /* mkdir(path, mode) */
+	CKPT_SC_MKDIRAT,	 /* mkdirat(dfd, path, mode) */
+	CKPT_SC_UNLINK,		 /* unlink(path), rmdir(path) */
+	CKPT_SC_UNLINKAT,	 /* unlinkat(dfd, path, flags) */
+	CKPT_SC_FSTATAT,	 /* newfstatat(dfd, path, buf, flags) */
+	CKPT_SC_STATX,		 /* statx(dfd, path, flags, mask, buf) */
+	CKPT_SC_STAT,		 /* newstat(path, buf) */
+	CKPT_SC_LSTAT,		 /* newlstat(path, buf) */
 	CKPT_SC_COPY_FILE_RANGE, /* copy_file_range(fd_in, off_in, fd_out, off_out, len, flags) */
 	CKPT_SC_SENDFILE,	 /* sendfile(out_fd, in_fd, offset, count) */
 	CKPT_SC_SPLICE,		 /* splice(fd_in, off_in, fd_out, off_out, len, flags) */

@@ -34,6 +34,10 @@ packages=(
   # to apt's sources itself for the 6.12 guest kernel, and fetches guest packages
   # with apt-get download without installing them here)
   qemu-system-x86 cpio
+  # real checkpoint clients (issue 18): tests/clients/ runs them on this host and the
+  # tests/vm scenario file-layer packs fio, cp, dd, python3 and numpy into its guest
+  # (coreutils' cp 9.1 copies with copy_file_range); torch runs on the host only
+  fio coreutils python3-numpy python3-torch
   # the HTML report test (tests/html/): headless Chromium renders `ckptscope report`'s
   # page and proves it makes no network request and logs no error; no display needed
   chromium

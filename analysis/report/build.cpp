@@ -40,6 +40,18 @@ std::optional<double> config_bandwidth(const std::string& config_json, const cha
   return storage[key].get<double>();
 }
 
+// Sums `bytes` into `by_via` under `via`, keeping the first-seen order
+// (every node lists its interfaces in the same order).
+void add_via(std::vector<std::pair<std::string, uint64_t>>& by_via, const std::string& via,
+             uint64_t bytes) {
+  for (auto& [name, sum] : by_via) {
+    if (name != via) continue;
+    sum += bytes;
+    return;
+  }
+  by_via.emplace_back(via, bytes);
+}
+
 NodeInfo node_info(const NodeTrace& t) {
   const JobRecord& job = t.trace.job;
   NodeInfo n;
@@ -56,6 +68,7 @@ NodeInfo node_info(const NodeTrace& t) {
   n.exit_signal = job.exit_signal;
   n.traced = job.traced;
   n.trace_warning = job.trace_warning;
+  n.probe_mode = job.probe_mode;
   n.failure = job.failure;
   n.drop_counts = t.trace.drops;
   for (const auto& d : t.trace.drops) n.drops += d.count;
@@ -185,6 +198,7 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
       const NodeCheckpoint& nc = g.nodes[i];
       g.bytes += nc.record->bytes;
       g.files += nc.record->files;
+      for (const auto& [via, bytes] : nc.record->bytes_by_via) add_via(g.bytes_by_via, via, bytes);
       durations.push_back(nc.duration_ns());
       if (nc.duration_ns() > g.nodes[g.slowest].duration_ns()) g.slowest = i;
     }
@@ -207,7 +221,7 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
 TraceIndex index_trace(const Trace& t) {
   TraceIndex x;
   for (const auto& c : t.io_calls)
-    if (c.checkpoint_id && (c.op == "read" || c.op == "write") && c.bytes > 0)
+    if (c.checkpoint_id && (c.op == "read" || c.op == "write" || c.op == "mmap") && c.bytes > 0)
       x.data_calls[*c.checkpoint_id].push_back(&c);
   for (const auto& rpc : t.rpc_calls)
     if (rpc.checkpoint_id && rpc.checkpoint_io)

@@ -1,4 +1,9 @@
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "analysis/format.h"
 
 #include "analysis/report/report_internal.h"
 
@@ -12,6 +17,21 @@ const StageRecord* find_stage(const CheckpointRecord& checkpoint, std::string_vi
 
 std::string checkpoint_label(const CheckpointReport& checkpoint) {
   return fmt::format("{} #{}", to_string(checkpoint.direction), checkpoint.index);
+}
+
+std::string traced_text(const NodeInfo& node) {
+  if (!node.traced) return "no";
+  return node.probe_mode.empty() ? "yes" : fmt::format("yes ({})", node.probe_mode);
+}
+
+std::string via_text(const CheckpointReport& checkpoint) {
+  const auto& by_via = checkpoint.bytes_by_via;
+  if (std::all_of(by_via.begin(), by_via.end(), [](const auto& v) { return v.first == "syscall"; }))
+    return "";
+  std::vector<std::string> parts;
+  parts.reserve(by_via.size());
+  for (const auto& [via, bytes] : by_via) parts.push_back(via + " " + format_bytes(bytes));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string exit_text(const NodeInfo& node) {

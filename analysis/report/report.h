@@ -49,6 +49,7 @@ struct NodeInfo {
   std::optional<int> exit_signal;
   bool traced = false;
   std::string trace_warning;
+  std::string probe_mode;  // "file_layer", "syscall", or "" when not known
   std::optional<JobFailure> failure;
   uint64_t drops = 0;  // events the probes or the collector could not keep
   std::vector<DropRecord> drop_counts;
@@ -91,6 +92,9 @@ struct CheckpointReport {
   uint64_t end_wall_ns = 0;
   uint64_t bytes = 0;  // all nodes
   uint64_t files = 0;  // all nodes
+  // Which interfaces moved the bytes, all nodes summed, in IoVia order
+  // (CheckpointRecord::bytes_by_via); non-zero only.
+  std::vector<std::pair<std::string, uint64_t>> bytes_by_via;
   std::vector<NodeCheckpoint> nodes;
   double aggregate_Bps = 0;  // bytes / (last end - first start)
   std::optional<double> storage_max_Bps;

@@ -304,8 +304,8 @@ std::string job_section(const Report& r) {
                   : "";
     out += row({h(n.node), h(n.kernel),
                 bad ? "<span class=\"hot\">" + h(exit_text(n)) + "</span>" : h(exit_text(n)),
-                n.traced ? "yes" : "<span class=\"hot\">no</span>", std::to_string(n.drops), cause,
-                "<code>" + h(n.trace_path) + "</code>"},
+                n.traced ? h(traced_text(n)) : "<span class=\"hot\">no</span>",
+                std::to_string(n.drops), cause, "<code>" + h(n.trace_path) + "</code>"},
                {false, false, false, false, true, false, false});
   }
   out += "</table>\n";
@@ -378,6 +378,8 @@ std::string checkpoints_section(const Report& r) {
                          cp.nodes.size(), format_bandwidth(cp.aggregate_Bps),
                          format_percent(cp.fraction_of_storage_max.value_or(0)),
                          format_bandwidth(*cp.storage_max_Bps), h(cp.storage_max_source));
+    if (const std::string via = via_text(cp); !via.empty())
+      out += "<p>Bytes moved through: " + h(via) + ".</p>\n";
     out += fmt::format(
         "<figure class=\"waterfall\">{}<figcaption>Stages of {} by busy time (bars) against the "
         "checkpoint's duration (dashed line); the bottleneck in red.</figcaption></figure>\n",

@@ -23,6 +23,13 @@ const StageRecord* find_stage(const CheckpointRecord& checkpoint, std::string_vi
 // "save #2" as every rendering names a job checkpoint.
 std::string checkpoint_label(const CheckpointReport& checkpoint);
 
+// "yes", or "yes (file_layer)" when the trace says how its file I/O was traced.
+std::string traced_text(const NodeInfo& node);
+
+// "io_uring 3.0 MiB, mmap 40.1 KiB, syscall 1.0 MiB": which interfaces moved a
+// checkpoint's bytes; "" when only syscalls did (or the trace does not say).
+std::string via_text(const CheckpointReport& checkpoint);
+
 // "exit 0", "exit 1", "killed by signal 9", "still running or unknown".
 std::string exit_text(const NodeInfo& node);
 

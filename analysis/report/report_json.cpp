@@ -92,6 +92,16 @@ json timeline_json(const Timeline& t) {
           {"tcp_backlog_bytes", t.has_tcp ? backlog : json(nullptr)}};
 }
 
+// {"syscall": N, "mmap": M, ..}: which interfaces moved the bytes.
+json bytes_by_via_json(const std::vector<std::pair<std::string, uint64_t>>& by_via) {
+  json out = json::object();
+  for (const auto& [via, bytes] : by_via) {
+    const std::string key = valid_utf8(via);
+    out[key] = out.value(key, uint64_t{0}) + bytes;
+  }
+  return out;
+}
+
 json checkpoint_json(const Report& r, const CheckpointReport& cp) {
   const NodeCheckpoint& slow = cp.nodes[cp.slowest];
   json per_node = json::array();
@@ -102,6 +112,7 @@ json checkpoint_json(const Report& r, const CheckpointReport& cp) {
                         {"start_offset_ns", offset(r, nc.start_wall_ns)},
                         {"duration_ns", nc.duration_ns()},
                         {"bytes", c.bytes},
+                        {"bytes_by_via", bytes_by_via_json(c.bytes_by_via)},
                         {"files", c.files},
                         {"bottleneck", c.bottleneck.empty() ? json(nullptr) : text(c.bottleneck)},
                         {"mode", nc.synchronous ? "synchronous" : "asynchronous"},
@@ -120,6 +131,7 @@ json checkpoint_json(const Report& r, const CheckpointReport& cp) {
           {"start_offset_ns", offset(r, cp.start_wall_ns)},
           {"duration_ns", cp.duration_ns()},
           {"bytes", cp.bytes},
+          {"bytes_by_via", bytes_by_via_json(cp.bytes_by_via)},
           {"files", cp.files},
           {"nodes", cp.nodes.size()},
           {"aggregate_bandwidth_Bps", cp.aggregate_Bps},
@@ -154,6 +166,7 @@ json node_json(const Report& r, const NodeInfo& n) {
           {"exit_signal", or_null(n.exit_signal)},
           {"traced", n.traced},
           {"trace_warning", text(n.trace_warning)},
+          {"probe_mode", text(n.probe_mode)},
           {"drops", n.drops},
           {"drop_counts", drops},
           {"failure", failure_json(n.failure)}};

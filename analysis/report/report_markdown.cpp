@@ -63,7 +63,7 @@ std::string report_markdown(const Report& r) {
   out += "| node | kernel | exit | traced | drops | failure cause |\n|---|---|---|---|---:|---|\n";
   for (const auto& n : r.nodes)
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(n.node), cell(n.kernel),
-                       exit_text(n), n.traced ? "yes" : "**no**", n.drops,
+                       exit_text(n), n.traced ? cell(traced_text(n)) : "**no**", n.drops,
                        n.failure ? "**" + cell(n.failure->cls) + "**" : "");
   for (const auto& n : r.nodes) {
     if (!n.failure || n.failure->evidence.empty()) continue;
@@ -112,6 +112,8 @@ std::string report_markdown(const Report& r) {
       out += fmt::format("Slowest node {}: {:.2f}x the median node's {}.\n\n",
                          cell(r.nodes[slow.node].node), cp.straggler_ratio,
                          format_duration(cp.median_node_ns));
+    if (const std::string via = via_text(cp); !via.empty())
+      out += "Bytes moved through: " + cell(via) + ".\n\n";
     out += "| stage | bytes | busy | bandwidth | max | of max |\n|---|---:|---:|---:|---:|---:|\n";
     for (auto name : kAllStages) {
       const StageRecord* s = find_stage(*slow.record, name);

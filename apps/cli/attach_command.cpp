@@ -64,7 +64,13 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target) {
     warn(config.error().message);
     return 2;
   }
+  const KernelFeatures features = KernelFeatures::probe();
+  if (auto ok = check_probe_mode(flags.probe_mode, features); !ok) {
+    warn(ok.error().message);
+    return 2;
+  }
   ProbeOptions options = make_probe_options(*config);
+  options.probe_mode = flags.probe_mode;
   std::vector<uint32_t> initial;
   std::vector<std::string> command;
   if (target.pid) {
@@ -98,11 +104,14 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target) {
     return 2;
   }
   auto& collector = *created;
-  if (auto started = collector->start(options, KernelFeatures::probe()); !started) {
+  if (auto started = collector->start(options, features); !started) {
     warn("cannot trace: " + started.error().message);
     return 1;
   }
   for (const auto& note : collector->notes()) warn("note: " + note);
+  if (!flags.quiet)
+    warn(fmt::format("note: probe mode {}: {}", collector->probe_mode(),
+                     collector->probe_mode_reason()));
   if (!options.exporter_socket.empty() && collector->traced() && !flags.quiet)
     warn("tracing through " + collector->feed_description());
   for (uint32_t pid : initial)

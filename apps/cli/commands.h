@@ -69,6 +69,8 @@ struct ExporterOptions {
   // reported when it leaves the CPU only once it adds up to this much (its
   // next I/O call reports the rest), so busy nodes do not flood user space.
   uint64_t cpu_flush_min_ns = 10'000'000;
+  // --probe-mode: how the node's file I/O is traced (probes/jobio_programs.h).
+  RequestedProbeMode probe_mode = RequestedProbeMode::Auto;
 };
 int exporter_command(const ExporterOptions& options);
 

@@ -71,6 +71,7 @@ int exporter_command(const ExporterOptions& options) {
   NodeCollectorOptions node;
   node.probes = make_probe_options(*config);
   node.probes.cpu_flush_min_ns = options.cpu_flush_min_ns;
+  node.probes.probe_mode = options.probe_mode;
   node.registration_enabled = !options.socket_path.empty();
   node.registration.socket_path = options.socket_path;
   node.registration.socket_group = options.socket_group;
@@ -84,6 +85,8 @@ int exporter_command(const ExporterOptions& options) {
     return 1;
   }
   for (const auto& note : (*collector)->notes()) say("note: " + note);
+  say(fmt::format("probe mode {}: {}", (*collector)->probe_mode(),
+                  (*collector)->probe_mode_reason()));
   // Notes from here on (the first collection's too: a rejected mountstats
   // sample) are said as they come.
   size_t notes_said = (*collector)->notes().size();

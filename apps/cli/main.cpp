@@ -15,6 +15,7 @@
 #include "apps/cli/command_registry.h"
 #include "apps/cli/commands.h"
 #include "apps/cli/number_check.h"
+#include "apps/cli/probe_mode_flag.h"
 #include "notify/notify.h"
 
 namespace ckpt::cli {
@@ -40,6 +41,7 @@ void add_trace_flags(CLI::App* cmd, TraceFlags& f) {
   cmd->add_flag("--no-exporter", f.no_exporter,
                 "always load probes of our own, even where a node exporter runs");
   cmd->add_flag("--json", f.json, "print the summary as JSON on stdout when done");
+  add_probe_mode_flag(cmd, f.probe_mode);
 }
 
 void with_default_trace(TraceFlags& f) {
@@ -217,6 +219,7 @@ void add_exporter_command(CLI::App& app, CommandList& commands) {
                    "where the kernel's /proc is: mountstats, the processes' cgroups and owners "
                    "are read there (default /proc; node_exporter's flag)")
       ->check(CLI::ExistingDirectory);
+  add_probe_mode_flag(exporter_cmd, o->exporter.probe_mode);
   commands.push_back({exporter_cmd, [o] {
                         o->exporter.cpu_flush_min_ns =
                             static_cast<uint64_t>(o->cpu_report_min_ms * 1e6);

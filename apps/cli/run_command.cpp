@@ -141,6 +141,17 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
     warn("warning: " + notifier->check_warning());
     if (log) log->note(notifier->check_warning());
   }
+  // A probe mode this kernel cannot give is the user's to fix, like a bad flag.
+  // (--no-trace loads nothing: no kernel probe, the wrapper stays cheap.)
+  KernelFeatures features;
+  if (!flags.no_trace) {
+    features = KernelFeatures::probe();
+    if (auto ok = check_probe_mode(flags.probe_mode, features); !ok) {
+      warn(ok.error().message);
+      if (log) log->note(ok.error().message + "; the job was not started");
+      return 2;
+    }
+  }
   KernelEvents kernel;
   if (auto opened = kernel.open(); !opened) warn("note: " + opened.error().message);
   // A model that cannot be read is a bad flag: the job has not started yet.
@@ -198,11 +209,15 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
     options.floor_only = flags.probe_floor;
     options.exporter_socket = flags.probe_floor ? "" : exporter_socket_for(flags);
     options.client_name = "ckptscope run";
-    auto started = collector->start(options, KernelFeatures::probe());
+    options.probe_mode = flags.probe_mode;
+    auto started = collector->start(options, features);
     if (!started)
       warn(fmt::format("warning: nothing will be traced, the job runs anyway: {}",
                        started.error().message));
     for (const auto& note : collector->notes()) warn("note: " + note);
+    if (collector->traced() && !flags.quiet)
+      warn(fmt::format("note: probe mode {}: {}", collector->probe_mode(),
+                       collector->probe_mode_reason()));
     if (!options.exporter_socket.empty() && collector->traced() && !flags.quiet)
       warn("tracing through " + collector->feed_description());
     if (auto ok = collector->trace_tgid(static_cast<uint32_t>(child->pid())); !ok)

@@ -75,6 +75,13 @@ ProbeOptions make_probe_options(const Config& config) {
   return o;
 }
 
+Expected<void> check_probe_mode(RequestedProbeMode mode, const KernelFeatures& features) {
+  if (mode != RequestedProbeMode::FileLayer || !features.bpf_privileged) return {};
+  auto plan = select_jobio_programs(mode, features);
+  if (!plan) return plan.error();
+  return {};
+}
+
 std::string exporter_socket_for(const TraceFlags& flags) {
   if (flags.no_exporter) return "";
   if (!flags.exporter_socket.empty()) return flags.exporter_socket;

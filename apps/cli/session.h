@@ -23,6 +23,9 @@ struct TraceFlags {
   std::string node_name;       // --node-name: the node this trace is of (default: the hostname)
   std::string bpf_stats_path;  // write per-program BPF run time here (benchmarks)
   bool probe_floor = false;    // benchmarks: attach, but trace nothing
+  // --probe-mode: auto (the file layer where the kernel allows it), syscall,
+  // file_layer (an error before the job starts where the kernel cannot).
+  RequestedProbeMode probe_mode = RequestedProbeMode::Auto;
   // The node exporter to take records from (--exporter-socket), else the
   // standard socket when an exporter serves it; --no-exporter: never.
   std::string exporter_socket;
@@ -36,6 +39,11 @@ Expected<Config> load_effective_config(const TraceFlags& flags);
 JobRecord make_job_record(const std::vector<std::string>& command, const std::string& mode,
                           const Config& config, const std::string& node_name = {});
 ProbeOptions make_probe_options(const Config& config);
+// --probe-mode file_layer where this kernel cannot trace the file layer: an
+// error saying why, for the user to fix before the job starts. Not checked
+// without the privilege to load eBPF (the node exporter may still serve the
+// mode; otherwise the run is untraced, saying why).
+Expected<void> check_probe_mode(RequestedProbeMode mode, const KernelFeatures& features);
 std::string default_trace_path();
 // The summary on stderr (or JSON on stdout with --json), unless --quiet.
 void print_result(const TraceFlags& flags, const Trace& trace);

@@ -1,6 +1,7 @@
 #include "apps/collector/collector.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,14 @@ constexpr uint64_t kCommitEveryNs = 1'000'000'000;
 constexpr uint64_t kAckWaitNs = 2'000'000'000;
 // How often NFS mounts are looked for (new servers, the NFS modules loading).
 constexpr uint64_t kNfsCheckEveryNs = 2'000'000'000;
+
+// The stitcher's decisions on files, as they are made, to the feed (the
+// kernel then records a file that is no checkpoint's no more).
+void listen_for_verdicts(Stitcher& stitcher, ProbeFeed& feed) {
+  stitcher.set_verdict_listener([&feed](const FileId& file, bool is_checkpoint) {
+    feed.set_file_verdict(file, is_checkpoint);
+  });
+}
 
 }  // namespace
 
@@ -70,7 +79,15 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
     // from it, else (none there, or it refused) load our own.
     auto remote = ExporterFeed::connect(options.exporter_socket, {}, options.client_name, on_jobio,
                                         on_tcp, on_nfs);
-    if (remote)
+    const std::string asked(requested_probe_mode_name(options.probe_mode));
+    if (remote && options.probe_mode != RequestedProbeMode::Auto &&
+        (*remote)->probe_mode() != asked)
+      notes_.push_back(fmt::format(
+          "the node exporter at {} traces in {} mode, --probe-mode {} was asked for; loading "
+          "probes of our own",
+          options.exporter_socket,
+          (*remote)->probe_mode().empty() ? "an unknown" : (*remote)->probe_mode(), asked));
+    else if (remote)
       probes = std::unique_ptr<ProbeFeed>(std::move(*remote));
     else
       notes_.push_back(remote.error().message + "; loading probes of our own");
@@ -103,6 +120,8 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
   available.gpu = gpu_ok_;
   stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
                                          available);
+  listen_for_verdicts(*stitcher_, *probes_);
+  trace_.job.probe_mode = probes_->probe_mode();
   sources_.add(std::move(jobio));
   sources_.add(std::move(tcp));
   sources_.add(std::move(nfs));
@@ -279,9 +298,11 @@ Expected<Trace> Collector::finish(const JobRecord& job) {
   trace_.drops = current_drops();
   bool traced = trace_.job.traced;
   std::string warning = trace_.job.trace_warning;
+  std::string probe_mode = trace_.job.probe_mode;
   trace_.job = job;
   trace_.job.traced = traced;
   trace_.job.trace_warning = warning;
+  trace_.job.probe_mode = probe_mode;
   if (auto ok = writer_.write_job(trace_.job); !ok) return ok.error();
   if (auto ok = writer_.commit(); !ok) return ok.error();
   if (write_errors_ > 0)

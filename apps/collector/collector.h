@@ -60,6 +60,12 @@ class Collector : public EventSink {
   [[nodiscard]] std::string feed_description() const {
     return probes_ ? probes_->description() : "nothing (untraced)";
   }
+  // How the job's file I/O is traced ("syscall", "file_layer"; "" untraced)
+  // and why, in words.
+  [[nodiscard]] std::string probe_mode() const { return trace_.job.probe_mode; }
+  [[nodiscard]] std::string probe_mode_reason() const {
+    return probes_ ? probes_->probe_mode_reason() : std::string();
+  }
   // Per-program run counts and times (needs BPF run-time stats enabled).
   [[nodiscard]] std::vector<ProgramStats> program_stats() const {
     return probes_ ? probes_->program_stats() : std::vector<ProgramStats>{};

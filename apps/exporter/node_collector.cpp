@@ -36,6 +36,12 @@ double seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
+// The stitcher's decisions on files, as they are made.
+template <typename F>
+void listen_for_verdicts(Stitcher& stitcher, F&& on_verdict) {
+  stitcher.set_verdict_listener(std::forward<F>(on_verdict));
+}
+
 }  // namespace
 
 NodeCollector::NodeCollector(const Config& config, NodeCollectorOptions options,
@@ -87,6 +93,10 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
   if (!probes) return probes.error();
   c->probes_ = std::move(*probes);
   ProbeManager* pm = c->probes_.get();
+  c->verdict_sink_ = [pm](const FileId& file, bool is_checkpoint) {
+    pm->set_file_verdict(file, is_checkpoint);
+  };
+  c->metrics_.set_probe_mode(pm->probe_mode());
   tcp->set_latest_reader([pm] { return pm->tcp_latest(); });
   for (const auto& n : c->probes_->notes()) c->notes_.push_back(n);
   c->sources_.add(std::move(jobio));
@@ -106,6 +116,10 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
       self->metrics_.count_registration_rejected(std::string(reason));
     };
     hooks.note = [self](const std::string& note) { self->notes_.push_back(note); };
+    hooks.probe_mode = [pm] { return pm->probe_mode(); };
+    // OTHER verdicts were made without the new client's globs: the kernel
+    // must record its processes' files until they are decided again.
+    hooks.tracing_started = [pm] { pm->forget_other_verdicts(); };
     c->metrics_.register_rejection_reasons(
         std::vector<std::string>(std::begin(kRejectReasons), std::end(kRejectReasons)));
     auto server = RegistrationServer::listen(c->options_.registration, std::move(hooks));
@@ -125,6 +139,9 @@ NodeCollector::Workload& NodeCollector::workload_named(const std::string& name, 
     available.nfs = !probes_ || probes_->nfs_enabled();
     it->second.stitcher = std::make_unique<Stitcher>(
         config_, std::make_shared<SystemMaxima>(config_.maxima), available);
+    listen_for_verdicts(*it->second.stitcher, [this](const FileId& file, bool is_checkpoint) {
+      on_verdict(file, is_checkpoint);
+    });
   }
   it->second.last_event_ns = now_ns;
   return it->second;
@@ -152,12 +169,29 @@ std::unique_ptr<NodeCollector> NodeCollector::without_probes(const Config& confi
   return std::unique_ptr<NodeCollector>(new NodeCollector(config, std::move(options), metrics));
 }
 
+bool NodeCollector::traced_by_client(uint32_t tgid) const {
+  if (client_traces_) return client_traces_(tgid);
+  return registration_ && registration_->traces(tgid);
+}
+
+void NodeCollector::note_client_file(uint32_t tgid, const FileId& file) {
+  if (file.known() && traced_by_client(tgid)) verdict_gate_.client_touched(file);
+}
+
+void NodeCollector::on_verdict(const FileId& file, bool is_checkpoint) {
+  if (!verdict_gate_.allows(file, is_checkpoint)) return;
+  if (verdict_sink_) verdict_sink_(file, is_checkpoint);
+}
+
 void NodeCollector::on_event(Event&& event) {
   const uint64_t now = now_ns_;
   if (auto* io = std::get_if<IoEvent>(&event)) {
     if (is_cgroup_move(*io)) namer_.cgroups_changed();
+    // Before the stitcher sees it: its verdict on the file may come now.
+    note_client_file(io->tgid, io->file);
     workload_of(io->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* start = std::get_if<CallStartEvent>(&event)) {
+    note_client_file(start->tgid, start->file);
     workload_of(start->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* cpu = std::get_if<CpuEvent>(&event)) {
     workload_of(cpu->tgid, now).stitcher->on_event(std::move(event));
@@ -340,6 +374,8 @@ void NodeCollector::step(uint64_t now_ns) {
     export_outputs(label, w);
   }
   retire_idle(now_ns);
+  if (!client_traces_ && !(registration_ && registration_->traces_any()))
+    verdict_gate_.clients_gone();
   publish_drops();
   metrics_.observe_collection("stitch", seconds(std::chrono::steady_clock::now() - t0), true);
 }

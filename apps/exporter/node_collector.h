@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -24,6 +25,7 @@
 
 #include "apps/exporter/registration_server.h"
 #include "apps/exporter/rpc_backlog.h"
+#include "apps/exporter/verdict_gate.h"
 #include "apps/exporter/workload_identity.h"
 #include "common/expected.h"
 #include "config/config.h"
@@ -86,6 +88,27 @@ class NodeCollector : public EventSink {
     return registration_ ? registration_->clients() : 0;
   }
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+  // How the node's file I/O is traced ("syscall", "file_layer"; "" without
+  // probes) and why.
+  [[nodiscard]] std::string probe_mode() const { return probes_ ? probes_->probe_mode() : ""; }
+  [[nodiscard]] std::string probe_mode_reason() const {
+    return probes_ ? probes_->probe_mode_reason() : "";
+  }
+
+  // A workload stitcher's decision on a file: written to the kernel's
+  // verdict map unless a registered client's process touched the file and
+  // the verdict is OTHER (verdict_gate.h).
+  void on_verdict(const FileId& file, bool is_checkpoint);
+  [[nodiscard]] uint64_t verdicts_withheld() const { return verdict_gate_.withheld(); }
+  // Seams for tests without probes or a registration server: where verdicts
+  // go (default: the probes' map) and which processes a client traces
+  // (default: the registration server's clients).
+  void set_verdict_sink(std::function<void(const FileId&, bool)> sink) {
+    verdict_sink_ = std::move(sink);
+  }
+  void set_client_tracing(std::function<bool(uint32_t tgid)> traced) {
+    client_traces_ = std::move(traced);
+  }
 
  private:
   struct Workload {
@@ -134,6 +157,12 @@ class NodeCollector : public EventSink {
   uint64_t now_ns_ = 0;  // the time events are routed at (the last pump or step)
   std::map<std::string, SourceTiming> timing_;
   std::vector<std::string> notes_;
+  VerdictGate verdict_gate_;
+  std::function<void(const FileId&, bool)> verdict_sink_;
+  std::function<bool(uint32_t)> client_traces_;
+  // Whether a registered client takes this process's records.
+  [[nodiscard]] bool traced_by_client(uint32_t tgid) const;
+  void note_client_file(uint32_t tgid, const FileId& file);
 };
 
 // The workload label of failures that belong to the node's storage path

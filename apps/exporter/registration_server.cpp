@@ -282,10 +282,13 @@ Expected<bool> RegistrationServer::handle_request(Client& c, const json& req,
     c.wants_records = wants_records;
     c.name = valid_utf8(name);
     c.nfs_said = hooks_.nfs_enabled();
-    answer({{"ok", true},
-            {"tcp", hooks_.tcp_enabled()},
-            {"nfs", c.nfs_said},
-            {"version", CKPTSCOPE_VERSION}});
+    json accepted = {{"ok", true},
+                     {"tcp", hooks_.tcp_enabled()},
+                     {"nfs", c.nfs_said},
+                     {"version", CKPTSCOPE_VERSION}};
+    if (hooks_.probe_mode) accepted["probe_mode"] = hooks_.probe_mode();
+    answer(accepted);
+    if (wants_records && !c.tgids.empty() && hooks_.tracing_started) hooks_.tracing_started();
     return true;
   }
   if (op == "trace" && req.contains("tgid") && req["tgid"].is_number_unsigned()) {
@@ -294,6 +297,7 @@ Expected<bool> RegistrationServer::handle_request(Client& c, const json& req,
                                  : Expected<void>(make_error(fmt::format("no process {}", tgid)));
     if (ok) {
       c.tgids.insert(static_cast<uint32_t>(tgid));
+      if (c.wants_records && hooks_.tracing_started) hooks_.tracing_started();
     } else {
       reject(c, kRejectNotPermitted, ok.error().message);
       queue_control(c, dump_json(json{{"error", ok.error().message}}));
@@ -404,6 +408,18 @@ void RegistrationServer::offer(ForwardRing ring, const void* data, size_t size) 
     if (hdr.op == CKPT_PROC_FORK) c->tgids.insert(proc.child_tgid);
     if (hdr.op == CKPT_PROC_EXIT) c->tgids.erase(hdr.tgid);
   }
+}
+
+bool RegistrationServer::traces(uint32_t tgid) const {
+  for (const auto& c : clients_)
+    if (c->fd >= 0 && c->registered && c->wants_records && c->tgids.contains(tgid)) return true;
+  return false;
+}
+
+bool RegistrationServer::traces_any() const {
+  for (const auto& c : clients_)
+    if (c->fd >= 0 && c->registered && c->wants_records && !c->tgids.empty()) return true;
+  return false;
 }
 
 bool RegistrationServer::flush(Client& c) {

@@ -84,6 +84,12 @@ class RegistrationServer {
     std::function<void(std::string_view reason)> rejected;
     // Something to log (a client's first rejection); may be empty.
     std::function<void(const std::string& note)> note;
+    // The probe mode to tell clients in the register answer ("syscall",
+    // "file_layer"); may be empty (then not said).
+    std::function<std::string()> probe_mode;
+    // A client began tracing processes (registered some, or added one):
+    // verdicts made without its globs must go (node_collector.h); may be empty.
+    std::function<void()> tracing_started;
   };
 
   // Creates the socket (mode 0666: any local user may register processes it
@@ -101,6 +107,10 @@ class RegistrationServer {
   // Accepts, reads requests, answers syncs, sends what is queued. Never blocks.
   void serve();
   [[nodiscard]] size_t clients() const { return clients_.size(); }
+  // Whether a client that takes records traces this process (now).
+  [[nodiscard]] bool traces(uint32_t tgid) const;
+  // Whether any client that takes records traces any process.
+  [[nodiscard]] bool traces_any() const;
   // The fds to wake up for (the listening socket and every client), so a
   // request is answered at once rather than at the exporter's next tick.
   [[nodiscard]] std::vector<int> wait_fds() const;

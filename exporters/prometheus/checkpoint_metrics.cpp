@@ -39,6 +39,11 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
                       .Name("ckptscope_build_info")
                       .Help("ckptscope's version and the kernel it runs on; always 1")
                       .Register(*registry_)),
+      probe_info_(BuildGauge()
+                      .Name("ckptscope_probe_info")
+                      .Help("How the node's file I/O is traced (mode: syscall or file_layer); "
+                            "always 1")
+                      .Register(*registry_)),
       checkpoints_(BuildCounter()
                        .Name("ckptscope_checkpoints_total")
                        .Help("Checkpoints closed, by workload, direction and outcome (failed: it "
@@ -191,6 +196,13 @@ void CheckpointMetrics::observe_failure(const std::string& job, const FailureRec
 
 void CheckpointMetrics::observe_node_failure(const FailureRecord& f) {
   failures_.Add({{"workload", "node"}, {"kind", f.kind}}).Increment();
+}
+
+void CheckpointMetrics::set_probe_mode(const std::string& mode) {
+  // One series: a mode set again replaces the one before.
+  if (probe_mode_gauge_) probe_info_.Remove(probe_mode_gauge_);
+  probe_mode_gauge_ = &probe_info_.Add({{"mode", mode}});
+  probe_mode_gauge_->Set(1);
 }
 
 void CheckpointMetrics::add_kernel_records(const std::string& source, uint64_t records) {

@@ -52,6 +52,9 @@ class CheckpointMetrics {
   // A failure of the node's storage path outside any workload's checkpoint
   // (a server not responding between checkpoints): workload "node".
   void observe_node_failure(const FailureRecord& failure);
+  // How the node's file I/O is traced: ckptscope_probe_info{mode=...} 1
+  // ("syscall" or "file_layer"), the one series.
+  void set_probe_mode(const std::string& mode);
   // Records the probes handed over (the exporter's input rate, what the
   // kernel-side aggregation keeps down).
   void add_kernel_records(const std::string& source, uint64_t records);
@@ -93,6 +96,8 @@ class CheckpointMetrics {
   void add_checkpoint_series(const std::string& label);
 
   prometheus::Family<prometheus::Gauge>& build_info_;
+  prometheus::Family<prometheus::Gauge>& probe_info_;
+  prometheus::Gauge* probe_mode_gauge_ = nullptr;
   prometheus::Family<prometheus::Counter>& checkpoints_;
   prometheus::Family<prometheus::Counter>& checkpoint_bytes_;
   prometheus::Family<prometheus::Histogram>& checkpoint_duration_;

@@ -6,10 +6,12 @@
 // hand. docs/trace-schema.md describes the same schema and the versioning
 // rules.
 //
-// The text of version 5 must not change (files written before still read,
-// and older readers read ours): a column's name, type, comment and place are
-// the file format. tests/unit/exporters/trace_store_test.cpp holds the text
-// as version 5 shipped it and compares.
+// The text of a shipped version must not change (files written before still
+// read, and older readers read ours): a column's name, type, comment and
+// place are the file format; a new version only adds. trace_schema_sql(5)
+// rebuilds version 5 from the descriptors, and
+// tests/unit/exporters/trace_store_test.cpp compares it, and version 6, with
+// the text as they shipped.
 #pragma once
 
 #include <array>
@@ -30,9 +32,11 @@ namespace ckpt {
 // job.failure_class, job.failure_rule, job.failure_symptoms and the
 // job_failure_evidence table). Version 4 added rpc_calls, every RPC behind a
 // checkpoint's rpc_ops. Version 5 added checkpoint_gpu, the gpu_copy stage's
-// detail (pageable and pinned bytes, copies, devices). Version 1 to 4 files
-// still read.
-inline constexpr int kTraceSchemaVersion = 5;
+// detail (pageable and pinned bytes, copies, devices). Version 6 added the
+// file layer's figures: io_calls.calls, via, busy_ns and storage_bytes,
+// files.mmap_bytes and storage_bytes, checkpoints.bytes_by_via and
+// job.probe_mode. Version 1 to 5 files still read.
+inline constexpr int kTraceSchemaVersion = 6;
 
 // The oldest schema version read_trace still reads.
 inline constexpr int kOldestTraceSchemaVersion = 1;
@@ -69,18 +73,28 @@ inline std::string checkpoint_row_name(const CheckpointRecord& c) {
   return "checkpoint " + std::to_string(c.id);
 }
 
-// The text before the first table: the conventions every table follows.
-inline constexpr std::string_view kSchemaPreamble = R"sql(
--- ckptscope trace, schema version 5 (PRAGMA user_version = 5, set by the writer).
--- Version 2 added checkpoint_nfs, rpc_ops, nfs_mounts, nfs_mount_ops and
--- nfs_mount_ebpf_ops; version 1 files lack them and mean "no NFS figures".
--- Version 2 also added tcp_samples.backlog; version 1 files lack it (read as 0).
--- Version 3 added job.name, job.log_path, job.failure_class, job.failure_rule,
--- job.failure_symptoms and job_failure_evidence; older files lack them and
--- mean "no name, no log, failure not classified".
--- Version 4 added rpc_calls; older files lack it and mean "no per-RPC rows".
--- Version 5 added checkpoint_gpu; older files lack it and mean "no GPU figures".
--- Conventions:
+// The text before the first table: the conventions every table follows,
+// after the versions' history up to the one written. One entry per version,
+// each several adjacent literals on purpose (one per SQL comment line).
+// NOLINTBEGIN(bugprone-suspicious-missing-comma)
+inline constexpr std::string_view kSchemaHistory[] = {
+    "",  // version 1
+    "-- Version 2 added checkpoint_nfs, rpc_ops, nfs_mounts, nfs_mount_ops and\n"
+    "-- nfs_mount_ebpf_ops; version 1 files lack them and mean \"no NFS figures\".\n"
+    "-- Version 2 also added tcp_samples.backlog; version 1 files lack it (read as 0).\n",
+    "-- Version 3 added job.name, job.log_path, job.failure_class, job.failure_rule,\n"
+    "-- job.failure_symptoms and job_failure_evidence; older files lack them and\n"
+    "-- mean \"no name, no log, failure not classified\".\n",
+    "-- Version 4 added rpc_calls; older files lack it and mean \"no per-RPC rows\".\n",
+    "-- Version 5 added checkpoint_gpu; older files lack it and mean \"no GPU figures\".\n",
+    "-- Version 6 added io_calls.calls, via, busy_ns and storage_bytes,\n"
+    "-- files.mmap_bytes and storage_bytes, checkpoints.bytes_by_via and\n"
+    "-- job.probe_mode; older files lack them and read 1, 'syscall', the call's\n"
+    "-- duration, 0, 0, 0, '{}' and '' (\"every call traced one by one, as syscalls\").\n",
+};
+// NOLINTEND(bugprone-suspicious-missing-comma)
+
+inline constexpr std::string_view kSchemaConventions = R"sql(-- Conventions:
 --  * Times are CLOCK_MONOTONIC nanoseconds except *_wall_ns (CLOCK_REALTIME).
 --    job.start_wall_ns was read at job.start_mono_ns: wall = start_wall_ns +
 --    (t - start_mono_ns).
@@ -95,6 +109,16 @@ inline constexpr std::string_view kSchemaPreamble = R"sql(
 --    bytes are kept raw. Numbers in them are unsigned decimals (no two's
 --    complement), exact up to 2^64 - 1.
 )sql";
+
+inline std::string schema_preamble(int version) {
+  std::string text = "\n-- ckptscope trace, schema version " + std::to_string(version) +
+                     " (PRAGMA user_version = " + std::to_string(version) +
+                     ", set by the writer).\n";
+  for (int v = 1; v <= version && v <= static_cast<int>(std::size(kSchemaHistory)); ++v)
+    text += kSchemaHistory[v - 1];
+  text += kSchemaConventions;
+  return text;
+}
 
 inline constexpr table::Column<TraceMetaEntry> kMetaColumns[] = {
     field<&TraceMetaEntry::key>("key", "TEXT PRIMARY KEY"),
@@ -162,6 +186,12 @@ inline constexpr table::Column<JobRecord> kJobColumns[] = {
         "'nccl (rule nccl) at line 8'; NULL iff failure_class\n"
         "is NULL. The evidence is in job_failure_evidence.")
         .added_in(3, "NULL"),
+    field<&JobRecord::probe_mode>("probe_mode", "TEXT NOT NULL",
+                                  "how the job's file I/O was traced: 'file_layer'\n"
+                                  "(fentry/fexit on the VFS) or 'syscall' (raw\n"
+                                  "syscalls, the fallback); '' when not traced or not\n"
+                                  "known (since version 6)")
+        .added_in(6, "''"),
 };
 
 inline constexpr table::Table<JobRecord> kJobTable{
@@ -184,6 +214,13 @@ inline constexpr table::Column<CheckpointRecord> kCheckpointsColumns[] = {
                                     "distinct checkpoint files touched"),
     field<&CheckpointRecord::bottleneck>("bottleneck", "TEXT NOT NULL",
                                          "a stages.name, or '' when nothing was measured"),
+    field<&CheckpointRecord::bytes_by_via>(
+        "bytes_by_via", "TEXT NOT NULL",
+        "JSON object: which interfaces moved the bytes, e.g.\n"
+        "{\"syscall\": N, \"io_uring\": M, \"copy_file_range\": ...,\n"
+        "\"sendfile\": ..., \"mmap\": ...}, non-zero ones only; sums\n"
+        "to bytes (since version 6; older files read '{}')")
+        .added_in(6, "'{}'"),
 };
 
 inline constexpr table::Table<CheckpointRecord> kCheckpointsTable{
@@ -265,6 +302,14 @@ inline constexpr table::Column<FileIoRecord> kFilesColumns[] = {
                                   "summed call time; may exceed wall time with parallel calls"),
     field<&FileIoRecord::first_ns>("first_ns", "INTEGER NOT NULL", "first call start"),
     field<&FileIoRecord::last_ns>("last_ns", "INTEGER NOT NULL", "last call end"),
+    field<&FileIoRecord::mmap_bytes>("mmap_bytes", "INTEGER NOT NULL",
+                                     "of bytes_read: distinct pages mapped by mmap faults,\n"
+                                     "each once per checkpoint (since version 6)")
+        .added_in(6, "0"),
+    field<&FileIoRecord::storage_bytes>("storage_bytes", "INTEGER NOT NULL",
+                                        "of mmap_bytes: read from storage into the page\n"
+                                        "cache by the faults (since version 6)")
+        .added_in(6, "0"),
 };
 
 inline constexpr table::Table<FileIoRecord> kFilesTable{
@@ -290,6 +335,25 @@ inline constexpr table::Column<IoCallRecord> kIoCallsColumns[] = {
     field<&IoCallRecord::path>("path", "TEXT NOT NULL"),
     field<&IoCallRecord::checkpoint_id>("checkpoint_id", "INTEGER",
                                         "NULL: the call was outside any checkpoint"),
+    field<&IoCallRecord::calls>("calls", "INTEGER NOT NULL",
+                                "calls in the row: 1, or how many small calls the\n"
+                                "kernel folded into it (op 'mmap': page faults);\n"
+                                "ret and bytes are then sums (since version 6)")
+        .added_in(6, "1"),
+    field<&IoCallRecord::via>("via", "TEXT NOT NULL",
+                              "how the call reached the file: 'syscall', 'io_uring',\n"
+                              "'copy_file_range', 'sendfile' or 'mmap' (op 'mmap':\n"
+                              "page faults; bytes are pages not yet counted in the\n"
+                              "checkpoint) (since version 6)")
+        .added_in(6, "'syscall'"),
+    field<&IoCallRecord::busy_ns>("busy_ns", "INTEGER NOT NULL",
+                                  "the calls' durations summed; older files read\n"
+                                  "end_ns - start_ns (since version 6)")
+        .added_in(6, "end_ns - start_ns"),
+    field<&IoCallRecord::storage_bytes>("storage_bytes", "INTEGER NOT NULL",
+                                        "op 'mmap': of bytes, read from storage by the\n"
+                                        "faults; else 0 (since version 6)")
+        .added_in(6, "0"),
 };
 
 inline constexpr table::Table<IoCallRecord> kIoCallsTable{
@@ -717,16 +781,20 @@ inline constexpr auto kTraceTables = [] {
 }();
 
 // The whole schema as the writer executes it: the preamble, then each
-// table's CREATE TABLE (and its indexes), a blank line between.
+// table's CREATE TABLE (and its indexes), a blank line between. `version`:
+// the text as that version shipped it (for the test that keeps it frozen).
+inline std::string trace_schema_sql_of(int version) {
+  std::string text = trace_tables::schema_preamble(version);
+  trace_tables::for_each_table([&text, version](const auto& t) {
+    if (t.since > version) return;
+    text += '\n';
+    text += table::create_table_sql(t, version);
+  });
+  return text;
+}
+
 inline const std::string& trace_schema_sql() {
-  static const std::string sql = [] {
-    std::string text(trace_tables::kSchemaPreamble);
-    trace_tables::for_each_table([&text](const auto& t) {
-      text += '\n';
-      text += table::create_table_sql(t);
-    });
-    return text;
-  }();
+  static const std::string sql = trace_schema_sql_of(kTraceSchemaVersion);
   return sql;
 }
 

@@ -404,11 +404,18 @@ constexpr Column<Record> constant(std::string_view name, std::string_view sql, i
 // CREATE TABLE as the schema has always been laid out: names padded to the
 // longest, comments lined up after the widest plain column (keys, whose
 // types are long, do not push them right), continued below themselves.
+//
+// `version`: the table as that schema version had it (its newer columns left
+// out), so the text of an older version can be checked to stay as it shipped.
 template <typename Record>
-std::string create_table_sql(const Table<Record>& t) {
+std::string create_table_sql(const Table<Record>& t,
+                             int version = std::numeric_limits<int>::max()) {
+  std::vector<Column<Record>> columns;
+  for (const auto& c : t.columns)
+    if (c.since <= version) columns.push_back(c);
   size_t name_width = 0;
   size_t type_width = 0;
-  for (const auto& c : t.columns) {
+  for (const auto& c : columns) {
     name_width = std::max(name_width, c.name.size());
     const bool key = c.role == Role::RowId || c.role == Role::Owner || c.role == Role::Constant;
     if (!key) type_width = std::max(type_width, c.sql.size() + 1);  // the comma counts
@@ -432,9 +439,9 @@ std::string create_table_sql(const Table<Record>& t) {
   out += "CREATE TABLE ";
   out += t.name;
   out += " (\n";
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    const auto& c = t.columns[i];
-    const bool last = i + 1 == t.columns.size() && t.constraints.empty();
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const auto& c = columns[i];
+    const bool last = i + 1 == columns.size() && t.constraints.empty();
     const size_t line_start = out.size();
     out += "  ";
     out += c.name;

@@ -21,6 +21,7 @@ truths (the save's and the load's, merged):
     least 99 % of the file bytes in each checkpoint (sampled counters);
   - no WRITE, COMMIT or READ RPC failed (a LOOKUP of a file not created yet
     fails with ENOENT: printed, not asserted);
+  - probe_mode is "file_layer" (issue 18: the default mode on these kernels);
   - the job exited 0, was traced, the ground truths say ok, no failure flagged,
     nothing dropped, a connection to 127.0.0.1:2049 listed;
   - the trace itself (run.db.gz, opened with sqlite3) is schema version 4 or
@@ -48,6 +49,11 @@ def main():
 
     job = summary.get("job", {})
     c.check(job.get("traced") is True, f"job not traced: {job.get('trace_warning')!r}")
+    # Issue 18: these kernels take the file-layer probes (the default, auto);
+    # every NFS stage below must come out of that mode unchanged.
+    c.check(summary.get("probe_mode") == "file_layer",
+            f"probe_mode {summary.get('probe_mode')!r}, want 'file_layer' (6.1 and 6.12 have fentry)")
+    c.say(f"probe_mode {summary.get('probe_mode')!r}")
     c.check(job.get("exit_code") == 0, f"job exit_code {job.get('exit_code')}, want 0")
     c.check(truth_save.get("ok") is True, "the save's ground truth says ok=false")
     c.check(truth_load.get("ok") is True, "the load's ground truth says ok=false")

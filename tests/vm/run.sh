@@ -121,6 +121,11 @@ scenario_headers() {
 scenario_modules() {
   scenario_headers "$1" | awk '$1 == "modules" {$1 = ""; print}'
 }
+# `# vm-clients: yes`: the scenario runs real clients (fio, GNU cp/dd, python3
+# with numpy), an initramfs segment of their own that the others do without.
+scenario_wants_clients() {
+  scenario_headers "$1" | awk '$1 == "clients" && $2 == "yes" {found = 1} END {exit !found}'
+}
 
 work="$out/.work.$$"
 mkdir -p "$work"
@@ -138,6 +143,14 @@ flock 9
 vm_userspace
 vm_base_segment "$work"
 vm_project_segment "$work" "$build"
+VM_CLIENTS_CPIO=
+for s in "${scenarios[@]}"; do
+  if scenario_wants_clients "$s"; then
+    vm_clients_segment "$work"
+    vm_log "clients segment: $(du -h "$VM_CLIENTS_CPIO" | cut -f1) gzip'd ($VM_CLIENTS_CPIO)"
+    break
+  fi
+done
 all_modules=("${VM_BASE_MODULES[@]}")
 for s in "${scenarios[@]}"; do
   # shellcheck disable=SC2207
@@ -173,7 +186,9 @@ vm_boot() {
     printf 'VM_%s="%s"\n' "${key#VM_ENV_}" "$value"
   done < <(env) >>"$work/env-$name"
   vm_conf_segment "$work" "$name" "$scenario" "$nfs" "$work/env-$name"
-  cat "$VM_BASE_CPIO" "$modcpio" "$VM_PROJECT_CPIO" "$VM_CONF_CPIO" >"$work/initrd-$name.img"
+  local clients=()
+  scenario_wants_clients "$scenario" && clients=("$VM_CLIENTS_CPIO")
+  cat "$VM_BASE_CPIO" "$modcpio" "$VM_PROJECT_CPIO" "${clients[@]}" "$VM_CONF_CPIO" >"$work/initrd-$name.img"
   printf '%s\n' "$kpkg" >"$dir/kernel-package.txt"
   : >"$dir/console.log"
   if [ "$verbose" = 1 ]; then
@@ -259,9 +274,17 @@ vm_boot() {
 
 : >"$out/results.txt"
 failed=0
+# `# vm-nfs-versions: 4.2` limits a scenario to those NFS versions (one VM per
+# kernel where the NFS version is not what it tests).
+scenario_runs_on_nfs() { # SCENARIO VERSION
+  local want
+  want=$(scenario_headers "$1" | awk '$1 == "nfs-versions" {$1 = ""; print}')
+  [ -z "$want" ] || [[ " ${want//,/ } " == *" $2 "* ]]
+}
 for k in "${kernels[@]}"; do
   for n in "${nfsvers[@]}"; do
     for s in "${scenarios[@]}"; do
+      scenario_runs_on_nfs "$s" "$n" || { vm_log "$s: not on NFS $n (its vm-nfs-versions)"; continue; }
       vm_boot "$k-nfs$n-$s" "$k" "$n" "$s" || failed=$((failed + 1))
     done
   done

@@ -26,7 +26,7 @@ constexpr uint64_t kMaxInteger = 86'400'000;  // a day in ms: every field's ceil
 // Megatron/DeepSpeed and HF shards, under the directory names those
 // frameworks use. "*.tmp" catches the write-then-rename commit pattern.
 const std::vector<std::string> kDefaultFileGlobs = {
-    "*.pt", "*.pth", "*.safetensors", "*.distcp", "*.bin", "*.ckpt", "*.tmp", ".metadata"};
+    "*.pt", "*.pth", "*.safetensors", "*.distcp", "*.bin", "*.ckpt", "*.npy", "*.tmp", ".metadata"};
 const std::vector<std::string> kDefaultDirGlobs = {
     "checkpoint*", "checkpoints", "ckpt*", "global_step*", "iter_*", "step_*", "step-*"};
 

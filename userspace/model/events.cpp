@@ -24,6 +24,24 @@ std::string_view to_string(IoOp op) {
       return "unlink";
     case IoOp::Stat:
       return "stat";
+    case IoOp::Mmap:
+      return "mmap";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(IoVia via) {
+  switch (via) {
+    case IoVia::Syscall:
+      return "syscall";
+    case IoVia::IoUring:
+      return "io_uring";
+    case IoVia::CopyFileRange:
+      return "copy_file_range";
+    case IoVia::Sendfile:
+      return "sendfile";
+    case IoVia::Mmap:
+      return "mmap";
   }
   return "unknown";
 }

@@ -3,6 +3,7 @@
 // downstream depends on a BPF record layout.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -24,12 +25,26 @@ enum class IoOp : uint8_t {
   Rename,
   Mkdir,
   Unlink,
-  Stat
+  Stat,
+  // Page faults on a mapped file: a read (load) of the pages they mapped.
+  Mmap
 };
 std::string_view to_string(IoOp op);
 // Metadata calls: the metadata stage. Data calls (read, write, fsync, close,
-// ftruncate) are host_io: fsync and the flush at close move data.
+// ftruncate, mmap) are host_io: fsync and the flush at close move data.
 bool is_metadata_op(IoOp op);
+// Calls that move bytes of the file: read, write and mmap (a read).
+inline bool moves_bytes(IoOp op) {
+  return op == IoOp::Read || op == IoOp::Write || op == IoOp::Mmap;
+}
+// The direction a data call moves bytes in: mmap faults read the file.
+inline bool is_read_direction(IoOp op) { return op == IoOp::Read || op == IoOp::Mmap; }
+
+// How a data call reached the file (bpf/jobio.h enum ckpt_io_via).
+enum class IoVia : uint8_t { Syscall, IoUring, CopyFileRange, Sendfile, Mmap };
+inline constexpr size_t kIoVias = 5;
+// "syscall", "io_uring", "copy_file_range", "sendfile", "mmap"
+std::string_view to_string(IoVia via);
 
 struct FileId {
   uint64_t dev = 0;
@@ -44,7 +59,49 @@ struct FileIdHash {
   }
 };
 
-// One traced call, with its path resolved when possible.
+// The pages an mmap event mapped (bpf/jobio.h struct ckpt_mmap_record): the
+// stitcher turns them into bytes, each page of a file once per checkpoint.
+struct MmapPages {
+  uint64_t first_page = 0;  // page indexes in the file, inclusive
+  uint64_t last_page = 0;
+  uint64_t file_size = 0;      // no byte at or past it counts
+  uint64_t storage_pages = 0;  // read from storage into the page cache by these faults
+  uint32_t page_shift = 12;
+};
+
+// The pages [first_page, last_page] clipped to the file: the ones wholly
+// past file_size are dropped, the last one counts up to file_size.
+struct PageRange {
+  uint64_t first_page = 0;
+  uint64_t last_page = 0;
+  bool empty = true;
+};
+inline PageRange pages_within_file(uint64_t first_page, uint64_t last_page, uint64_t file_size,
+                                   uint32_t page_shift) {
+  const uint64_t mask = (uint64_t{1} << page_shift) - 1;
+  const uint64_t pages_in_file = (file_size >> page_shift) + ((file_size & mask) != 0 ? 1 : 0);
+  if (first_page > last_page || first_page >= pages_in_file) return {};
+  return PageRange{first_page, std::min(last_page, pages_in_file - 1), false};
+}
+// Bytes of the file in pages [first_page, last_page], clipped to file_size.
+inline uint64_t page_range_bytes(uint64_t first_page, uint64_t last_page, uint64_t file_size,
+                                 uint32_t page_shift) {
+  PageRange r = pages_within_file(first_page, last_page, file_size, page_shift);
+  if (r.empty) return 0;
+  const uint64_t start = r.first_page << page_shift;
+  // (last + 1) << shift may pass 2^64 - 1 for a file that large: the end is
+  // never past file_size anyway.
+  const unsigned __int128 end_of_pages = static_cast<unsigned __int128>(r.last_page + 1)
+                                         << page_shift;
+  const uint64_t end = end_of_pages < file_size ? static_cast<uint64_t>(end_of_pages) : file_size;
+  return end - start;
+}
+inline uint64_t mapped_bytes(const MmapPages& m) {
+  return page_range_bytes(m.first_page, m.last_page, m.file_size, m.page_shift);
+}
+
+// One traced call (or several folded into one record by the kernel), with its
+// path resolved when possible.
 struct IoEvent {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
@@ -59,11 +116,32 @@ struct IoEvent {
   std::string path2;   // rename: the new name
   uint32_t flags = 0;  // open(2) flags, or the AT_/RENAME_ flags of a path call
   // The thread's on-CPU time outside traced calls, in [cpu_window_start_ns, start_ns).
+  // A folded record's window ends at its last call's start: 0 = at start_ns.
   uint64_t cpu_window_start_ns = 0;
   uint64_t cpu_ns = 0;
+  uint64_t cpu_window_end_ns = 0;
+  // Calls in this event: 1, or how many small calls the kernel folded (for
+  // mmap: the faults). ret and requested are then sums over them.
+  uint32_t calls = 1;
+  IoVia via = IoVia::Syscall;
+  // The calls' durations summed; 0 = end_ns - start_ns (a single call).
+  uint64_t busy_ns = 0;
+  // mmap: the pages mapped, and (set by the stitcher) the bytes of them read
+  // from storage; ret is the bytes newly counted for the checkpoint.
+  std::optional<MmapPages> mmap;
+  uint64_t storage_bytes = 0;
+  // The destination half of a copy (copy_file_range, sendfile): its source file.
+  std::optional<FileId> copy_source;
 
   [[nodiscard]] uint64_t bytes_moved() const {
-    return (op == IoOp::Read || op == IoOp::Write) && ret > 0 ? static_cast<uint64_t>(ret) : 0;
+    return moves_bytes(op) && ret > 0 ? static_cast<uint64_t>(ret) : 0;
+  }
+  // Time in the calls: their summed durations when folded.
+  [[nodiscard]] uint64_t call_time_ns() const {
+    return calls > 1 || busy_ns > 0 ? busy_ns : end_ns - start_ns;
+  }
+  [[nodiscard]] uint64_t cpu_window_end() const {
+    return cpu_window_end_ns != 0 ? cpu_window_end_ns : start_ns;
   }
 };
 

@@ -54,13 +54,18 @@ struct FileIoRecord {
   uint64_t ino = 0;
   uint64_t bytes_written = 0;
   uint64_t bytes_read = 0;
-  uint64_t write_calls = 0;
-  uint64_t read_calls = 0;
+  uint64_t write_calls = 0;  // calls, folded ones each counted
+  uint64_t read_calls = 0;   // reads, and mmap page faults
   uint64_t other_calls = 0;  // fsync, close, ftruncate, metadata calls
   uint64_t errors = 0;
   uint64_t busy_ns = 0;  // summed call time (may exceed wall time with parallel calls)
   uint64_t first_ns = 0;
   uint64_t last_ns = 0;
+  // Of bytes_read: the distinct pages mapped through mmap (each page once
+  // per checkpoint, clipped to the file's size), and of those the bytes the
+  // faults had to read from storage (not already in the page cache).
+  uint64_t mmap_bytes = 0;
+  uint64_t storage_bytes = 0;
 
   bool operator==(const FileIoRecord&) const = default;
 };
@@ -164,6 +169,10 @@ struct CheckpointRecord {
   std::vector<FileIoRecord> file_io;
   std::optional<NfsCheckpointRecord> nfs;  // when the NFS probes ran and saw its files' RPCs
   std::optional<CheckpointGpuRecord> gpu;  // when the CUPTI library ran in the job
+  // Which interfaces moved `bytes`: ("syscall", N), ("io_uring", M),
+  // ("copy_file_range", ...), ("sendfile", ...), ("mmap", ...); only the
+  // non-zero ones, in that order. Sums to `bytes`.
+  std::vector<std::pair<std::string, uint64_t>> bytes_by_via;
 
   bool operator==(const CheckpointRecord&) const = default;
 };
@@ -175,11 +184,15 @@ struct IoCallRecord {
   uint32_t tgid = 0;
   uint32_t tid = 0;
   std::string op;      // "read", "write", "fsync", "close", "ftruncate", "open",
-                       // "rename", "mkdir", "unlink", "stat"
+                       // "rename", "mkdir", "unlink", "stat", "mmap"
   int64_t ret = 0;     // bytes, fd, 0 or -errno
   uint64_t bytes = 0;  // bytes moved (ret when a read/write succeeded)
   std::string path;
   std::optional<uint64_t> checkpoint_id;
+  uint32_t calls = 1;           // calls folded into this row (mmap: faults)
+  std::string via = "syscall";  // "syscall", "io_uring", "copy_file_range", "sendfile", "mmap"
+  uint64_t busy_ns = 0;         // the calls' durations summed
+  uint64_t storage_bytes = 0;   // mmap: of bytes, read from storage by the faults
 
   bool operator==(const IoCallRecord&) const = default;
 };

@@ -41,6 +41,11 @@ Expected<std::unique_ptr<ExporterFeed>> ExporterFeed::connect(
   const json& answer = connection->answer;
   feed->tcp_ = answer.value("tcp", false);
   feed->nfs_ = answer.value("nfs", false);
+  // Only a mode we know goes in the trace; anything else is "not said".
+  if (answer.contains("probe_mode") && answer["probe_mode"].is_string()) {
+    const auto mode = answer["probe_mode"].get<std::string>();
+    if (mode == "syscall" || mode == "file_layer") feed->probe_mode_ = mode;
+  }
   feed->description_ = fmt::format("the node exporter at {} (version {})", socket_path,
                                    answer.value("version", std::string("?")));
   return feed;

@@ -35,6 +35,13 @@ class ExporterFeed : public ProbeFeed {
   [[nodiscard]] const std::vector<std::string>& notes() const override { return notes_; }
   void sync(int timeout_ms) override;
   [[nodiscard]] std::string description() const override { return description_; }
+  // The mode the exporter's probes run in, from its answer ("" from an
+  // exporter too old to say). It writes no verdicts: the exporter decides
+  // with its own config, and never against a file this client's job touched.
+  [[nodiscard]] std::string probe_mode() const override { return probe_mode_; }
+  [[nodiscard]] std::string probe_mode_reason() const override {
+    return probe_mode_.empty() ? "" : "chosen by the node exporter";
+  }
 
  private:
   ExporterFeed() = default;
@@ -47,6 +54,7 @@ class ExporterFeed : public ProbeFeed {
   int fd_ = -1;
   std::string socket_path_;
   std::string description_;
+  std::string probe_mode_;
   std::string in_;
   bool tcp_ = false;
   bool nfs_ = false;

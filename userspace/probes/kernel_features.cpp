@@ -1,5 +1,9 @@
 #include "probes/kernel_features.h"
 
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -8,8 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
+
+#include "probes/jobio_programs.h"
 
 namespace ckpt {
 namespace {
@@ -47,6 +54,74 @@ void check_privilege(KernelFeatures& f) {
         geteuid(), caps);
 }
 
+// "EPERM (Operation not permitted)": the errno's name is what a user
+// searches for, its text what they read.
+std::string errno_text(int err) {
+  const char* name = strerrorname_np(err);
+  return fmt::format("{} ({})", name ? name : std::to_string(err), std::strerror(err));
+}
+
+// The FUNCs the selection asks about, the tracepoints (btf_trace_X typedefs), and
+// the arity of io_uring_complete's prototype (the typedef points to it).
+void read_btf_facts(KernelFeatures& f, const btf* vmlinux) {
+  constexpr std::string_view kTracePrefix = "btf_trace_";
+  const auto& wanted = jobio_btf_functions();
+  const uint32_t n = btf__type_cnt(vmlinux);
+  for (uint32_t id = 1; id < n; ++id) {
+    const btf_type* t = btf__type_by_id(vmlinux, id);
+    if (!t) continue;
+    const std::string_view name = btf__name_by_offset(vmlinux, t->name_off);
+    if (btf_is_func(t)) {
+      if (wanted.contains(name)) f.btf_functions.emplace(name);
+    } else if (btf_is_typedef(t) && name.starts_with(kTracePrefix)) {
+      f.btf_tracepoints.emplace(name.substr(kTracePrefix.size()));
+      if (name != "btf_trace_io_uring_complete") continue;
+      const btf_type* ptr = btf__type_by_id(vmlinux, t->type);
+      const btf_type* proto =
+          ptr && btf_is_ptr(ptr) ? btf__type_by_id(vmlinux, ptr->type) : nullptr;
+      if (proto && btf_is_func_proto(proto)) f.io_uring_complete_params = btf_vlen(proto);
+    }
+  }
+}
+
+// What libbpf-tools' fentry_can_attach does, plus the attach: a two-insn
+// fentry program on vfs_read ("r0 = 0; exit"), loaded, attached, closed.
+// Some kernels load it and refuse only the attach.
+void probe_trampolines(KernelFeatures& f, const btf* vmlinux) {
+  if (!f.bpf_privileged) {
+    f.trampoline_note = "fentry not tried: " + f.privilege_note;
+    return;
+  }
+  const int btf_id = btf__find_by_name_kind(vmlinux, "vfs_read", BTF_KIND_FUNC);
+  if (btf_id <= 0) {
+    f.trampoline_note = "fentry not tried: vfs_read is not in the vmlinux BTF";
+    return;
+  }
+  bpf_insn insns[2] = {};
+  insns[0].code = BPF_ALU64 | BPF_MOV | BPF_K;  // r0 = 0
+  insns[1].code = BPF_JMP | BPF_EXIT;
+  LIBBPF_OPTS(bpf_prog_load_opts, opts);
+  opts.expected_attach_type = BPF_TRACE_FENTRY;
+  opts.attach_btf_id = static_cast<__u32>(btf_id);
+  const int prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "ckpt_fentry", "GPL", insns, 2, &opts);
+  if (prog < 0) {
+    f.trampoline_note =
+        "the kernel refuses fentry programs: loading one on vfs_read failed: " + errno_text(errno);
+    return;
+  }
+  int link = bpf_link_create(prog, 0, BPF_TRACE_FENTRY, nullptr);
+  if (link < 0 && errno == EINVAL) link = bpf_raw_tracepoint_open(nullptr, prog);  // before 5.10
+  const int attach_errno = errno;
+  if (link >= 0) close(link);
+  close(prog);
+  if (link < 0) {
+    f.trampoline_note = "the kernel refuses fentry programs: attaching one to vfs_read failed: " +
+                        errno_text(attach_errno);
+    return;
+  }
+  f.trampolines = true;
+}
+
 }  // namespace
 
 KernelFeatures KernelFeatures::probe() {
@@ -56,6 +131,13 @@ KernelFeatures KernelFeatures::probe() {
   f.btf_vmlinux = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
   check_privilege(f);
   find_cgroup_v2(f);
+  if (btf* vmlinux = f.btf_vmlinux ? btf__load_vmlinux_btf() : nullptr) {
+    read_btf_facts(f, vmlinux);
+    probe_trampolines(f, vmlinux);
+    btf__free(vmlinux);
+  } else {
+    f.trampoline_note = "fentry not tried: the vmlinux BTF cannot be read";
+  }
   return f;
 }
 

@@ -3,6 +3,7 @@
 // place). Nothing else in the collector inspects the kernel for features.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "common/expected.h"
@@ -20,6 +21,20 @@ struct KernelFeatures {
   // Tracing programs need CAP_BPF and CAP_PERFMON (v5.8+) or CAP_SYS_ADMIN.
   bool bpf_privileged = false;
   std::string privilege_note;  // why not, in words
+  // fentry/fexit programs load and attach (a minimal one on vfs_read, as
+  // libbpf-tools' fentry_can_attach): the file-layer probe mode needs them.
+  // Some kernels (this project's CI host) refuse with EPERM even as root.
+  bool trampolines = false;
+  std::string trampoline_note;  // why not: the call that failed and its errno
+  // The vmlinux BTF the program selection reads (probes/jobio_programs.h):
+  // the FUNCs it looks up that this kernel has (jobio_btf_functions()), and
+  // every tracepoint (the X of a btf_trace_X typedef).
+  std::set<std::string> btf_functions;
+  std::set<std::string> btf_tracepoints;
+  // Parameters of btf_trace_io_uring_complete's prototype, the leading
+  // context pointer included: 4 = (ctx, req, cqe) (6.15+), 8 = (ctx, req,
+  // user_data, res, cflags, extra1, extra2) (6.1 to 6.14); 0 = not found.
+  int io_uring_complete_params = 0;
 
   static KernelFeatures probe();
 };

@@ -10,6 +10,7 @@
 
 #include "common/expected.h"
 #include "config/config.h"
+#include "model/events.h"
 #include "model/records.h"
 
 namespace ckpt {
@@ -42,6 +43,16 @@ class ProbeFeed {
   virtual void sync(int timeout_ms) = 0;
   // Where the records come from, for the user: "probes of its own", ...
   [[nodiscard]] virtual std::string description() const { return "probes of its own"; }
+  // How the job's file I/O is traced (enum ckpt_probe_mode by name:
+  // "syscall" or "file_layer"); "" when the feed does not say.
+  [[nodiscard]] virtual std::string probe_mode() const { return ""; }
+  // Why that mode, in words (for the user, not the trace).
+  [[nodiscard]] virtual std::string probe_mode_reason() const { return ""; }
+  // The stitcher's decision on a file (user-space dev, ino): the kernel then
+  // records a file that is no checkpoint's no more (bpf/jobio.h
+  // ckpt_file_verdict). Never fails the trace: a write that fails is
+  // counted. A feed that does not own the probes ignores it.
+  virtual void set_file_verdict(const FileId& /*file*/, bool /*is_checkpoint*/) {}
 };
 
 }  // namespace ckpt

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include "nfs.h"
 #include "nfs.skel.h"
 #include "probes/drop_causes.h"
+#include "probes/file_verdict.h"
 #include "probes/syscall_table.h"
 #include "tcp.h"
 #include "tcp.skel.h"
@@ -162,11 +164,40 @@ ProbeManager::~ProbeManager() {
   if (cgroup_fd_ >= 0) close(cgroup_fd_);
 }
 
-Expected<void> ProbeManager::start_jobio(const ProbeOptions& options) {
+Expected<void> ProbeManager::select_programs(const ProbeOptions& options,
+                                             const KernelFeatures& features) {
+  std::set<std::string> in_object;
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, jobio_->obj) in_object.emplace(bpf_program__name(prog));
+  auto plan = select_jobio_programs(options.probe_mode, features, &in_object);
+  if (!plan) return plan.error();
+  plan_ = std::move(*plan);
+  const auto& selectable = selectable_jobio_programs();
+  bpf_object__for_each_program(prog, jobio_->obj) {
+    const std::string name = bpf_program__name(prog);
+    if (!selectable.contains(name) || plan_.load.contains(name)) continue;
+    if (int err = bpf_program__set_autoload(prog, false))
+      return make_error(
+          fmt::format("leaving out the jobio program {} failed: {}", name, std::strerror(-err)));
+  }
+  // What this kernel does not let us see goes in the trace's warning.
+  for (const auto& u : plan_.unseen) notes_.push_back(u);
+  jobio_->rodata->probe_mode = plan_.mode;
+  jobio_->rodata->fold_window_ns = options.fold_window_ns;
+  jobio_->rodata->fold_max_bytes = options.fold_max_bytes;
+  // PAGE_SHIFT is not in BTF: the mmap records carry it from here.
+  jobio_->rodata->page_shift =
+      static_cast<__u32>(std::countr_zero(static_cast<unsigned long>(sysconf(_SC_PAGESIZE))));
+  return {};
+}
+
+Expected<void> ProbeManager::start_jobio(const ProbeOptions& options,
+                                         const KernelFeatures& features) {
   jobio_ = jobio_bpf__open();
   if (!jobio_)
     return make_error(fmt::format("opening the jobio BPF object failed: {}{}",
                                   why_load_failed(errno), take_libbpf_log()));
+  if (auto ok = select_programs(options, features); !ok) return ok;
   jobio_->rodata->self_tgid = static_cast<__u32>(options.self_tgid);
   jobio_->rodata->filter_mode = options.filter == ProbeOptions::Filter::Cgroup ? CKPT_FILTER_CGROUP
                                 : options.filter == ProbeOptions::Filter::All  ? CKPT_FILTER_ALL
@@ -199,9 +230,29 @@ Expected<void> ProbeManager::start_jobio(const ProbeOptions& options) {
       return make_error(fmt::format("cgroup {}: not a cgroup v2 directory ({})",
                                     options.cgroup_path, std::strerror(errno)));
   }
-  if (int err = jobio_bpf__attach(jobio_))
-    return make_error(fmt::format("attaching the jobio BPF programs failed: {}{}",
-                                  why_load_failed(err), take_libbpf_log()));
+  return attach_jobio();
+}
+
+// Every fexit program before any fentry one (bpf/jobio_file_layer.bpf.h):
+// a call whose entry a program saw then always has its exit seen, so the
+// per-thread nesting depth cannot stick above zero. The links go where the
+// skeleton keeps them, so jobio_bpf__destroy detaches them.
+Expected<void> ProbeManager::attach_jobio() {
+  const bpf_object_skeleton* skel = jobio_->skeleton;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < skel->prog_cnt; ++i) {
+      bpf_program* prog = *skel->progs[i].prog;
+      if (!bpf_program__autoload(prog)) continue;
+      const bool entry = std::string_view(bpf_program__section_name(prog)).starts_with("fentry/");
+      if (entry != (pass == 1)) continue;
+      bpf_link* link = bpf_program__attach(prog);
+      if (!link)
+        return make_error(fmt::format("attaching the jobio BPF program {} failed: {}{}",
+                                      bpf_program__name(prog), why_load_failed(errno),
+                                      take_libbpf_log()));
+      *skel->progs[i].link = link;
+    }
+  }
   return {};
 }
 
@@ -315,7 +366,7 @@ Expected<std::unique_ptr<ProbeManager>> ProbeManager::start(const ProbeOptions& 
   pm->on_jobio_ = std::make_unique<RecordHandler>(std::move(on_jobio));
   pm->on_tcp_ = std::make_unique<RecordHandler>(std::move(on_tcp));
   pm->on_nfs_ = std::make_unique<RecordHandler>(std::move(on_nfs));
-  if (auto ok = pm->start_jobio(options); !ok) return ok.error();
+  if (auto ok = pm->start_jobio(options, features); !ok) return ok.error();
   pm->rings_ = ring_buffer__new(bpf_map__fd(pm->jobio_->maps.jobio_events), ring_callback,
                                 pm->on_jobio_.get(), nullptr);
   if (!pm->rings_)
@@ -370,11 +421,41 @@ Expected<int> ProbeManager::poll(int timeout_ms) {
   return (n < 0 ? 0 : n) + more;
 }
 
+void ProbeManager::set_file_verdict(const FileId& file, bool is_checkpoint) {
+  const FileVerdictKey key = file_verdict_key(file);
+  const uint8_t value = file_verdict_value(is_checkpoint);
+  // A verdict not written leaves the file a candidate: its calls are still
+  // recorded, so nothing is lost, only the in-kernel filtering.
+  if (bpf_map_update_elem(bpf_map__fd(jobio_->maps.file_verdicts), &key, &value, BPF_ANY) != 0)
+    ++verdict_errors_;
+  else
+    ++verdicts_written_;
+}
+
+void ProbeManager::forget_other_verdicts() {
+  const int fd = bpf_map__fd(jobio_->maps.file_verdicts);
+  std::vector<FileVerdictKey> others;
+  FileVerdictKey key{};
+  FileVerdictKey next{};
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    uint8_t value = 0;
+    if (bpf_map_lookup_elem(fd, &next, &value) == 0 && value == CKPT_VERDICT_OTHER)
+      others.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  for (const auto& k : others)
+    if (bpf_map_delete_elem(fd, &k) != 0 && errno != ENOENT) ++verdict_errors_;
+}
+
 std::vector<DropRecord> ProbeManager::drops() const {
   std::vector<DropRecord> out;
   auto jobio = sum_percpu(bpf_map__fd(jobio_->maps.jobio_drops), CKPT_JOBIO_DROP_MAX);
   for (uint32_t i = 0; i < CKPT_JOBIO_DROP_MAX; ++i)
     out.push_back({"jobio", std::string(kJobioDropCauses[i].name), jobio[i]});
+  // Not an event lost: a file left a candidate (recorded in full).
+  out.push_back({"jobio", "verdict_write_failed", verdict_errors_});
   if (tcp_) {
     auto tcp = sum_percpu(bpf_map__fd(tcp_->maps.tcp_drops), CKPT_TCP_DROP_MAX);
     for (uint32_t i = 0; i < CKPT_TCP_DROP_MAX; ++i)

@@ -15,6 +15,7 @@
 #include "common/expected.h"
 #include "config/config.h"
 #include "model/records.h"
+#include "probes/jobio_programs.h"
 #include "probes/kernel_features.h"
 #include "probes/probe_feed.h"
 
@@ -44,6 +45,14 @@ struct ProbeOptions {
   // (probes/exporter_feed.h). "" = always load our own.
   std::string exporter_socket;
   std::string client_name = "ckptscope";  // how the exporter knows this collector
+  // Which probe family traces file I/O (probes/jobio_programs.h); auto: the
+  // file layer where the kernel allows it, else syscalls.
+  RequestedProbeMode probe_mode = RequestedProbeMode::Auto;
+  // Folding of small calls in the kernel (bpf/jobio.h ckpt_io_record):
+  // calls of at most fold_max_bytes starting within fold_window_ns of a
+  // fold's first call join it; a window of 0 never folds.
+  uint64_t fold_window_ns = 1'000'000;
+  uint64_t fold_max_bytes = 65536;
 };
 
 // Raw record callback: the bytes of one ring-buffer record.
@@ -103,10 +112,24 @@ class ProbeManager : public ProbeFeed {
   [[nodiscard]] std::vector<ProgramStats> program_stats() const override;
   [[nodiscard]] bool tcp_enabled() const override { return tcp_ != nullptr; }
   [[nodiscard]] const std::vector<std::string>& notes() const override { return notes_; }
+  [[nodiscard]] std::string probe_mode() const override {
+    return std::string(probe_mode_name(plan_.mode));
+  }
+  [[nodiscard]] std::string probe_mode_reason() const override { return plan_.reason; }
+  // What was chosen: the mode, the programs loaded, what is not seen.
+  [[nodiscard]] const JobioProgramPlan& program_plan() const { return plan_; }
+  void set_file_verdict(const FileId& file, bool is_checkpoint) override;
+  // Deletes every CKPT_VERDICT_OTHER verdict (the exporter, when a client
+  // starts tracing processes whose globs it does not know); failures counted.
+  void forget_other_verdicts();
+  [[nodiscard]] uint64_t verdicts_written() const { return verdicts_written_; }
 
  private:
   ProbeManager() = default;
-  Expected<void> start_jobio(const ProbeOptions& options);
+  Expected<void> start_jobio(const ProbeOptions& options, const KernelFeatures& features);
+  // Chooses the probe mode and turns off the programs it does not load.
+  Expected<void> select_programs(const ProbeOptions& options, const KernelFeatures& features);
+  Expected<void> attach_jobio();
   Expected<void> start_tcp(const ProbeOptions& options);
   Expected<void> start_nfs();
 
@@ -116,6 +139,9 @@ class ProbeManager : public ProbeFeed {
   bool nfs_wanted_ = false;
   ring_buffer* rings_ = nullptr;
   int cgroup_fd_ = -1;
+  JobioProgramPlan plan_;
+  uint64_t verdicts_written_ = 0;
+  uint64_t verdict_errors_ = 0;  // map updates that failed: exported as a drop
   std::vector<std::string> notes_;
   std::unique_ptr<RecordHandler> on_jobio_;
   std::unique_ptr<RecordHandler> on_tcp_;

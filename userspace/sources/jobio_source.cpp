@@ -50,6 +50,28 @@ std::optional<IoOp> io_op(uint32_t op) {
   }
 }
 
+std::optional<IoVia> io_via(uint32_t via) {
+  switch (via) {
+    case CKPT_VIA_SYSCALL:
+      return IoVia::Syscall;
+    case CKPT_VIA_IO_URING:
+      return IoVia::IoUring;
+    case CKPT_VIA_COPY_FILE_RANGE:
+      return IoVia::CopyFileRange;
+    case CKPT_VIA_SENDFILE:
+      return IoVia::Sendfile;
+    case CKPT_VIA_MMAP:
+      return IoVia::Mmap;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Page sizes a kernel can have: 4 KiB to 1 MiB pages (PAGE_SHIFT 12..20,
+// with room on both sides); anything else is a corrupt record.
+constexpr uint32_t kMinPageShift = 9;
+constexpr uint32_t kMaxPageShift = 30;
+
 void fill_header(IoEvent& ev, const ckpt_record_header& h) {
   ev.start_ns = h.start_ns;
   ev.end_ns = h.end_ns;
@@ -71,14 +93,84 @@ void JobIoSource::on_io(const ckpt_io_record& r) {
     ++malformed_;
     return;
   }
+  auto via = io_via(r.via);
+  // A record stands for at least one call; an unknown interface, or mmap
+  // (which has its own record), is corrupt.
+  if (r.calls == 0 || !via || *via == IoVia::Mmap) {
+    ++malformed_;
+    return;
+  }
   IoEvent ev;
   fill_header(ev, r.hdr);
   ev.op = *op;
   ev.ret = r.ret;
   ev.requested = r.requested;
+  ev.calls = r.calls;
+  ev.via = *via;
+  ev.busy_ns = r.busy_ns;
+  // A folded record's CPU window ends where its last call started.
+  ev.cpu_window_end_ns = r.calls > 1 && r.last_start_ns != 0 ? r.last_start_ns : r.hdr.start_ns;
   ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
   ev.is_directory = r.file_type == CKPT_FT_DIRECTORY;
   ev.path = resolver_.path_of(r.hdr.tgid, r.fd, ev.file);
+  emit(std::move(ev));
+}
+
+void JobIoSource::on_copy(const ckpt_copy_record& r) {
+  auto via = io_via(r.via);
+  if (!via || (*via != IoVia::CopyFileRange && *via != IoVia::Sendfile)) {
+    ++malformed_;
+    return;
+  }
+  // The source half: a read of the file the bytes came from. It carries the
+  // thread's CPU window; the destination half does not (no double count).
+  IoEvent read;
+  fill_header(read, r.hdr);
+  read.op = IoOp::Read;
+  read.ret = r.ret;
+  read.requested = r.requested;
+  read.via = *via;
+  read.busy_ns = r.hdr.end_ns - r.hdr.start_ns;
+  read.cpu_window_end_ns = r.hdr.start_ns;
+  read.file = FileId{kernel_dev_to_user(r.src_dev), r.src_ino};
+  read.is_directory = r.src_type == CKPT_FT_DIRECTORY;
+  read.path = resolver_.path_of(r.hdr.tgid, r.src_fd, read.file);
+
+  IoEvent write = read;
+  write.op = IoOp::Write;
+  write.cpu_ns = 0;
+  write.cpu_window_start_ns = r.hdr.start_ns;
+  write.file = FileId{kernel_dev_to_user(r.dst_dev), r.dst_ino};
+  write.is_directory = r.dst_type == CKPT_FT_DIRECTORY;
+  write.path = resolver_.path_of(r.hdr.tgid, r.dst_fd, write.file);
+  write.copy_source = read.file;
+  emit(std::move(read));
+  emit(std::move(write));
+}
+
+void JobIoSource::on_mmap(const ckpt_mmap_record& r) {
+  if (r.faults == 0 || r.last_page < r.first_page || r.page_shift < kMinPageShift ||
+      r.page_shift > kMaxPageShift) {
+    ++malformed_;
+    return;
+  }
+  IoEvent ev;
+  fill_header(ev, r.hdr);
+  ev.op = IoOp::Mmap;
+  ev.via = IoVia::Mmap;
+  ev.calls = r.faults;
+  ev.busy_ns = r.busy_ns;
+  ev.cpu_window_end_ns = r.hdr.start_ns;
+  ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
+  ev.mmap = MmapPages{r.first_page, r.last_page, r.file_size, r.storage_pages, r.page_shift};
+  // The range as mapped, clipped to the file; the stitcher replaces it by the
+  // pages not yet counted in the checkpoint.
+  ev.ret = static_cast<int64_t>(mapped_bytes(*ev.mmap));
+  // Faults name no fd: the file is known by the name it was opened under,
+  // else by the mapping itself (/proc/PID/maps), for one mapped before we
+  // attached.
+  ev.path = resolver_.path_of(r.hdr.tgid, -1, ev.file);
+  if (ev.path.empty()) ev.path = resolver_.mapped_path(r.hdr.tgid, ev.file);
   emit(std::move(ev));
 }
 
@@ -116,6 +208,7 @@ void JobIoSource::on_path(const ckpt_path_record& r) {
       }
       if (truncated(r.path_len) && !named) ++truncated_;
       resolver_.remember(ev.file, ev.path);
+      resolver_.opened(r.hdr.tgid, static_cast<int>(r.ret), ev.path);
     } else if (truncated(r.path_len)) {
       ++truncated_;
     }
@@ -154,6 +247,12 @@ void JobIoSource::on_record(const void* data, size_t size) {
     case CKPT_REC_PATH:
       if (size < sizeof(ckpt_path_record)) break;
       return on_path(*static_cast<const ckpt_path_record*>(data));
+    case CKPT_REC_COPY:
+      if (size < sizeof(ckpt_copy_record)) break;
+      return on_copy(*static_cast<const ckpt_copy_record*>(data));
+    case CKPT_REC_MMAP:
+      if (size < sizeof(ckpt_mmap_record)) break;
+      return on_mmap(*static_cast<const ckpt_mmap_record*>(data));
     case CKPT_REC_IO_START: {
       if (size < sizeof(ckpt_io_record)) break;
       const auto& r = *static_cast<const ckpt_io_record*>(data);

@@ -1,5 +1,8 @@
 // Decodes bpf/jobio.bpf.c records (file I/O, CPU windows, process tree)
-// into events, resolving each call's file to a path.
+// into events, resolving each call's file to a path. A copy record becomes
+// two events (a read of its source, a write of its destination); an mmap
+// record one Mmap event carrying its page range (the stitcher counts the
+// distinct pages per checkpoint).
 #pragma once
 
 #include <unordered_map>
@@ -9,6 +12,8 @@
 
 struct ckpt_io_record;
 struct ckpt_path_record;
+struct ckpt_copy_record;
+struct ckpt_mmap_record;
 
 namespace ckpt {
 
@@ -26,6 +31,8 @@ class JobIoSource : public RecordSource {
  private:
   void on_io(const ::ckpt_io_record& r);
   void on_path(const ::ckpt_path_record& r);
+  void on_copy(const ::ckpt_copy_record& r);
+  void on_mmap(const ::ckpt_mmap_record& r);
 
   struct OpenFiles {
     std::vector<FileId> files;

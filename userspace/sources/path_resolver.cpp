@@ -2,8 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,6 +20,41 @@ std::string read_link(const std::string& link) {
   ssize_t n = readlink(link.c_str(), buf, sizeof(buf) - 1);
   if (n <= 0) return {};
   return std::string(buf, static_cast<size_t>(n));
+}
+
+bool parse_hex(std::string_view text, unsigned& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out, 16);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// One /proc/PID/maps line: "start-end perms offset MAJ:MIN inode   path".
+// The path is the rest of the line after the inode, leading spaces cut;
+// the kernel appends " (deleted)" to a mapping of an unlinked file.
+std::string mapping_path_if(const std::string& line, const FileId& file) {
+  std::istringstream in(line);
+  std::string range;
+  std::string perms;
+  std::string offset;
+  std::string dev;
+  uint64_t inode = 0;
+  if (!(in >> range >> perms >> offset >> dev >> inode)) return {};
+  if (inode != file.ino) return {};
+  const size_t colon = dev.find(':');
+  unsigned major = 0;
+  unsigned minor = 0;
+  if (colon == std::string::npos || !parse_hex(std::string_view(dev).substr(0, colon), major) ||
+      !parse_hex(std::string_view(dev).substr(colon + 1), minor) ||
+      makedev(major, minor) != file.dev)
+    return {};
+  std::string path;
+  std::getline(in, path);
+  const size_t first = path.find_first_not_of(' ');
+  if (first == std::string::npos) return {};
+  path.erase(0, first);
+  if (path.front() != '/') return {};  // [heap], [vdso], ...
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (path.ends_with(kDeleted)) path.resize(path.size() - kDeleted.size());
+  return path;
 }
 
 }  // namespace
@@ -54,6 +93,11 @@ std::string PathResolver::resolve(uint32_t tgid, int dirfd, const std::string& p
   if (path.empty() || path.front() == '/') return normalize_path(path);
   std::string base =
       dirfd == AT_FDCWD ? cwd_of(tgid) : read_link(fmt::format("{}/{}/fd/{}", proc_, tgid, dirfd));
+  if (base.empty() && dirfd != AT_FDCWD) {
+    // The process is gone: the directory as its open named it.
+    if (auto t = fds_.find(tgid); t != fds_.end())
+      if (auto f = t->second.find(dirfd); f != t->second.end()) base = f->second;
+  }
   if (base.empty()) return path;  // the process is gone: keep what it said
   return normalize_path(base + "/" + path);
 }
@@ -81,6 +125,20 @@ std::string PathResolver::path_of(uint32_t tgid, int fd, const FileId& file) {
   return p;
 }
 
+std::string PathResolver::mapped_path(uint32_t tgid, const FileId& file) {
+  if (!file.known()) return {};
+  if (auto it = files_.find(file); it != files_.end()) return it->second;
+  std::ifstream maps(fmt::format("{}/{}/maps", proc_, tgid));
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::string p = mapping_path_if(line, file);
+    if (p.empty()) continue;
+    remember(file, p);
+    return p;
+  }
+  return {};
+}
+
 void PathResolver::remember(const FileId& file, const std::string& path) {
   // Only absolute names: a relative one would pin a wrong name on the file.
   if (!file.known() || path.empty() || path.front() != '/') return;
@@ -106,8 +164,15 @@ std::optional<FileId> PathResolver::renamed(const std::string& old_path,
   return id;
 }
 
+void PathResolver::opened(uint32_t tgid, int fd, const std::string& path) {
+  if (fd < 0 || path.empty() || path.front() != '/') return;
+  fds_[tgid][fd] = path;
+}
+
 void PathResolver::forked(uint32_t parent, uint32_t child) {
   if (auto it = cwd_.find(parent); it != cwd_.end()) cwd_[child] = it->second;
+  // A child starts with its parent's fds.
+  if (auto it = fds_.find(parent); it != fds_.end()) fds_[child] = it->second;
 }
 
 }  // namespace ckpt

@@ -23,17 +23,32 @@ class PathResolver {
   std::string path_of(uint32_t tgid, int fd, const FileId& file);
   // /proc/PID/fd/FD's target, only if the fd still refers to `file`.
   std::string verified_fd_path(uint32_t tgid, int fd, const FileId& file) const;
+  // The path of a file the process has mapped, from /proc/PID/maps (its
+  // device, inode and path columns): a mapping made before we attached has
+  // no open we saw. Remembered when found; "" when no mapping names it.
+  std::string mapped_path(uint32_t tgid, const FileId& file);
   void remember(const FileId& file, const std::string& path);
   // A rename of a file we saw opened: its identity, now under the new name.
   std::optional<FileId> renamed(const std::string& old_path, const std::string& new_path);
+  // A successful open returned `fd` for `path` (absolute): a later call
+  // naming the fd as its dirfd resolves against it even when the process is
+  // gone before we read /proc (cp -r opens each destination directory, then
+  // every file relative to it, and exits within milliseconds).
+  void opened(uint32_t tgid, int fd, const std::string& path);
   void forked(uint32_t parent, uint32_t child);
-  void exited(uint32_t tgid) { cwd_.erase(tgid); }
+  void exited(uint32_t tgid) {
+    cwd_.erase(tgid);
+    fds_.erase(tgid);
+  }
 
  private:
   std::string cwd_of(uint32_t tgid);
 
   std::string proc_;
   std::unordered_map<uint32_t, std::string> cwd_;
+  // Per process, the paths its traced opens returned fds for (the newest
+  // open of an fd number wins), for dirfds /proc no longer shows.
+  std::unordered_map<uint32_t, std::unordered_map<int, std::string>> fds_;
   std::unordered_map<FileId, std::string, FileIdHash> files_;
   std::unordered_map<std::string, FileId> ids_;  // the reverse of files_
 };

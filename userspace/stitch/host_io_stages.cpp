@@ -40,7 +40,13 @@ StageRecord HostIoStages::host_io_stage(const OpenCheckpoint& c, Direction d) {
   std::vector<FileId> files;
   for (const auto& ev : c.calls) {
     if (!is_data_op(ev.op)) continue;
-    iv.emplace_back(ev.start_ns, ev.end_ns);
+    // Folded calls: the calls' summed time from the first start, not the
+    // span they were spread over (the thread computed in between).
+    if (ev.calls > 1) {
+      iv.emplace_back(ev.start_ns, ev.start_ns + std::min(ev.busy_ns, ev.end_ns - ev.start_ns));
+    } else {
+      iv.emplace_back(ev.start_ns, ev.end_ns);
+    }
     s.bytes += ev.bytes_moved();
     if (ev.file.known() && files.size() < 16) files.push_back(ev.file);
   }

@@ -8,11 +8,13 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "model/events.h"
 #include "model/records.h"
+#include "stitch/page_set.h"
 
 namespace ckpt {
 
@@ -32,9 +34,12 @@ struct OpenCheckpoint {
   std::vector<FailureRecord> live_failures;  // stalls seen while calls were in flight
   uint64_t bytes_written = 0;
   uint64_t bytes_read = 0;
-  uint64_t write_calls = 0;
-  uint64_t read_calls = 0;
+  uint64_t write_calls = 0;         // calls, folded ones each counted
+  uint64_t read_calls = 0;          // reads and mmap faults
+  uint64_t copy_bytes_written = 0;  // of bytes_written: the destination halves of copies
   std::vector<IoEvent> calls;
+  // Per file, the pages mmap faults mapped in this checkpoint: each counts once.
+  std::unordered_map<FileId, PageSet, FileIdHash> mapped_pages;
   std::unordered_set<FileId, FileIdHash> files_touched;
   std::map<std::string, ServerTrouble> server_trouble;
   bool nfs_stall_flagged = false;

@@ -1,6 +1,7 @@
 #include "stitch/stitcher.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <iterator>
 #include <tuple>
@@ -57,14 +58,18 @@ std::vector<FileIoRecord> file_io_records(const OpenCheckpoint& c) {
     f.ino = ev.file.ino;
     if (f.first_ns == 0 || ev.start_ns < f.first_ns) f.first_ns = ev.start_ns;
     f.last_ns = std::max(f.last_ns, ev.end_ns);
-    f.busy_ns += ev.end_ns - ev.start_ns;
+    f.busy_ns += ev.call_time_ns();
     if (ev.ret < 0) ++f.errors;
     if (ev.op == IoOp::Write) {
-      ++f.write_calls;
+      f.write_calls += ev.calls;
       f.bytes_written += ev.bytes_moved();
-    } else if (ev.op == IoOp::Read) {
-      ++f.read_calls;
+    } else if (is_read_direction(ev.op)) {
+      f.read_calls += ev.calls;
       f.bytes_read += ev.bytes_moved();
+      if (ev.op == IoOp::Mmap) {
+        f.mmap_bytes += ev.bytes_moved();
+        f.storage_bytes += ev.storage_bytes;
+      }
     } else {
       ++f.other_calls;
     }
@@ -74,6 +79,16 @@ std::vector<FileIoRecord> file_io_records(const OpenCheckpoint& c) {
     if (f.write_calls + f.read_calls > 0) out.push_back(std::move(f));
   std::sort(out.begin(), out.end(),
             [](const FileIoRecord& a, const FileIoRecord& b) { return a.path < b.path; });
+  return out;
+}
+
+// Which interfaces moved the checkpoint's bytes, in IoVia order, non-zero only.
+std::vector<std::pair<std::string, uint64_t>> bytes_by_via(const OpenCheckpoint& c) {
+  std::array<uint64_t, kIoVias> sums{};
+  for (const auto& ev : c.calls) sums[static_cast<size_t>(ev.via)] += ev.bytes_moved();
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (size_t i = 0; i < kIoVias; ++i)
+    if (sums[i] > 0) out.emplace_back(std::string(to_string(static_cast<IoVia>(i))), sums[i]);
   return out;
 }
 
@@ -167,10 +182,26 @@ void Stitcher::on_proc(const ProcEvent& ev) {
   }
 }
 
+void Stitcher::decide(const FileId& file, bool is_checkpoint, bool tell_always) {
+  auto [it, inserted] = file_is_checkpoint_.try_emplace(file, is_checkpoint);
+  const bool changed = inserted || it->second != is_checkpoint;
+  it->second = is_checkpoint;
+  if (verdict_listener_ && (changed || tell_always)) verdict_listener_(file, is_checkpoint);
+}
+
 bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
+  // The listener hears only decisions on regular files made from a name:
+  // a file whose path is unknown is left to the kernel (a candidate).
+  const bool named_file = !ev.is_directory && !ev.path.empty();
   if (ev.op == IoOp::Rename) {
     bool yes = matcher_.is_checkpoint_file(ev.path) || matcher_.is_checkpoint_file(ev.path2);
-    if (ev.ret == 0 && ev.file.known()) file_is_checkpoint_[ev.file] = yes;
+    if (ev.ret == 0 && ev.file.known()) {
+      if (named_file && !ev.path2.empty()) {
+        decide(ev.file, yes, false);
+      } else {
+        file_is_checkpoint_[ev.file] = yes;
+      }
+    }
     return yes;
   }
   if (is_metadata_op(ev.op)) {
@@ -178,7 +209,14 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
                                                        : matcher_.is_checkpoint_file(ev.path);
     if (!yes && (ev.op == IoOp::Unlink || ev.op == IoOp::Stat))
       yes = matcher_.is_checkpoint_dir(ev.path);
-    if (ev.op == IoOp::Open && ev.ret >= 0 && ev.file.known()) file_is_checkpoint_[ev.file] = yes;
+    if (ev.op == IoOp::Open && ev.ret >= 0 && ev.file.known()) {
+      // The kernel forgets a file's verdict at every open: tell it again.
+      if (named_file) {
+        decide(ev.file, yes, true);
+      } else {
+        file_is_checkpoint_[ev.file] = yes;
+      }
+    }
     return yes;
   }
   if (ev.is_directory) return matcher_.is_checkpoint_dir(ev.path);  // fsync of a directory
@@ -186,14 +224,37 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
     auto it = file_is_checkpoint_.find(ev.file);
     if (it != file_is_checkpoint_.end()) return it->second;
     bool yes = matcher_.is_checkpoint_file(ev.path);
-    file_is_checkpoint_.emplace(ev.file, yes);
+    if (named_file) {
+      decide(ev.file, yes, false);
+    } else {
+      file_is_checkpoint_.emplace(ev.file, yes);
+    }
     return yes;
   }
   return matcher_.is_checkpoint_file(ev.path);
 }
 
+void Stitcher::count_mapped_pages(OpenCheckpoint& c, IoEvent& ev) {
+  // Each page of a file counts once per checkpoint, however many faults (or
+  // fault-arounds) map it: the bytes of the event are the pages it mapped
+  // first, clipped to the file's size.
+  const MmapPages& m = *ev.mmap;
+  const PageRange within = pages_within_file(m.first_page, m.last_page, m.file_size, m.page_shift);
+  uint64_t fresh_bytes = 0;
+  if (!within.empty) {
+    for (auto [first, last] : c.mapped_pages[call_key(ev)].add(within.first_page, within.last_page))
+      fresh_bytes += page_range_bytes(first, last, m.file_size, m.page_shift);
+  }
+  ev.ret = static_cast<int64_t>(fresh_bytes);
+  // Pages the faults read from storage, never more than the bytes counted.
+  const uint64_t storage = m.storage_pages >= (UINT64_MAX >> m.page_shift)
+                               ? UINT64_MAX
+                               : m.storage_pages << m.page_shift;
+  ev.storage_bytes = std::min(storage, fresh_bytes);
+}
+
 void Stitcher::on_io(IoEvent&& ev) {
-  host_io_.add_cpu_window(ev.tid, ev.cpu_window_start_ns, ev.start_ns, ev.cpu_ns);
+  host_io_.add_cpu_window(ev.tid, ev.cpu_window_start_ns, ev.cpu_window_end(), ev.cpu_ns);
   detectors_.on_call_returned(ev.tid);  // whatever this thread had in flight has returned
   if (!is_checkpoint_call(ev)) {
     if (auto f = job_failure(ev)) out_failures_.push_back(std::move(*f));
@@ -203,11 +264,15 @@ void Stitcher::on_io(IoEvent&& ev) {
     close_open();
   // A save followed at once by a load (or the reverse): data moving the
   // other way on a file this burst never touched starts a new checkpoint.
-  if (open_ && (ev.op == IoOp::Read || ev.op == IoOp::Write) &&
+  // mmap faults read. The destination half of a copy whose source half
+  // joined this checkpoint stays with it: one copy is one checkpoint.
+  const bool copy_of_joined_source =
+      ev.copy_source && open_ && open_->files_touched.contains(*ev.copy_source);
+  if (open_ && moves_bytes(ev.op) && !copy_of_joined_source &&
       !open_->files_touched.contains(call_key(ev))) {
     bool saving = open_->write_calls > 0 && open_->read_calls == 0;
     bool loading = open_->read_calls > 0 && open_->write_calls == 0;
-    if ((saving && ev.op == IoOp::Read) || (loading && ev.op == IoOp::Write)) close_open();
+    if ((saving && is_read_direction(ev.op)) || (loading && ev.op == IoOp::Write)) close_open();
   }
   if (!open_) {
     open_ = OpenCheckpoint();
@@ -224,11 +289,13 @@ void Stitcher::on_io(IoEvent&& ev) {
     c.end_ns = std::max(c.end_ns, ev.end_ns);
     c.last_activity_ns = std::max(c.last_activity_ns, ev.end_ns);
   }
+  if (ev.op == IoOp::Mmap && ev.mmap) count_mapped_pages(c, ev);
   if (ev.op == IoOp::Write) {
-    ++c.write_calls;
+    c.write_calls += ev.calls;
     c.bytes_written += ev.bytes_moved();
-  } else if (ev.op == IoOp::Read) {
-    ++c.read_calls;
+    if (ev.copy_source) c.copy_bytes_written += ev.bytes_moved();
+  } else if (is_read_direction(ev.op)) {
+    c.read_calls += ev.calls;
     c.bytes_read += ev.bytes_moved();
   }
   if (is_data_op(ev.op) && !ev.is_directory) c.files_touched.insert(call_key(ev));
@@ -295,13 +362,18 @@ void Stitcher::close_open() {
 
   CheckpointRecord rec;
   rec.id = next_id_++;
-  rec.direction = c.bytes_written > c.bytes_read || (bytes == 0 && c.write_calls >= c.read_calls)
-                      ? Direction::Save
-                      : Direction::Load;
+  // A copy between two checkpoint files reads as much as it writes: it is a
+  // save (of its destination) when nothing else tips the balance.
+  const bool copy_tie = c.bytes_written == c.bytes_read && bytes > 0 && c.copy_bytes_written > 0;
+  rec.direction =
+      c.bytes_written > c.bytes_read || copy_tie || (bytes == 0 && c.write_calls >= c.read_calls)
+          ? Direction::Save
+          : Direction::Load;
   rec.start_ns = c.start_ns;
   rec.end_ns = c.end_ns;
   rec.bytes = bytes;
   rec.file_io = file_io_records(c);
+  rec.bytes_by_via = bytes_by_via(c);
   rec.files = static_cast<uint32_t>(rec.file_io.size());
 
   // Each family adds its stages, in pipeline order but for transport.
@@ -326,7 +398,8 @@ void Stitcher::close_open() {
   for (auto& ev : c.calls) {
     out_io_calls_.push_back(IoCallRecord{
         ev.start_ns, ev.end_ns, ev.tgid, ev.tid, std::string(to_string(ev.op)), ev.ret,
-        ev.bytes_moved(), ev.op == IoOp::Rename ? ev.path + " -> " + ev.path2 : ev.path, rec.id});
+        ev.bytes_moved(), ev.op == IoOp::Rename ? ev.path + " -> " + ev.path2 : ev.path, rec.id,
+        ev.calls, std::string(to_string(ev.via)), ev.call_time_ns(), ev.storage_bytes});
   }
   out_checkpoints_.push_back(std::move(rec));
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +69,14 @@ class Stitcher : public EventSink {
   std::vector<TcpSampleRecord> take_tcp_samples();
   [[nodiscard]] std::vector<ConnectionRecord> connections() const;
   [[nodiscard]] std::vector<RpcTotals> rpc_totals() const;
+  // Called when the verdict on a regular file is decided or changes: at an
+  // open with a resolved path (the kernel forgets the verdict at every open),
+  // a rename, or the first data call on a file with none. Never for a
+  // directory or a call whose path could not be resolved. The FileId is user
+  // space's (st_dev, st_ino); the collector tells the kernel's file_verdicts.
+  using VerdictListener = std::function<void(const FileId&, bool is_checkpoint)>;
+  void set_verdict_listener(VerdictListener listener) { verdict_listener_ = std::move(listener); }
+
   // NFS events the stitcher could not keep (its buffers are bounded).
   [[nodiscard]] std::vector<DropRecord> drops() const;
 
@@ -78,6 +87,8 @@ class Stitcher : public EventSink {
   void on_tcp(const TcpEvent& ev);
   void on_rpc(const RpcEvent& ev);
   bool is_checkpoint_call(const IoEvent& ev);
+  void decide(const FileId& file, bool is_checkpoint, bool tell_always);
+  static void count_mapped_pages(OpenCheckpoint& c, IoEvent& ev);
   [[nodiscard]] bool in_flight_within(const OpenCheckpoint& c) const;
   OpenCheckpoint* open_checkpoint() { return open_ ? &*open_ : nullptr; }
   void release_unclaimed_resets(uint64_t now_ns);
@@ -94,6 +105,7 @@ class Stitcher : public EventSink {
 
   // Per data-call file: is it a checkpoint file? Keyed by dev:ino; renames update it.
   std::unordered_map<FileId, bool, FileIdHash> file_is_checkpoint_;
+  VerdictListener verdict_listener_;
 
   // The probe families, each with the buffers it builds its stages from.
   HostIoStages host_io_;

@@ -194,7 +194,8 @@ TEST(SummaryJsonTest, TopLevelKeys) {
   const json j = summary_json(known_trace());
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(keys_of(j), (std::set<std::string>{"checkpoints", "drops", "job", "failures",
-                                               "connections", "nfs_mounts"}));
+                                               "connections", "nfs_mounts", "probe_mode"}));
+  EXPECT_EQ(j["probe_mode"], "") << "the trace does not say";
   ASSERT_TRUE(j["checkpoints"].is_array());
   EXPECT_EQ(j["checkpoints"].size(), 2u);
   EXPECT_EQ(j["nfs_mounts"], json::array());  // no mounts: empty, never null
@@ -203,10 +204,11 @@ TEST(SummaryJsonTest, TopLevelKeys) {
 TEST(SummaryJsonTest, CheckpointMatchesTheContract) {
   const json c = summary_json(known_trace())["checkpoints"][0];
   // The contract's keys, plus the documented additions and nothing else.
-  EXPECT_EQ(keys_of(c),
-            (std::set<std::string>{"id", "direction", "start_ns", "end_ns", "bytes", "files",
-                                   "bottleneck", "stages", "failures", "duration_ns",
-                                   "start_offset_ns", "absent_stages", "nfs", "gpu"}));
+  EXPECT_EQ(keys_of(c), (std::set<std::string>{"id", "direction", "start_ns", "end_ns", "bytes",
+                                               "files", "bottleneck", "stages", "failures",
+                                               "duration_ns", "start_offset_ns", "absent_stages",
+                                               "nfs", "gpu", "bytes_by_via"}));
+  EXPECT_EQ(c["bytes_by_via"], json::object()) << "the trace does not say";
   EXPECT_TRUE(c["nfs"].is_null());
   EXPECT_TRUE(c["gpu"].is_null());
   EXPECT_EQ(c["id"], 1);
@@ -224,6 +226,17 @@ TEST(SummaryJsonTest, CheckpointMatchesTheContract) {
   EXPECT_EQ(c["failures"][0], json({{"kind", "enospc"},
                                     {"time_ns", 13'500'000'000},
                                     {"evidence", "write(/ckpt/step100/model.pt) = -ENOSPC"}}));
+}
+
+TEST(SummaryJsonTest, ProbeModeAndBytesByVia) {
+  Trace t = known_trace();
+  t.job.probe_mode = "file_layer";
+  t.checkpoints[0].bytes_by_via = {{"syscall", kGiB}, {"io_uring", kGiB}, {"mmap", kGiB}};
+  const json j = summary_json(t);
+  EXPECT_EQ(j["probe_mode"], "file_layer");
+  EXPECT_EQ(j["checkpoints"][0]["bytes_by_via"],
+            json({{"syscall", kGiB}, {"io_uring", kGiB}, {"mmap", kGiB}}));
+  EXPECT_EQ(j["checkpoints"][1]["bytes_by_via"], json::object());
 }
 
 TEST(SummaryJsonTest, StagesCarryBandwidthMaxAndFraction) {
@@ -677,6 +690,23 @@ TEST(SummaryTableTest, JobLine) {
   EXPECT_EQ(lines[1],
             "  gpu-node-07 (kernel 6.1.0-18-amd64), mode run, started 2024-05-01 12:00:00 UTC, "
             "ran 1m 00s");
+}
+
+TEST(SummaryTableTest, ProbeModeOnTheJobLineAndAViaLineForOtherInterfaces) {
+  Trace t = known_trace();
+  t.job.probe_mode = "file_layer";
+  t.checkpoints[0].bytes_by_via = {{"syscall", kGiB}, {"io_uring", 2 * kGiB}};
+  t.checkpoints[1].bytes_by_via = {{"syscall", t.checkpoints[1].bytes}};
+  const std::string table = summary_table(t);
+  const auto lines = lines_of(table);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "job: python train.py --lr 0.1  (exit 0, traced, probe mode: file_layer)");
+  const std::string* via = find_line(lines, "  via: ");
+  ASSERT_NE(via, nullptr);
+  EXPECT_EQ(*via, "  via: syscall 1.00 GiB, io_uring 2.00 GiB");
+  size_t via_lines = 0;
+  for (const auto& l : lines) via_lines += l.rfind("  via: ", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(via_lines, 1u) << "a checkpoint that moved bytes through syscalls only has none";
 }
 
 TEST(SummaryTableTest, FailedJobShowsItsCauseEvidenceSymptomsAndLogUnderTheExitLine) {

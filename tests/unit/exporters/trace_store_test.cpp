@@ -168,6 +168,9 @@ Trace full_trace() {
        std::nullopt},
       {0, kU64Max, 0, 0, "open", std::numeric_limits<int64_t>::min(), kAbove63, "", kAbove63},
   };
+  // One call each, traced through syscalls: what files of every version
+  // before 6 read back as (busy_ns = end_ns - start_ns).
+  for (auto& c : t.io_calls) c.busy_ns = c.end_ns - c.start_ns;
   t.rpc_calls = {
       {11'100'000'000, 11'105'000'000, 1'000'000, 4'000'000, 5'000'000, "WRITE", "10.0.0.5:2049",
        1'048'776, 120, 1'048'576, 0, 1, 0, true, uint64_t{1}},
@@ -487,17 +490,29 @@ TEST_F(TraceStoreTest, EveryDescriptorColumnIsBoundReadAndFilled) {
       [](const auto& t) { expect_every_field_column_changes_the_record(t); });
 }
 
+uint64_t fnv1a(const std::string& text) {
+  uint64_t fnv = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (unsigned char ch : text) fnv = (fnv ^ ch) * 1099511628211ull;
+  return fnv;
+}
+
 TEST_F(TraceStoreTest, SchemaTextIsStillVersion5AsShipped) {
   // The descriptors generate the schema; the text of version 5 is the file
-  // format (SQLite keeps it in every trace) and must not move by a byte. A
-  // deliberate change bumps kTraceSchemaVersion and this fingerprint:
+  // format (SQLite keeps it in every trace) and must not move by a byte:
+  // rebuilt without version 6's columns, it is what version 5 wrote.
+  const std::string sql = trace_schema_sql_of(5);
+  EXPECT_EQ(sql.size(), 20781u);
+  EXPECT_EQ(fnv1a(sql), 0xb4f26fe4cdea653full);
+}
+
+TEST_F(TraceStoreTest, SchemaTextIsVersion6AsShipped) {
+  // A deliberate change bumps kTraceSchemaVersion and adds a fingerprint:
   // compare `sqlite3 TRACE.db .schema` of traces from before and after.
   const std::string& sql = trace_schema_sql();
-  uint64_t fnv = 14695981039346656037ull;  // FNV-1a, 64 bits
-  for (unsigned char ch : sql) fnv = (fnv ^ ch) * 1099511628211ull;
-  EXPECT_EQ(kTraceSchemaVersion, 5);
-  EXPECT_EQ(sql.size(), 20781u);
-  EXPECT_EQ(fnv, 0xb4f26fe4cdea653full);
+  EXPECT_EQ(kTraceSchemaVersion, 6);
+  EXPECT_EQ(sql, trace_schema_sql_of(6));
+  EXPECT_EQ(sql.size(), 23054u);
+  EXPECT_EQ(fnv1a(sql), 0xceac83db2ae730ebull);
   const std::string path = file("schema.db");
   ASSERT_TRUE(write_trace(path, Trace{}));
   EXPECT_EQ(query_text(path,
@@ -506,6 +521,10 @@ TEST_F(TraceStoreTest, SchemaTextIsStillVersion5AsShipped) {
             "meta,job,checkpoints,stages,failures,files,io_calls,connections,tcp_samples,drops,"
             "checkpoint_nfs,rpc_ops,nfs_mounts,nfs_mount_ops,nfs_mount_ebpf_ops,"
             "job_failure_evidence,rpc_calls,checkpoint_gpu");
+  // Only columns were added, at the ends of their tables.
+  EXPECT_EQ(query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('io_calls')"),
+            "seq,start_ns,end_ns,tgid,tid,op,ret,bytes,path,checkpoint_id,calls,via,busy_ns,"
+            "storage_bytes");
 }
 
 TEST_F(TraceStoreTest, UnsignedAbove2To63IsStoredTwosComplementAndDocumentedSo) {
@@ -771,7 +790,9 @@ TEST_F(TraceStoreTest, Version3FileWithoutAJobColumnNamesIt) {
 // the NFS tables and tcp_samples.backlog. Empty when today's DDL no longer has
 // the expected shape.
 std::string ddl_of_version(int version) {
-  std::string ddl(trace_schema_sql());
+  // Version 5 as it shipped, rebuilt from the descriptors (version 6 only
+  // added columns, left out here).
+  std::string ddl = version < 6 ? trace_schema_sql_of(5) : trace_schema_sql();
   if (version < 5) {
     const size_t from = ddl.find("\n-- The gpu_copy stage's detail (since version 5)");
     const size_t to = from == std::string::npos ? from : ddl.find(");\n", from);
@@ -1114,6 +1135,85 @@ TEST_F(TraceStoreTest, Version4FileFromTheVersion5WriterMinusGpuReadsWithoutIt) 
   expect_same_trace(expected, *read);  // everything else as written
 }
 
+// The file layer's figures (version 6): a folded call, an mmap row, a
+// checkpoint's bytes by interface, the job's probe mode.
+Trace file_layer_trace() {
+  Trace t;
+  t.job.probe_mode = "file_layer";
+  CheckpointRecord load;
+  load.id = 1;
+  load.direction = Direction::Load;
+  load.bytes = 45156;
+  load.bytes_by_via = {{"syscall", 4096}, {"mmap", 41060}};
+  FileIoRecord f;
+  f.path = "/ckpt/model.safetensors";
+  f.bytes_read = 45156;
+  f.read_calls = 7;
+  f.mmap_bytes = 41060;
+  f.storage_bytes = 32868;
+  load.file_io = {f};
+  t.checkpoints = {load};
+  t.io_calls = {
+      IoCallRecord{100, 1100, 1, 2, "read", 4096, 4096, f.path, 1, 2, "io_uring", 300, 0},
+      IoCallRecord{2000, 2500, 1, 2, "mmap", 41060, 41060, f.path, 1, 5, "mmap", 400, 32868}};
+  return t;
+}
+
+TEST_F(TraceStoreTest, Version6FileLayerFiguresRoundTripAndAreQueryable) {
+  const std::string path = file("v6.db");
+  ASSERT_TRUE(write_trace(path, file_layer_trace()));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  expect_same_trace(file_layer_trace(), *read);
+  EXPECT_EQ(query_text(path, "SELECT probe_mode FROM job"), "file_layer");
+  EXPECT_EQ(query_text(path, "SELECT bytes_by_via FROM checkpoints"),
+            R"({"syscall":4096,"mmap":41060})");
+  EXPECT_EQ(query_text(path, "SELECT mmap_bytes || '/' || storage_bytes FROM files"),
+            "41060/32868");
+  EXPECT_EQ(query_text(path,
+                       "SELECT group_concat(calls || ' ' || via || ' ' || busy_ns || ' ' || "
+                       "storage_bytes, ',') FROM io_calls"),
+            "2 io_uring 300 0,5 mmap 400 32868");
+}
+
+TEST_F(TraceStoreTest, Version5FileReadsTheFileLayerDefaults) {
+  // A version 5 file: version 5's DDL, with every row of the version 6
+  // writer's file copied in but for the columns version 6 added.
+  const std::string v6 = file("v6-source.db");
+  ASSERT_TRUE(write_trace(v6, file_layer_trace()));
+  const std::string path = file("v5.db");
+  exec_sql(path, ddl_of_version(5));
+  std::string copy = "ATTACH DATABASE '" + v6 + "' AS v6; ";
+  for (const TraceTable& t : kTraceTables) {
+    const std::string name(t.name);
+    const std::string columns =
+        query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('" + name + "')");
+    ASSERT_FALSE(columns.empty()) << name;
+    EXPECT_EQ(columns.find("probe_mode"), std::string::npos);
+    EXPECT_EQ(columns.find("via"), std::string::npos);
+    copy += "INSERT INTO main." + name + " (" + columns + ") SELECT " + columns + " FROM v6." +
+            name + "; ";
+  }
+  copy +=
+      "DETACH DATABASE v6; PRAGMA user_version = 5; "
+      "UPDATE meta SET value = '5' WHERE key = 'schema_version'";
+  exec_sql(path, copy);
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  Trace expected = file_layer_trace();
+  expected.job.probe_mode = "";
+  expected.checkpoints[0].bytes_by_via.clear();
+  expected.checkpoints[0].file_io[0].mmap_bytes = 0;
+  expected.checkpoints[0].file_io[0].storage_bytes = 0;
+  for (auto& c : expected.io_calls) {
+    c.calls = 1;
+    c.via = "syscall";
+    c.busy_ns = c.end_ns - c.start_ns;  // every call was traced one by one
+    c.storage_bytes = 0;
+  }
+  expect_same_trace(expected, *read);
+}
+
 TEST_F(TraceStoreTest, Version5FileMissingCheckpointGpuIsNamed) {
   const std::string path = file("v5-partial.db");
   ASSERT_TRUE(write_trace(path, gpu_trace()));
@@ -1176,8 +1276,8 @@ TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
 TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
   const std::string path = file("meta.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "5");
-  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "5");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "6");
   EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
               ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
   EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
@@ -1512,7 +1612,7 @@ TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message,
               HasSubstr("'" + path +
-                        "' has trace schema version 99, this ckptscope reads up to 5: "
+                        "' has trace schema version 99, this ckptscope reads up to 6: "
                         "upgrade ckptscope"));
 }
 

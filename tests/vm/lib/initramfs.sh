@@ -174,6 +174,10 @@ vm_project_segment() {
     [ -x "$build/bin/$b" ] || vm_die "no $build/bin/$b: build it first (see tests/vm/README.md) or pass --build DIR"
     vm_install "$root" "$build/bin/$b" "/opt/ckptscope/bin/$b"
   done
+  # The benchmarks' subjects (bench/vm/), when the build has them.
+  for b in io_loop getppid_loop; do
+    [ -x "$build/bin/$b" ] && vm_install "$root" "$build/bin/$b" "/opt/ckptscope/bin/$b"
+  done
   VM_PROJECT_CPIO="$work/project.cpio.gz"
   vm_cpio "$root" "$VM_PROJECT_CPIO"
   rm -rf "$root"
@@ -189,6 +193,8 @@ vm_conf_segment() {
   chmod 0755 "$root/init"
   mkdir -p "$root/vm/scenarios"
   cp "$VM_HERE/guest/lib.sh" "$root/vm/lib.sh"
+  # The real clients' driver (scenario file-layer; the host's tests/clients/ run it too).
+  cp "$VM_REPO/tests/clients/real_clients.py" "$root/vm/real_clients.py"
   cp "$VM_SCENARIO_DIR/$scenario.sh" "$root/vm/scenarios/$scenario.sh"
   {
     printf 'VM_SCENARIO=%s\n' "$scenario"
@@ -201,5 +207,45 @@ vm_conf_segment() {
   } >"$root/vm/env"
   VM_CONF_CPIO="$work/conf-$name.cpio.gz"
   vm_cpio "$root" "$VM_CONF_CPIO"
+  rm -rf "$root"
+}
+
+# The real clients a scenario with `# vm-clients: yes` runs (file-layer):
+# fio, GNU coreutils' cp and dd (under /opt/clients/bin, so busybox's stay
+# where they are) and Debian's python3 with numpy, all from this host (Debian
+# 12, the guest's release: `scripts/install-deps.sh` installs fio and
+# python3-numpy). python3-torch is not here: with its libraries it is over 1 GiB,
+# the guest's whole memory (torch runs in tests/clients/ on the host only).
+# The standard library and numpy go without their tests, static library and
+# build helpers. Sets VM_CLIENTS_CPIO (cached by content, like the base).
+VM_PYTHON=python3.11
+vm_clients_segment() {
+  local work=$1 root="$1/clients" f so
+  rm -rf "$root"
+  vm_skeleton "$root"
+  for f in /usr/bin/fio /usr/bin/cp /usr/bin/dd "/usr/bin/$VM_PYTHON"; do
+    [ -x "$f" ] || vm_die "the file-layer clients need $f on this host: run scripts/install-deps.sh (fio, coreutils, python3-numpy)"
+  done
+  [ -f /usr/lib/python3/dist-packages/numpy/__init__.py ] ||
+    vm_die "no numpy for /usr/bin/python3 on this host: run scripts/install-deps.sh (python3-numpy)"
+  vm_install "$root" /usr/bin/fio /usr/bin/fio
+  vm_install "$root" /usr/bin/cp /opt/clients/bin/cp
+  vm_install "$root" /usr/bin/dd /opt/clients/bin/dd
+  vm_install "$root" "/usr/bin/$VM_PYTHON" "/usr/bin/$VM_PYTHON"
+  ln -sfn "$VM_PYTHON" "$root/usr/bin/python3"
+  mkdir -p "$root/usr/lib/$VM_PYTHON" "$root/usr/lib/python3/dist-packages"
+  (cd "/usr/lib/$VM_PYTHON" && tar -cf - --exclude=./test --exclude=./idlelib --exclude=./tkinter \
+    --exclude=./lib2to3 --exclude=./ensurepip --exclude=./pydoc_data --exclude=./distutils \
+    --exclude='./config-*' --exclude=./dist-packages --exclude=./site-packages .) |
+    (cd "$root/usr/lib/$VM_PYTHON" && tar -xf -) || vm_die "copying python's standard library failed"
+  (cd /usr/lib/python3/dist-packages && tar -cf - --exclude=tests --exclude=numpy/f2py \
+    --exclude=numpy/distutils --exclude='*.pyi' numpy) |
+    (cd "$root/usr/lib/python3/dist-packages" && tar -xf -) || vm_die "copying numpy failed"
+  # The extension modules' own libraries (libblas, liblapack, libgfortran, libffi, ...).
+  while IFS= read -r -d '' so; do
+    vm_copy_libs "$root" "$so"
+  done < <(find "$root/usr/lib/$VM_PYTHON/lib-dynload" "$root/usr/lib/python3/dist-packages/numpy" \
+    -name '*.so' -print0)
+  VM_CLIENTS_CPIO=$(vm_cached_cpio "$root" clients)
   rm -rf "$root"
 }

@@ -129,5 +129,43 @@ TEST(ReportMarkdown, TablesSurviveAPipeInAName) {
       << md;
 }
 
+// The file layer's facts: how each node traced its file I/O, and which
+// interfaces moved a checkpoint's bytes (all nodes summed).
+Report file_layer_sample() {
+  TraceBuilder a("node-a", kSec, 0, 100 * kSec);
+  a.trace().job.probe_mode = "file_layer";
+  auto& ca = a.checkpoint(Direction::Load, 10 * kSec, 2 * kSec, 3ull << 20);
+  ca.bytes_by_via = {{"syscall", 1ull << 20}, {"mmap", 2ull << 20}};
+  TraceBuilder b("node-b", 7 * kSec, 0, 100 * kSec);
+  b.trace().job.probe_mode = "syscall";
+  auto& cb = b.checkpoint(Direction::Load, 10 * kSec, kSec, 1ull << 20);
+  cb.bytes_by_via = {{"mmap", 1ull << 20}};
+  return must_build({a.node_trace(), b.node_trace()}, ReportOptions{});
+}
+
+TEST(ReportJson, ProbeModePerNodeAndBytesByVia) {
+  json j = report_json(file_layer_sample());
+  EXPECT_EQ(j["job"]["nodes"][0]["probe_mode"], "file_layer");
+  EXPECT_EQ(j["job"]["nodes"][1]["probe_mode"], "syscall");
+  const json& cp = j["checkpoints"][0];
+  EXPECT_EQ(cp["bytes_by_via"], json({{"syscall", 1ull << 20}, {"mmap", 3ull << 20}}));
+  EXPECT_EQ(cp["per_node"][1]["bytes_by_via"], json({{"mmap", 1ull << 20}}));
+  EXPECT_EQ(report_json(sample())["checkpoints"][0]["bytes_by_via"], json::object());
+}
+
+TEST(ReportMarkdown, ProbeModeAndViaAreShown) {
+  std::string md = report_markdown(file_layer_sample());
+  EXPECT_NE(md.find("| yes (file_layer) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| yes (syscall) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Bytes moved through: syscall 1.00 MiB, mmap 3.00 MiB."), std::string::npos)
+      << md;
+  std::string plain = report_markdown(sample());
+  EXPECT_EQ(plain.find("Bytes moved through"), std::string::npos) << "syscalls only: no line";
+  std::string html = report_html(file_layer_sample());
+  EXPECT_NE(html.find("<p>Bytes moved through: syscall 1.00 MiB, mmap 3.00 MiB.</p>"),
+            std::string::npos);
+  EXPECT_NE(html.find(">yes (file_layer)<"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ckpt::report

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,6 +39,11 @@ class ExporterThread {
       std::lock_guard<std::mutex> lock(mutex_);
       notes_.push_back(note);
     };
+    hooks.probe_mode = [this] {
+      std::lock_guard<std::mutex> lock(mutex_);
+      return probe_mode_;
+    };
+    hooks.tracing_started = [this] { ++tracing_started_; };
     auto server = RegistrationServer::listen(std::move(options), std::move(hooks));
     if (!server) {
       error_ = server.error().message;
@@ -89,8 +95,25 @@ class ExporterThread {
     std::lock_guard<std::mutex> lock(mutex_);
     return notes_;
   }
+  // What the server asks of its probe-mode hook ("" = an exporter that
+  // does not know the mode).
+  void set_probe_mode(std::string mode) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    probe_mode_ = std::move(mode);
+  }
+  // Runs `f` on the server's thread and waits for its answer.
+  bool ask(std::function<bool(const RegistrationServer&)> f) {
+    std::promise<bool> answer;
+    auto done = answer.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      tasks_.push_back([this, &f, &answer] { answer.set_value(f(*server_)); });
+    }
+    return done.get();
+  }
   std::atomic<bool> nfs_{false};
   std::atomic<int> drains_{0};
+  std::atomic<int> tracing_started_{0};
 
  private:
   std::unique_ptr<RegistrationServer> server_;
@@ -102,6 +125,7 @@ class ExporterThread {
   std::vector<FailureRecord> failures_;
   std::vector<std::string> rejected_;
   std::vector<std::string> notes_;
+  std::string probe_mode_ = "file_layer";
 };
 
 }  // namespace ckpt::test

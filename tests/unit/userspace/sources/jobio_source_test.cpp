@@ -49,6 +49,10 @@ TEST(JobIoSourceTest, DecodesAnIoRecordAndConvertsTheDevice) {
   r.ino = 77;
   r.fd = 5;
   r.file_type = CKPT_FT_REGULAR;
+  r.calls = 1;  // one call, as the kernel fills every record since file-layer folding
+  r.via = CKPT_VIA_SYSCALL;
+  r.busy_ns = 2000;
+  r.last_start_ns = 1000;
   src.on_record(&r, sizeof(r));
   ASSERT_EQ(sink.events.size(), 1u);
   const auto& e = std::get<IoEvent>(sink.events[0]);

@@ -1,6 +1,7 @@
 #include "sources/path_resolver.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +45,31 @@ TEST(PathResolverTest, OpenFileWithoutOpenRecordResolvesThroughProc) {
   EXPECT_EQ(r.path_of(static_cast<uint32_t>(getpid()), fd, id), tmpl);
 }
 
+TEST(PathResolverTest, AMappedFileIsFoundInProcMapsByDeviceAndInode) {
+  PathResolver r;
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  char tmpl[] = "/tmp/ckpt-mapped-XXXXXX";
+  int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 8192), 0);
+  struct stat st {};
+  ASSERT_EQ(fstat(fd, &st), 0);
+  void* map = mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  close(fd);  // only the mapping names the file now
+  const FileId id{st.st_dev, st.st_ino};
+  EXPECT_EQ(r.mapped_path(self, FileId{st.st_dev, st.st_ino + 1}), "") << "another inode";
+  EXPECT_EQ(r.mapped_path(self, FileId{st.st_dev + 1, st.st_ino}), "") << "another device";
+  EXPECT_EQ(r.mapped_path(self, id), tmpl);
+  unlink(tmpl);
+  // Unlinked: the kernel appends " (deleted)"; the name is what it was.
+  EXPECT_EQ(PathResolver().mapped_path(self, id), tmpl);
+  munmap(map, 8192);
+  // Remembered once found.
+  EXPECT_EQ(r.path_of(self, -1, id), tmpl);
+  EXPECT_EQ(PathResolver().mapped_path(self, id), "") << "no mapping left";
+}
+
 TEST(PathResolverTest, DeadProcessKeepsLastKnownCwd) {
   PathResolver r;
   const uint32_t self = static_cast<uint32_t>(getpid());
@@ -52,6 +78,21 @@ TEST(PathResolverTest, DeadProcessKeepsLastKnownCwd) {
   std::string cwd = std::filesystem::current_path().string();
   EXPECT_EQ(r.resolve(999999, AT_FDCWD, "a.pt"), cwd + "/a.pt");
   EXPECT_EQ(r.resolve(999998, AT_FDCWD, "a.pt"), "a.pt") << "unknown: kept as given";
+}
+
+// cp -r: the destination directory opened, then each file relative to its
+// fd, by a process gone before /proc is read.
+TEST(PathResolverTest, ADeadProcessesDirfdResolvesThroughItsOpen) {
+  PathResolver r("/nonexistent-proc");
+  r.opened(4242, 4, "/mnt/nfs/ckpt/step_1");
+  EXPECT_EQ(r.resolve(4242, 4, "shard-0.pt"), "/mnt/nfs/ckpt/step_1/shard-0.pt");
+  EXPECT_EQ(r.resolve(4242, 5, "shard-0.pt"), "shard-0.pt") << "an fd no open returned";
+  r.opened(4242, 4, "/mnt/nfs/ckpt/step_2");  // the fd number reused by a newer open
+  EXPECT_EQ(r.resolve(4242, 4, "shard-1.pt"), "/mnt/nfs/ckpt/step_2/shard-1.pt");
+  r.forked(4242, 4343);
+  EXPECT_EQ(r.resolve(4343, 4, "x.pt"), "/mnt/nfs/ckpt/step_2/x.pt") << "inherited by a child";
+  r.exited(4242);
+  EXPECT_EQ(r.resolve(4242, 4, "shard-1.pt"), "shard-1.pt");
 }
 
 }  // namespace

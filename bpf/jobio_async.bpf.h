@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The job's file I/O that no call of its own carries, from tracepoints (so
+ * in both probe modes): io_uring requests, which complete after the
+ * submitting call returned, and the page cache filling under a mapped file.
+ * Included by jobio.bpf.c.
+ */
+#ifndef CKPTSCOPE_JOBIO_ASYNC_BPF_H
+#define CKPTSCOPE_JOBIO_ASYNC_BPF_H
+
+#include "jobio_state.bpf.h"
+
+/* ---- io_uring ---------------------------------------------------------------- */
+
+/* enum io_uring_op (uapi linux/io_uring.h): stable numbers. */
+#define CKPT_IORING_OP_READV 1
+#define CKPT_IORING_OP_WRITEV 2
+#define CKPT_IORING_OP_READ_FIXED 4
+#define CKPT_IORING_OP_WRITE_FIXED 5
+#define CKPT_IORING_OP_READ 22
+#define CKPT_IORING_OP_WRITE 23
+
+/* A read or write request submitted, not yet complete. */
+struct uring_request {
+	__u64 start_ns;
+	__s32 fd;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* the struct io_kiocb's address */
+	__type(value, struct uring_request);
+} uring_requests SEC(".maps");
+
+static __always_inline __u32 uring_data_op(__u8 opcode)
+{
+	switch (opcode) {
+	case CKPT_IORING_OP_READV:
+	case CKPT_IORING_OP_READ_FIXED:
+	case CKPT_IORING_OP_READ:
+		return CKPT_OP_READ;
+	case CKPT_IORING_OP_WRITEV:
+	case CKPT_IORING_OP_WRITE_FIXED:
+	case CKPT_IORING_OP_WRITE:
+		return CKPT_OP_WRITE;
+	default:
+		return 0;
+	}
+}
+
+/* The request's file is assigned when it is issued, after this tracepoint:
+ * keep its submit time and fd (the sqe's, still in cqe.fd) for the
+ * completion. */
+static __always_inline int uring_submitted(struct io_kiocb *req)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct uring_request r = {};
+	__u64 key = (__u64)req;
+
+	if (!uring_data_op(BPF_CORE_READ(req, opcode)))
+		return 0;
+	r.start_ns = bpf_ktime_get_ns();
+	if (!traced_thread_state(task, r.start_ns))
+		return 0;
+	r.fd = BPF_CORE_READ(req, cqe.fd);
+	if (bpf_map_update_elem(&uring_requests, &key, &r, BPF_ANY))
+		count_drop(CKPT_DROP_URING_INFLIGHT_FULL);
+	return 0;
+}
+
+/* io_uring_submit_req: 6.12 and this host's 6.18 have it (BTF). */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(on_uring_submit_req, struct io_kiocb *req)
+{
+	return uring_submitted(req);
+}
+
+/* Its older name (6.1's BTF): io_uring_submit_sqe, the request first too. */
+SEC("tp_btf/io_uring_submit_sqe")
+int BPF_PROG(on_uring_submit_sqe, struct io_kiocb *req)
+{
+	return uring_submitted(req);
+}
+
+/* A request completed with `res` (bytes or -errno), in the submitter's task
+ * work or an io-wq worker of its process. */
+static __always_inline int uring_completed(struct io_kiocb *req, int res)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ckpt_record_header cpu = {};
+	struct uring_request *r;
+	struct thread_state *st;
+	struct call_desc c = {};
+	struct inode *inode;
+	struct file *file;
+	__u64 key = (__u64)req;
+	__u64 now;
+
+	c.op = uring_data_op(BPF_CORE_READ(req, opcode));
+	if (!c.op)
+		return 0;
+	now = bpf_ktime_get_ns();
+	r = bpf_map_lookup_elem(&uring_requests, &key);
+	c.start_ns = now;
+	c.fd = -1;
+	if (r) {
+		c.start_ns = r->start_ns;
+		c.fd = r->fd;
+		bpf_map_delete_elem(&uring_requests, &key);
+	}
+	st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	if (!st && !(st = traced_thread_state(task, now)))
+		return 0;
+	file = BPF_CORE_READ(req, file);
+	if (!file)
+		return 0;
+	inode = BPF_CORE_READ(file, f_inode);
+	if (!inode)
+		return 0;
+	c.file_type = mode_file_type(BPF_CORE_READ(inode, i_mode));
+	if (c.file_type != CKPT_FT_REGULAR)
+		return 0;
+	c.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	c.ino = BPF_CORE_READ(inode, i_ino);
+	if (res >= 0 && file_verdict(c.dev, c.ino) == CKPT_VERDICT_OTHER)
+		return 0;
+	c.via = CKPT_VIA_IO_URING;
+	/* The submitter ran on while the request was in flight: no CPU window
+	 * is closed by it. */
+	cpu.cpu_window_start_ns = c.start_ns;
+	report_data_call(st, &c, bpf_get_current_pid_tgid(), now, res, &cpu);
+	return 0;
+}
+
+/* (ctx, req, user_data, res, cflags, extra1, extra2): the prototype in the
+ * 6.1 and 6.12 BTF. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(on_uring_complete_res, void *ring, void *req, __u64 user_data, int res)
+{
+	return uring_completed(req, res);
+}
+
+/* (ctx, req, cqe): the prototype in this host's 6.18 BTF. User space loads
+ * whichever of the two matches the kernel's btf_trace_io_uring_complete. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(on_uring_complete_cqe, void *ring, void *req, struct io_uring_cqe *cqe)
+{
+	return uring_completed(req, BPF_CORE_READ(cqe, res));
+}
+
+/* ---- the page cache under a mapped file ------------------------------------------ */
+
+/* Pages in a folio: 1, or 1 << order for a large one (PG_head set). The
+ * order is in _folio_order in 6.1's struct folio, in the low byte of
+ * _flags_1 in 6.12's and later (folio_large_order() in mm.h). */
+struct folio___v61 {
+	unsigned char _folio_order;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 folio_pages(struct folio *folio)
+{
+	unsigned long flags = 0;
+	unsigned int order;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio);
+	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	if (bpf_core_field_exists(((struct folio___v61 *)folio)->_folio_order))
+		order = BPF_CORE_READ((struct folio___v61 *)folio, _folio_order);
+	else
+		order = BPF_CORE_READ(folio, _flags_1) & 0xff;
+	return 1ULL << (order & 31);
+}
+
+/*
+ * A folio entered the page cache, in the running thread: read from storage
+ * (or newly written). Counted for a mapping's fold when this thread is
+ * faulting on that file: inside filemap_fault (file layer), or after the
+ * mm_filemap_fault tracepoint outside any call (syscall mode).
+ */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(on_page_cache_add, struct folio *folio)
+{
+	struct thread_state *st;
+	struct inode *inode;
+
+	if (!mmap_folds_open)
+		return 0;
+	st = bpf_task_storage_get(&thread_states, bpf_get_current_task_btf(), 0, 0);
+	if (!st || !st->mfold.faults)
+		return 0;
+	if (probe_mode == CKPT_MODE_FILE_LAYER ? !st->mfold.in_fault : st->call != CALL_NONE)
+		return 0;
+	inode = BPF_CORE_READ(folio, mapping, host);
+	if (!inode || BPF_CORE_READ(inode, i_ino) != st->mfold.ino ||
+	    BPF_CORE_READ(inode, i_sb, s_dev) != st->mfold.dev)
+		return 0;
+	st->mfold.storage_pages += folio_pages(folio);
+	return 0;
+}
+
+/* ---- page faults seen by tracepoints (syscall mode, 6.11+) ---------------------- */
+
+/* mm_filemap_fault and mm_filemap_map_pages: in the 6.12 and 6.18 BTF, not
+ * in 6.1's; they need no trampolines. */
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(on_fault_tp, struct address_space *mapping, unsigned long index)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	__u64 now = bpf_ktime_get_ns();
+	struct inode *inode;
+
+	if (!st && !(st = traced_thread_state(task, now)))
+		return 0;
+	inode = BPF_CORE_READ(mapping, host);
+	if (inode)
+		mmap_touch(st, bpf_get_current_pid_tgid(), inode, index, index, now);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(on_map_pages_tp, struct address_space *mapping, unsigned long start_index,
+	     unsigned long last_index)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	__u64 now = bpf_ktime_get_ns();
+	struct inode *inode;
+
+	if (!st && !(st = traced_thread_state(task, now)))
+		return 0;
+	inode = BPF_CORE_READ(mapping, host);
+	if (inode)
+		mmap_touch(st, bpf_get_current_pid_tgid(), inode, start_index, last_index, now);
+	return 0;
+}
+
+#endif /* CKPTSCOPE_JOBIO_ASYNC_BPF_H */

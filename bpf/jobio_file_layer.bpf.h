@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * CKPT_MODE_FILE_LAYER: fentry/fexit on the VFS functions every path to a
+ * file funnels through, so a process that does no file I/O never enters a
+ * program, and a call on a file user space ruled out costs the thread-state
+ * and verdict lookups. Included by jobio.bpf.c; user space loads these only in
+ * that mode (userspace/probes/jobio_programs.cpp), each only where the kernel
+ * has the function (6.1 has filp_close, 6.7+ filp_flush; the rest since 5.x).
+ *
+ * Calls nest (a close may flush through fsync, copy_file_range falls back
+ * to do_splice_direct): `depth` keeps only the outermost. User space
+ * attaches every fexit before any fentry, so a call whose entry was seen
+ * always has its exit seen too, and depth cannot stick above zero.
+ *
+ * The read/write family reaches vfs_read/vfs_write/vfs_readv/vfs_writev;
+ * io_uring and splice do not (they call ->read_iter/->write_iter
+ * directly, or vfs_iter_*), so nothing is counted twice. Kernel-internal
+ * readers (kernel_read, nfsd's vfs_iter_*) are not hooked at all.
+ */
+#ifndef CKPTSCOPE_JOBIO_FILE_LAYER_BPF_H
+#define CKPTSCOPE_JOBIO_FILE_LAYER_BPF_H
+
+#include "jobio_state.bpf.h"
+
+/* ERR_PTR values (include/linux/err.h): a getname() that failed. */
+#define CKPT_MAX_ERRNO 4095
+/* AT_REMOVEDIR: what unlinkat(2) passes for rmdir. */
+#define CKPT_AT_REMOVEDIR 0x200
+
+/* The outermost file-layer call of a traced thread begins: its state, or
+ * NULL (not traced, or nested in a call already being traced). */
+static __always_inline struct thread_state *fl_enter(struct task_struct *task)
+{
+	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+
+	if (!st) {
+		st = traced_thread_state(task, bpf_ktime_get_ns());
+		if (!st)
+			return NULL;
+	}
+	if (st->depth++ > 0)
+		return NULL;
+	st->call = CALL_NONE;
+	return st;
+}
+
+/* The matching exit: the state when this was the outermost call. */
+static __always_inline struct thread_state *fl_exit(struct task_struct *task)
+{
+	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+
+	if (!st || st->depth == 0)
+		return NULL;
+	if (--st->depth > 0)
+		return NULL;
+	return st;
+}
+
+/* dev, ino and type of `file` into st->cur. */
+static __always_inline bool fl_identify(struct thread_state *st, struct file *file)
+{
+	struct inode *inode;
+
+	if (!file)
+		return false;
+	inode = file->f_inode;
+	if (!inode)
+		return false;
+	st->cur.file_type = mode_file_type(inode->i_mode);
+	st->cur.dev = inode->i_sb->s_dev;
+	st->cur.ino = inode->i_ino;
+	return true;
+}
+
+static __always_inline int fl_file_enter(struct file *file, __u32 op, __u64 requested)
+{
+	struct thread_state *st = fl_enter(bpf_get_current_task_btf());
+
+	if (!st || !fl_identify(st, file))
+		return 0;
+	st->busy = 1;
+	begin_file_call(st, bpf_ktime_get_ns(), op, CKPT_VIA_SYSCALL, -1, requested);
+	st->busy = 0;
+	return 0;
+}
+
+static __always_inline int fl_call_exit(long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_state *st = fl_exit(task);
+
+	if (!st)
+		return 0;
+	st->busy = 1;
+	switch (st->call) {
+	case CALL_FD:
+	case CALL_OTHER:
+		end_file_call(st, ret);
+		break;
+	case CALL_COPY:
+		end_copy(st, ret);
+		break;
+	case CALL_PATH:
+		end_path_call(task, st, ret);
+		break;
+	default:
+		break;
+	}
+	st->busy = 0;
+	return 0;
+}
+
+/* ---- data and flush calls ------------------------------------------------------ */
+
+SEC("fentry/vfs_read")
+int BPF_PROG(fl_read_enter, struct file *file, char *buf, size_t count)
+{
+	return fl_file_enter(file, CKPT_OP_READ, count);
+}
+
+SEC("fexit/vfs_read")
+int BPF_PROG(fl_read_exit, struct file *file, char *buf, size_t count, loff_t *pos, long ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/vfs_write")
+int BPF_PROG(fl_write_enter, struct file *file, const char *buf, size_t count)
+{
+	return fl_file_enter(file, CKPT_OP_WRITE, count);
+}
+
+SEC("fexit/vfs_write")
+int BPF_PROG(fl_write_exit, struct file *file, const char *buf, size_t count, loff_t *pos, long ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/vfs_readv")
+int BPF_PROG(fl_readv_enter, struct file *file)
+{
+	return fl_file_enter(file, CKPT_OP_READ, 0);
+}
+
+SEC("fexit/vfs_readv")
+int BPF_PROG(fl_readv_exit, struct file *file, const struct iovec *vec, unsigned long vlen,
+	     loff_t *pos, int flags, long ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/vfs_writev")
+int BPF_PROG(fl_writev_enter, struct file *file)
+{
+	return fl_file_enter(file, CKPT_OP_WRITE, 0);
+}
+
+SEC("fexit/vfs_writev")
+int BPF_PROG(fl_writev_exit, struct file *file, const struct iovec *vec, unsigned long vlen,
+	     loff_t *pos, int flags, long ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/vfs_fsync_range")
+int BPF_PROG(fl_fsync_enter, struct file *file)
+{
+	return fl_file_enter(file, CKPT_OP_FSYNC, 0);
+}
+
+SEC("fexit/vfs_fsync_range")
+int BPF_PROG(fl_fsync_exit, struct file *file, loff_t start, loff_t end, int datasync, int ret)
+{
+	return fl_call_exit(ret);
+}
+
+/* close(2) reaches filp_flush where it exists (6.12's BTF has it, split out
+ * of filp_close), filp_close before (6.1): user space loads one pair. */
+SEC("fentry/filp_flush")
+int BPF_PROG(fl_flush_enter, struct file *file)
+{
+	return fl_file_enter(file, CKPT_OP_CLOSE, 0);
+}
+
+SEC("fexit/filp_flush")
+int BPF_PROG(fl_flush_exit, struct file *file, void *id, int ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/filp_close")
+int BPF_PROG(fl_close_enter, struct file *file)
+{
+	return fl_file_enter(file, CKPT_OP_CLOSE, 0);
+}
+
+SEC("fexit/filp_close")
+int BPF_PROG(fl_close_exit, struct file *file, void *id, int ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/do_sys_ftruncate")
+int BPF_PROG(fl_ftruncate_enter, unsigned int fd, loff_t length)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_state *st = fl_enter(task);
+
+	if (!st || !resolve_fd(task, st, (int)fd))
+		return 0;
+	st->busy = 1;
+	begin_file_call(st, bpf_ktime_get_ns(), CKPT_OP_FTRUNCATE, CKPT_VIA_SYSCALL, (int)fd,
+			length);
+	st->busy = 0;
+	return 0;
+}
+
+SEC("fexit/do_sys_ftruncate")
+int BPF_PROG(fl_ftruncate_exit, unsigned int fd, loff_t length, int small, long ret)
+{
+	return fl_call_exit(ret);
+}
+
+/* ---- copies between files ----------------------------------------------------- */
+
+static __always_inline int fl_begin_copy(struct file *in, struct file *out, __u32 via, __u64 len)
+{
+	struct thread_state *st = fl_enter(bpf_get_current_task_btf());
+
+	if (!st || !fl_identify(st, out))
+		return 0;
+	st->dev2 = st->cur.dev;
+	st->ino2 = st->cur.ino;
+	st->file_type2 = st->cur.file_type;
+	st->fd2 = -1;
+	if (!fl_identify(st, in))
+		return 0;
+	st->cur.fd = -1;
+	st->busy = 1;
+	begin_copy(st, bpf_ktime_get_ns(), via, len);
+	st->busy = 0;
+	return 0;
+}
+
+SEC("fentry/vfs_copy_file_range")
+int BPF_PROG(fl_copy_enter, struct file *file_in, loff_t pos_in, struct file *file_out,
+	     loff_t pos_out, size_t len)
+{
+	return fl_begin_copy(file_in, file_out, CKPT_VIA_COPY_FILE_RANGE, len);
+}
+
+SEC("fexit/vfs_copy_file_range")
+int BPF_PROG(fl_copy_exit, struct file *file_in, loff_t pos_in, struct file *file_out,
+	     loff_t pos_out, size_t len, unsigned int flags, long ret)
+{
+	return fl_call_exit(ret);
+}
+
+/* sendfile(2), and splice between two files. */
+SEC("fentry/do_splice_direct")
+int BPF_PROG(fl_splice_enter, struct file *in, loff_t *ppos, struct file *out, loff_t *opos,
+	     size_t len)
+{
+	return fl_begin_copy(in, out, CKPT_VIA_SENDFILE, len);
+}
+
+SEC("fexit/do_splice_direct")
+int BPF_PROG(fl_splice_exit, struct file *in, loff_t *ppos, struct file *out, loff_t *opos,
+	     size_t len, unsigned int flags, long ret)
+{
+	return fl_call_exit(ret);
+}
+
+/* ---- calls that name a path ---------------------------------------------------- */
+
+static __always_inline const char *filename_of(struct filename *name)
+{
+	if (!name || (unsigned long)name >= (unsigned long)-CKPT_MAX_ERRNO)
+		return NULL;
+	return BPF_CORE_READ(name, name);
+}
+
+static __always_inline int fl_path_enter(__u32 op, long dirfd, const char *path, long dirfd2,
+					 const char *path2, __u32 flags, enum name_space space)
+{
+	struct thread_state *st = fl_enter(bpf_get_current_task_btf());
+
+	if (!st)
+		return 0;
+	st->busy = 1;
+	begin_path_call(st, bpf_ktime_get_ns(), op, dirfd, path, dirfd2, path2, flags, space);
+	st->busy = 0;
+	return 0;
+}
+
+SEC("fentry/do_sys_openat2")
+int BPF_PROG(fl_open_enter, int dfd, const char *filename, struct open_how *how)
+{
+	return fl_path_enter(CKPT_OP_OPEN, dfd, filename, 0, NULL, (__u32)BPF_CORE_READ(how, flags),
+			     NAMES_USER);
+}
+
+SEC("fexit/do_sys_openat2")
+int BPF_PROG(fl_open_exit, int dfd, const char *filename, struct open_how *how, long ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/do_renameat2")
+int BPF_PROG(fl_rename_enter, int olddfd, struct filename *from, int newdfd, struct filename *to,
+	     unsigned int flags)
+{
+	return fl_path_enter(CKPT_OP_RENAME, olddfd, filename_of(from), newdfd, filename_of(to),
+			     flags, NAMES_KERNEL);
+}
+
+SEC("fexit/do_renameat2")
+int BPF_PROG(fl_rename_exit, int olddfd, struct filename *from, int newdfd, struct filename *to,
+	     unsigned int flags, int ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/do_mkdirat")
+int BPF_PROG(fl_mkdir_enter, int dfd, struct filename *name)
+{
+	return fl_path_enter(CKPT_OP_MKDIR, dfd, filename_of(name), 0, NULL, 0, NAMES_KERNEL);
+}
+
+SEC("fexit/do_mkdirat")
+int BPF_PROG(fl_mkdir_exit, int dfd, struct filename *name, umode_t mode, int ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/do_unlinkat")
+int BPF_PROG(fl_unlink_enter, int dfd, struct filename *name)
+{
+	return fl_path_enter(CKPT_OP_UNLINK, dfd, filename_of(name), 0, NULL, 0, NAMES_KERNEL);
+}
+
+SEC("fexit/do_unlinkat")
+int BPF_PROG(fl_unlink_exit, int dfd, struct filename *name, int ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/do_rmdir")
+int BPF_PROG(fl_rmdir_enter, int dfd, struct filename *name)
+{
+	return fl_path_enter(CKPT_OP_UNLINK, dfd, filename_of(name), 0, NULL, CKPT_AT_REMOVEDIR,
+			     NAMES_KERNEL);
+}
+
+SEC("fexit/do_rmdir")
+int BPF_PROG(fl_rmdir_exit, int dfd, struct filename *name, int ret)
+{
+	return fl_call_exit(ret);
+}
+
+SEC("fentry/vfs_statx")
+int BPF_PROG(fl_stat_enter, int dfd, struct filename *filename, int flags)
+{
+	return fl_path_enter(CKPT_OP_STAT, dfd, filename_of(filename), 0, NULL, flags,
+			     NAMES_KERNEL);
+}
+
+SEC("fexit/vfs_statx")
+int BPF_PROG(fl_stat_exit, int dfd, struct filename *filename, int flags, struct kstat *stat,
+	     __u32 request_mask, int ret)
+{
+	return fl_call_exit(ret);
+}
+
+/* ---- page faults on mapped files --------------------------------------------- */
+
+/* A fault on a file mapping that was not in the page tables: filemap_fault
+ * finds (or reads) the page and maps it. Faults nest inside calls (a write
+ * from a mapped buffer), so they do not use depth. */
+SEC("fentry/filemap_fault")
+int BPF_PROG(fl_fault_enter, struct vm_fault *vmf)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	struct file *file;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!st && !(st = traced_thread_state(task, now)))
+		return 0;
+	file = vmf->vma->vm_file;
+	if (!file || !file->f_inode)
+		return 0;
+	st->busy = 1;
+	mmap_touch(st, bpf_get_current_pid_tgid(), file->f_inode, vmf->pgoff, vmf->pgoff, now);
+	if (st->mfold.faults) {
+		st->mfold.in_fault = 1;
+		st->mfold.fault_start_ns = now;
+	}
+	st->busy = 0;
+	return 0;
+}
+
+SEC("fexit/filemap_fault")
+int BPF_PROG(fl_fault_exit, struct vm_fault *vmf, unsigned int ret)
+{
+	struct thread_state *st =
+	    bpf_task_storage_get(&thread_states, bpf_get_current_task_btf(), 0, 0);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!st || !st->mfold.in_fault)
+		return 0;
+	st->busy = 1;
+	st->mfold.in_fault = 0;
+	if (now > st->mfold.fault_start_ns)
+		st->mfold.busy_ns += now - st->mfold.fault_start_ns;
+	st->mfold.last_ns = now;
+	st->busy = 0;
+	return 0;
+}
+
+/* Fault-around (mm/memory.c do_fault_around): the cached pages around a
+ * faulting address are mapped in one go, before any filemap_fault. */
+SEC("fexit/filemap_map_pages")
+int BPF_PROG(fl_map_pages_exit, struct vm_fault *vmf, unsigned long start_pgoff,
+	     unsigned long end_pgoff, unsigned int ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	struct file *file;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!st && !(st = traced_thread_state(task, now)))
+		return 0;
+	file = vmf->vma->vm_file;
+	if (!file || !file->f_inode)
+		return 0;
+	st->busy = 1;
+	mmap_touch(st, bpf_get_current_pid_tgid(), file->f_inode, start_pgoff, end_pgoff, now);
+	st->busy = 0;
+	return 0;
+}
+
+#endif /* CKPTSCOPE_JOBIO_FILE_LAYER_BPF_H */

@@ -1,0 +1,829 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What every jobio program shares, whichever way it attaches (raw syscalls,
+ * the file layer, the io_uring and page-cache tracepoints): the settings user
+ * space writes before load, the maps, one thread's state, and the steps of a
+ * traced call — is this thread traced, is this file one we report (the
+ * verdict), the CPU accounting around the call, and the folding of small calls
+ * into one record. Included once, by jobio.bpf.c.
+ */
+#ifndef CKPTSCOPE_JOBIO_STATE_BPF_H
+#define CKPTSCOPE_JOBIO_STATE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "core_fixes.bpf.h"
+#include "jobio.h"
+
+/* ---- set by user space before load --------------------------------------- */
+
+const volatile __u32 filter_mode = CKPT_FILTER_TGIDS;
+const volatile __u32 self_tgid = 0;
+const volatile __u64 wakeup_bytes = 1 << 20;
+/* Benchmarks only: attach the syscall programs but return at once, to
+ * measure what enabling syscall tracepoints costs before any work. */
+const volatile bool floor_only = false;
+/* Kernel-side aggregation (the node exporter): a thread's on-CPU time outside
+ * I/O calls is reported when it leaves the CPU only once it adds up to this
+ * much; below it the window stays open, and the thread's next I/O call or
+ * its exit reports it. 0 reports at every switch (run, attach). */
+const volatile __u64 cpu_flush_min_ns = 0;
+/* enum ckpt_probe_mode: which attachment user space chose (it loads only
+ * that mode's programs; the shared ones consult this). */
+const volatile __u32 probe_mode = CKPT_MODE_SYSCALL;
+/* Folding (bpf/jobio.h ckpt_io_record): calls of at most fold_max_bytes that
+ * start within fold_window_ns of the first call of a fold join it; 0: never. */
+const volatile __u64 fold_window_ns = 1000000;
+const volatile __u64 fold_max_bytes = 65536;
+/* PAGE_SHIFT (not in BTF): from sysconf(_SC_PAGESIZE) in user space. */
+const volatile __u32 page_shift = 12;
+/* enum ckpt_syscall_kind per syscall number of this architecture. */
+const volatile __u8 syscall_kinds[CKPT_MAX_SYSCALLS] = {};
+
+/* Ring-buffer records are only ever cast from void *, so clang would leave
+ * their types out of the object's BTF; these keep them in, and the unit tests
+ * compare that layout with the C++ compiler's. */
+const struct ckpt_io_record *unused_io_record __attribute__((unused));
+const struct ckpt_path_record *unused_path_record __attribute__((unused));
+const struct ckpt_cpu_record *unused_cpu_record __attribute__((unused));
+const struct ckpt_proc_record *unused_proc_record __attribute__((unused));
+const struct ckpt_open_file_record *unused_open_file_record __attribute__((unused));
+const struct ckpt_copy_record *unused_copy_record __attribute__((unused));
+const struct ckpt_mmap_record *unused_mmap_record __attribute__((unused));
+
+/* ---- maps ----------------------------------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by user space before load */
+} jobio_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} target_cgroup SEC(".maps");
+
+/* enum ckpt_file_verdict per inode, written by user space, cleared at open. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ckpt_file_key);
+	__type(value, __u8);
+} file_verdicts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CKPT_JOBIO_DROP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} jobio_drops SEC(".maps");
+
+enum call_state {
+	CALL_NONE = 0,
+	CALL_FD = 1,	/* a data or flush call on a file we report is in progress */
+	CALL_PATH = 2,	/* a path call is in progress: details in path_calls */
+	CALL_COPY = 3,	/* a copy between two files is in progress */
+	CALL_OTHER = 4, /* a call on a file user space said is not a checkpoint */
+};
+
+/* Small successful calls of one thread on one file, not yet reported. */
+struct io_fold {
+	__u64 dev;
+	__u64 ino;
+	__u32 op;
+	__u32 via;
+	__s32 fd;
+	__u32 file_type;
+	__u32 calls; /* 0: nothing folded */
+	__u32 pad;
+	__u64 bytes;
+	__u64 requested;
+	__u64 busy_ns;
+	__u64 first_start_ns;
+	__u64 last_start_ns;
+	__u64 last_end_ns;
+	__u64 cpu_window_start_ns;
+	__u64 cpu_ns;
+};
+
+/* Page faults of one thread on one mapped file, not yet reported. */
+struct mmap_fold {
+	__u64 dev;
+	__u64 ino;
+	__u64 first_page;
+	__u64 last_page;
+	__u64 file_size;
+	__u64 storage_pages;
+	__u64 busy_ns;
+	__u64 first_ns;
+	__u64 last_ns;
+	__u32 faults;	/* 0: nothing folded */
+	__u32 in_fault; /* between filemap_fault's entry and exit (file layer) */
+	__u64 fault_start_ns;
+};
+
+/* One call on one file: the thread's call in progress, or an io_uring
+ * request completing on it. */
+struct call_desc {
+	__u64 start_ns;
+	__u64 requested;
+	__u64 dev;
+	__u64 ino;
+	__u32 op;
+	__u32 via;
+	__s32 fd;
+	__u32 file_type;
+};
+
+/* Everything a traced thread needs between events. */
+struct thread_state {
+	/* The call in progress. */
+	struct call_desc cur;
+	__u32 call; /* enum call_state */
+	__u32 pad;
+	__s64 syscall_nr; /* syscall mode: the call's exit must match */
+	/* File-layer calls nest (a close that flushes through fsync, a copy
+	 * that splices): only the outermost is the job's call. */
+	__u32 depth;
+	/* Set while a file-layer program works on this state: fentry/fexit
+	 * programs run with migration, not preemption, disabled, so the
+	 * thread can be switched out inside one, and sched_switch must not
+	 * report its folds (or close its CPU window) half-updated. */
+	__u32 busy;
+	/* A copy's other file: the destination (dev, ino above: the source). */
+	__u64 dev2;
+	__u64 ino2;
+	__s32 fd2;
+	__u32 file_type2;
+	/* The last file resolved from an fd: a thread writing a shard in
+	 * 4 KiB calls resolves it once, not per call. */
+	__u64 cached_file;
+	__u64 cached_inode;
+	__u64 cached_dev;
+	__u64 cached_ino;
+	__u32 cached_type;
+	/* On-CPU accounting outside traced calls. */
+	__u32 in_io;
+	__u64 window_start_ns; /* start of the not-yet-reported window */
+	__u64 oncpu_since_ns;  /* 0 while off CPU or inside a traced call */
+	__u64 acc_ns;	       /* on-CPU ns outside calls since window_start_ns */
+	struct io_fold fold;
+	struct mmap_fold mfold;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} thread_states SEC(".maps");
+
+/* A path call between its entry and exit; too large for task storage's
+ * fast path and rare next to reads and writes. */
+struct path_call {
+	__s32 dirfd;
+	__s32 dirfd2;
+	__u32 flags;
+	__u16 path_len;
+	__u16 path2_len;
+	__u32 pad;
+	char path[CKPT_PATH_MAX];
+	char path2[CKPT_PATH_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct path_call);
+} path_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_call);
+} path_call_scratch SEC(".maps");
+
+/* Mapping folds open on any thread: while none is, a page entering the page
+ * cache (every write that grows a file) is no business of ours, and
+ * on_page_cache_add returns before it looks up the thread. May overcount
+ * (a thread that exits with a fold open); never undercounts. */
+__u64 mmap_folds_open = 0;
+
+/* ---- traced threads --------------------------------------------------------- */
+
+static __always_inline void count_drop(__u32 cause)
+{
+	__u64 *count = bpf_map_lookup_elem(&jobio_drops, &cause);
+
+	if (count)
+		*count += 1;
+}
+
+/* PF_KTHREAD (include/linux/sched.h), stable since 2.6: kernel threads
+ * (nfsd, writeback) call the VFS for nobody's job. */
+#define CKPT_PF_KTHREAD 0x00200000
+
+static __always_inline bool current_is_traced(__u32 tgid)
+{
+	__u8 one = 1;
+
+	if (tgid == self_tgid)
+		return false;
+	if (filter_mode == CKPT_FILTER_ALL) {
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		return !(task->flags & CKPT_PF_KTHREAD);
+	}
+	if (bpf_map_lookup_elem(&traced_tgids, &tgid))
+		return true;
+	/* Processes that entered the cgroup after attach join the set here. */
+	if (filter_mode == CKPT_FILTER_CGROUP &&
+	    bpf_current_task_under_cgroup(&target_cgroup, 0) == 1) {
+		if (bpf_map_update_elem(&traced_tgids, &tgid, &one, BPF_ANY))
+			count_drop(CKPT_DROP_TGID_FULL);
+		return true;
+	}
+	return false;
+}
+
+static __always_inline bool other_task_is_traced(__u32 tgid)
+{
+	if (tgid == self_tgid)
+		return false;
+	if (filter_mode == CKPT_FILTER_ALL)
+		return true;
+	return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+}
+
+/*
+ * The running thread's state, or NULL when the thread is not traced. Only
+ * traced threads ever get state, so finding it answers "traced?" without the
+ * tgid lookup; a thread seen for the first time is checked, then given state.
+ */
+static __always_inline struct thread_state *traced_thread_state(struct task_struct *task, __u64 now)
+{
+	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+
+	if (st)
+		return st;
+	if (!current_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return NULL;
+	st = bpf_task_storage_get(&thread_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count_drop(CKPT_DROP_THREAD_FULL);
+		return NULL;
+	}
+	st->window_start_ns = now;
+	st->oncpu_since_ns = now; /* it is running: it is making this call */
+	return st;
+}
+
+/* ---- files and verdicts ---------------------------------------------------- */
+
+static __always_inline __u32 mode_file_type(__u32 mode)
+{
+	mode &= CKPT_S_IFMT;
+	if (mode == CKPT_S_IFREG)
+		return CKPT_FT_REGULAR;
+	if (mode == CKPT_S_IFDIR)
+		return CKPT_FT_DIRECTORY;
+	return CKPT_FT_UNKNOWN;
+}
+
+/* What user space decided about (dev, ino): enum ckpt_file_verdict. */
+static __always_inline __u32 file_verdict(__u64 dev, __u64 ino)
+{
+	struct ckpt_file_key key = {.dev = dev, .ino = ino};
+	__u8 *v = bpf_map_lookup_elem(&file_verdicts, &key);
+
+	return v ? *v : CKPT_VERDICT_UNKNOWN;
+}
+
+/* An open of the inode: whatever was decided about an earlier file with this
+ * number (inode numbers are reused) no longer holds until user space looks
+ * at this open. */
+static __always_inline void forget_verdict(__u64 dev, __u64 ino)
+{
+	struct ckpt_file_key key = {.dev = dev, .ino = ino};
+
+	bpf_map_delete_elem(&file_verdicts, &key);
+}
+
+/* ---- CPU accounting around calls ------------------------------------------- */
+
+/* The thread enters a traced call: stop counting its CPU as serialize. */
+static __always_inline void cpu_pause(struct thread_state *st, __u64 now)
+{
+	if (st->oncpu_since_ns && now > st->oncpu_since_ns)
+		st->acc_ns += now - st->oncpu_since_ns;
+	st->oncpu_since_ns = 0;
+	st->in_io = 1;
+}
+
+/* The call returns: report the window before it and open a new one. */
+static __always_inline void cpu_resume(struct thread_state *st, __u64 now,
+				       struct ckpt_record_header *hdr)
+{
+	hdr->cpu_window_start_ns = st->window_start_ns;
+	hdr->cpu_ns = st->acc_ns;
+	st->window_start_ns = now;
+	st->acc_ns = 0;
+	st->in_io = 0;
+	st->oncpu_since_ns = now;
+}
+
+static __always_inline void fill_header(struct ckpt_record_header *hdr, __u32 kind, __u32 op,
+					__u64 pid_tgid, __u64 start_ns, __u64 end_ns)
+{
+	hdr->kind = kind;
+	hdr->op = op;
+	hdr->tgid = pid_tgid >> 32;
+	hdr->tid = (__u32)pid_tgid;
+	hdr->start_ns = start_ns;
+	hdr->end_ns = end_ns;
+}
+
+static __always_inline __u64 submit_flags(void)
+{
+	return ckpt_wakeup_flags(&jobio_events, wakeup_bytes);
+}
+
+/* ---- folded records --------------------------------------------------------- */
+
+/* Reports the thread's folded small calls, if any. */
+static __always_inline void flush_io_fold(struct thread_state *st, __u64 pid_tgid)
+{
+	struct io_fold *f = &st->fold;
+	struct ckpt_io_record *rec;
+
+	if (!f->calls)
+		return;
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		f->calls = 0;
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_IO, f->op, pid_tgid, f->first_start_ns, f->last_end_ns);
+	rec->hdr.cpu_window_start_ns = f->cpu_window_start_ns;
+	rec->hdr.cpu_ns = f->cpu_ns;
+	rec->ret = (__s64)f->bytes;
+	rec->requested = f->requested;
+	rec->dev = f->dev;
+	rec->ino = f->ino;
+	rec->fd = f->fd;
+	rec->file_type = f->file_type;
+	rec->calls = f->calls;
+	rec->via = f->via;
+	rec->busy_ns = f->busy_ns;
+	rec->last_start_ns = f->last_start_ns;
+	bpf_ringbuf_submit(rec, submit_flags());
+	f->calls = 0;
+}
+
+/* Reports the thread's folded page faults, if any. */
+static __always_inline void flush_mmap_fold(struct thread_state *st, __u64 pid_tgid)
+{
+	struct mmap_fold *m = &st->mfold;
+	struct ckpt_mmap_record *rec;
+
+	if (!m->faults)
+		return;
+	__sync_fetch_and_add(&mmap_folds_open, -1);
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		m->faults = 0;
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_MMAP, 0, pid_tgid, m->first_ns, m->last_ns);
+	/* Faults are not calls: the thread's CPU window runs through them. */
+	rec->hdr.cpu_window_start_ns = m->first_ns;
+	rec->hdr.cpu_ns = 0;
+	rec->dev = m->dev;
+	rec->ino = m->ino;
+	rec->first_page = m->first_page;
+	rec->last_page = m->last_page;
+	rec->file_size = m->file_size;
+	rec->storage_pages = m->storage_pages;
+	rec->busy_ns = m->busy_ns;
+	rec->faults = m->faults;
+	rec->page_shift = page_shift;
+	bpf_ringbuf_submit(rec, submit_flags());
+	m->faults = 0;
+}
+
+/* Everything this thread still holds folded, before a record that must
+ * follow it (timeline order per thread) or at its exit. */
+static __always_inline void flush_folds(struct thread_state *st, __u64 pid_tgid)
+{
+	flush_io_fold(st, pid_tgid);
+	flush_mmap_fold(st, pid_tgid);
+}
+
+/* Folds are reported once they are older than the window, so a thread that
+ * stops calling does not hold its last calls back. */
+static __always_inline void flush_stale_folds(struct thread_state *st, __u64 pid_tgid, __u64 now)
+{
+	if (st->fold.calls && now - st->fold.first_start_ns >= fold_window_ns)
+		flush_io_fold(st, pid_tgid);
+	if (st->mfold.faults && !st->mfold.in_fault && now - st->mfold.first_ns >= fold_window_ns)
+		flush_mmap_fold(st, pid_tgid);
+}
+
+/*
+ * One finished data call `c`, with the CPU window before it in `cpu`: folded
+ * into the thread's fold when small, else reported on its own after whatever
+ * was folded.
+ */
+static __always_inline void report_data_call(struct thread_state *st, const struct call_desc *c,
+					     __u64 pid_tgid, __u64 now, long ret,
+					     const struct ckpt_record_header *cpu)
+{
+	struct io_fold *f = &st->fold;
+	struct ckpt_io_record *rec;
+	bool small = fold_window_ns && ret >= 0 && (__u64)ret <= fold_max_bytes &&
+		     (c->op == CKPT_OP_READ || c->op == CKPT_OP_WRITE);
+
+	if (small && f->calls && f->dev == c->dev && f->ino == c->ino && f->op == c->op &&
+	    f->via == c->via && c->start_ns - f->first_start_ns < fold_window_ns &&
+	    f->calls < 0xffffffffu) {
+		f->calls += 1;
+		f->bytes += ret;
+		f->requested += c->requested;
+		f->busy_ns += now - c->start_ns;
+		f->last_start_ns = c->start_ns;
+		f->last_end_ns = now;
+		f->cpu_ns += cpu->cpu_ns;
+		return;
+	}
+	flush_io_fold(st, pid_tgid);
+	if (small) {
+		f->dev = c->dev;
+		f->ino = c->ino;
+		f->op = c->op;
+		f->via = c->via;
+		f->fd = c->fd;
+		f->file_type = c->file_type;
+		f->calls = 1;
+		f->bytes = ret;
+		f->requested = c->requested;
+		f->busy_ns = now - c->start_ns;
+		f->first_start_ns = c->start_ns;
+		f->last_start_ns = c->start_ns;
+		f->last_end_ns = now;
+		f->cpu_window_start_ns = cpu->cpu_window_start_ns;
+		f->cpu_ns = cpu->cpu_ns;
+		return;
+	}
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_IO, c->op, pid_tgid, c->start_ns, now);
+	rec->hdr.cpu_window_start_ns = cpu->cpu_window_start_ns;
+	rec->hdr.cpu_ns = cpu->cpu_ns;
+	rec->ret = ret;
+	rec->requested = c->requested;
+	rec->dev = c->dev;
+	rec->ino = c->ino;
+	rec->fd = c->fd;
+	rec->file_type = c->file_type;
+	rec->calls = 1;
+	rec->via = c->via;
+	rec->busy_ns = now - c->start_ns;
+	rec->last_start_ns = c->start_ns;
+	bpf_ringbuf_submit(rec, submit_flags());
+}
+
+/* ---- calls on one file ------------------------------------------------------ */
+
+/* A flush call (fsync, close, ftruncate) started: user space must know it is
+ * in flight (an NFS close can flush for seconds). */
+static __always_inline void emit_io_start(struct thread_state *st, __u64 pid_tgid)
+{
+	struct ckpt_io_record *rec;
+
+	flush_folds(st, pid_tgid);
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_IO_START, st->cur.op, pid_tgid, st->cur.start_ns, 0);
+	rec->hdr.cpu_window_start_ns = st->cur.start_ns;
+	rec->hdr.cpu_ns = 0;
+	rec->ret = 0;
+	rec->requested = st->cur.requested;
+	rec->dev = st->cur.dev;
+	rec->ino = st->cur.ino;
+	rec->fd = st->cur.fd;
+	rec->file_type = st->cur.file_type;
+	rec->calls = 1;
+	rec->via = st->cur.via;
+	rec->busy_ns = 0;
+	rec->last_start_ns = st->cur.start_ns;
+	bpf_ringbuf_submit(rec, submit_flags());
+}
+
+/*
+ * A call on one file begins; st->cur.dev/ino/file_type already name the file.
+ * Regular files only (directories for fsync: durable renames). A file user
+ * space said is not a checkpoint costs this check: its time stays the thread's
+ * CPU, and only a failure is reported at the exit.
+ */
+static __always_inline void begin_file_call(struct thread_state *st, __u64 now, __u32 op, __u32 via,
+					    int fd, __u64 requested)
+{
+	if (st->cur.file_type != CKPT_FT_REGULAR &&
+	    !(st->cur.file_type == CKPT_FT_DIRECTORY && op == CKPT_OP_FSYNC))
+		return;
+	st->cur.start_ns = now;
+	st->cur.op = op;
+	st->cur.via = via;
+	st->cur.fd = fd;
+	st->cur.requested = requested;
+	if (file_verdict(st->cur.dev, st->cur.ino) == CKPT_VERDICT_OTHER) {
+		st->call = CALL_OTHER;
+		return;
+	}
+	st->call = CALL_FD;
+	cpu_pause(st, now);
+	if (op == CKPT_OP_FSYNC || op == CKPT_OP_CLOSE || op == CKPT_OP_FTRUNCATE)
+		emit_io_start(st, bpf_get_current_pid_tgid());
+}
+
+/* The call begun by begin_file_call returns `ret`. */
+static __always_inline void end_file_call(struct thread_state *st, long ret)
+{
+	struct ckpt_record_header cpu = {};
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns();
+	__u32 call = st->call;
+
+	st->call = CALL_NONE;
+	if (call == CALL_OTHER) {
+		if (ret >= 0)
+			return;
+		/* A failure on any file of the job is a job failure: report it,
+		 * without disturbing the CPU window it ran in. */
+		cpu.cpu_window_start_ns = st->cur.start_ns;
+		flush_folds(st, pid_tgid);
+		report_data_call(st, &st->cur, pid_tgid, now, ret, &cpu);
+		return;
+	}
+	cpu_resume(st, now, &cpu);
+	report_data_call(st, &st->cur, pid_tgid, now, ret, &cpu);
+	/* The fd may be reused for another file: resolve afresh next time. */
+	if (st->cur.op == CKPT_OP_CLOSE)
+		st->cached_file = 0;
+}
+
+/* ---- copies between files ---------------------------------------------------- */
+
+/* A copy begins; dev/ino/file_type name the source, dev2/ino2/file_type2 the
+ * destination. Reported unless neither side can be a checkpoint. */
+static __always_inline void begin_copy(struct thread_state *st, __u64 now, __u32 via, __u64 len)
+{
+	bool src = st->cur.file_type == CKPT_FT_REGULAR &&
+		   file_verdict(st->cur.dev, st->cur.ino) != CKPT_VERDICT_OTHER;
+	bool dst = st->file_type2 == CKPT_FT_REGULAR &&
+		   file_verdict(st->dev2, st->ino2) != CKPT_VERDICT_OTHER;
+
+	if (!src && !dst)
+		return;
+	st->call = CALL_COPY;
+	st->cur.start_ns = now;
+	st->cur.via = via;
+	st->cur.requested = len;
+	cpu_pause(st, now);
+}
+
+static __always_inline void end_copy(struct thread_state *st, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns();
+	struct ckpt_copy_record *rec;
+
+	st->call = CALL_NONE;
+	flush_folds(st, pid_tgid);
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		struct ckpt_record_header unused = {};
+
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		cpu_resume(st, now, &unused);
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_COPY, 0, pid_tgid, st->cur.start_ns, now);
+	cpu_resume(st, now, &rec->hdr);
+	rec->ret = ret;
+	rec->requested = st->cur.requested;
+	rec->src_dev = st->cur.dev;
+	rec->src_ino = st->cur.ino;
+	rec->dst_dev = st->dev2;
+	rec->dst_ino = st->ino2;
+	rec->src_fd = st->cur.fd;
+	rec->dst_fd = st->fd2;
+	rec->src_type = st->cur.file_type;
+	rec->dst_type = st->file_type2;
+	rec->via = st->cur.via;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, submit_flags());
+}
+
+/* ---- calls that name a path -------------------------------------------------- */
+
+/* Where a path call's names live: the caller's memory (syscall arguments,
+ * do_sys_openat2) or the kernel's (struct filename, after getname). */
+enum name_space {
+	NAMES_USER = 0,
+	NAMES_KERNEL = 1,
+};
+
+static __always_inline __u16 read_name(char *dst, const char *src, enum name_space space)
+{
+	long len;
+
+	if (!src)
+		return 0;
+	if (space == NAMES_KERNEL)
+		len = bpf_probe_read_kernel_str(dst, CKPT_PATH_MAX, src);
+	else
+		len = bpf_probe_read_user_str(dst, CKPT_PATH_MAX, src);
+	return len > 0 ? (__u16)len : 0;
+}
+
+static __always_inline void begin_path_call(struct thread_state *st, __u64 now, __u32 op,
+					    long dirfd, const char *path, long dirfd2,
+					    const char *path2, __u32 flags, enum name_space space)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct path_call *call;
+	__u32 zero = 0;
+
+	call = bpf_map_lookup_elem(&path_call_scratch, &zero);
+	if (!call)
+		return;
+	call->dirfd = (int)dirfd;
+	call->dirfd2 = (int)dirfd2;
+	call->flags = flags;
+	/* A name not yet faulted in reads as empty: user space then falls
+	 * back to /proc/PID/fd for opens. */
+	call->path_len = read_name(call->path, path, space);
+	call->path2_len = read_name(call->path2, path2, space);
+	if (bpf_map_update_elem(&path_calls, &tid, call, BPF_ANY)) {
+		count_drop(CKPT_DROP_INFLIGHT_FULL);
+		return;
+	}
+	st->call = CALL_PATH;
+	st->cur.start_ns = now;
+	st->cur.op = op;
+	cpu_pause(st, now);
+}
+
+/* dev, ino and type of the file behind `fd`, through the thread's cache;
+ * they land in st->cur.dev, st->cur.ino, st->cur.file_type. */
+static __always_inline bool resolve_fd(struct task_struct *task, struct thread_state *st, int fd)
+{
+	struct file *file = ckpt_fd_to_file(task, fd);
+	struct inode *inode;
+
+	if (!file)
+		return false;
+	inode = BPF_CORE_READ(file, f_inode);
+	if (!inode)
+		return false;
+	if (st->cached_file != (__u64)file || st->cached_inode != (__u64)inode) {
+		st->cached_type = mode_file_type(BPF_CORE_READ(inode, i_mode));
+		st->cached_dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		st->cached_ino = BPF_CORE_READ(inode, i_ino);
+		st->cached_file = (__u64)file;
+		st->cached_inode = (__u64)inode;
+	}
+	st->cur.dev = st->cached_dev;
+	st->cur.ino = st->cached_ino;
+	st->cur.file_type = st->cached_type;
+	return true;
+}
+
+static __always_inline void end_path_call(struct task_struct *task, struct thread_state *st,
+					  long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	__u64 now = bpf_ktime_get_ns();
+	struct ckpt_path_record *rec;
+	struct path_call *call;
+
+	st->call = CALL_NONE;
+	call = bpf_map_lookup_elem(&path_calls, &tid);
+	if (!call) {
+		struct ckpt_record_header unused = {};
+
+		cpu_resume(st, now, &unused);
+		return;
+	}
+	flush_folds(st, pid_tgid);
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		struct ckpt_record_header unused = {};
+
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		cpu_resume(st, now, &unused);
+		bpf_map_delete_elem(&path_calls, &tid);
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_PATH, st->cur.op, pid_tgid, st->cur.start_ns, now);
+	cpu_resume(st, now, &rec->hdr);
+	rec->ret = ret;
+	rec->dev = 0;
+	rec->ino = 0;
+	rec->file_type = CKPT_FT_UNKNOWN;
+	rec->dirfd = call->dirfd;
+	rec->dirfd2 = call->dirfd2;
+	rec->flags = call->flags;
+	rec->path_len = call->path_len;
+	rec->path2_len = call->path2_len;
+	rec->pad = 0;
+	__builtin_memcpy(rec->path, call->path, sizeof(rec->path));
+	__builtin_memcpy(rec->path2, call->path2, sizeof(rec->path2));
+	if (st->cur.op == CKPT_OP_OPEN && ret >= 0 && resolve_fd(task, st, (int)ret)) {
+		rec->dev = st->cur.dev;
+		rec->ino = st->cur.ino;
+		rec->file_type = st->cur.file_type;
+		if (st->cur.file_type == CKPT_FT_REGULAR)
+			forget_verdict(st->cur.dev, st->cur.ino);
+	}
+	bpf_ringbuf_submit(rec, submit_flags());
+	bpf_map_delete_elem(&path_calls, &tid);
+}
+
+/* ---- page faults on mapped files ---------------------------------------------- */
+
+/*
+ * Pages [first, last] of a mapped file were mapped for the running thread.
+ * Contiguous or overlapping ranges of one file within the fold window join
+ * the fold; anything else reports it and starts a new one.
+ */
+static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, struct inode *inode,
+				       __u64 first, __u64 last, __u64 now)
+{
+	struct mmap_fold *m = &st->mfold;
+	__u64 dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	__u64 ino = BPF_CORE_READ(inode, i_ino);
+	__s64 size = BPF_CORE_READ(inode, i_size);
+
+	if (size <= 0)
+		return;
+	/* Fault-around windows run past the end of the file. */
+	if (last > (size - 1) >> page_shift)
+		last = (size - 1) >> page_shift;
+	if (last < first)
+		return;
+	if (mode_file_type(BPF_CORE_READ(inode, i_mode)) != CKPT_FT_REGULAR)
+		return;
+	if (file_verdict(dev, ino) == CKPT_VERDICT_OTHER)
+		return;
+	if (m->faults && m->dev == dev && m->ino == ino && first <= m->last_page + 1 &&
+	    last + 1 >= m->first_page && now - m->first_ns < fold_window_ns &&
+	    m->faults < 0xffffffffu) {
+		if (first < m->first_page)
+			m->first_page = first;
+		if (last > m->last_page)
+			m->last_page = last;
+		m->faults += 1;
+		m->file_size = size;
+		m->last_ns = now;
+		return;
+	}
+	flush_folds(st, pid_tgid);
+	__sync_fetch_and_add(&mmap_folds_open, 1);
+	m->dev = dev;
+	m->ino = ino;
+	m->first_page = first;
+	m->last_page = last;
+	m->file_size = size;
+	m->storage_pages = 0;
+	m->busy_ns = 0;
+	m->first_ns = now;
+	m->last_ns = now;
+	m->faults = 1;
+}
+
+#endif /* CKPTSCOPE_JOBIO_STATE_BPF_H */

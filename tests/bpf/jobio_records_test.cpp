@@ -1,0 +1,279 @@
+// The jobio programs on this kernel, record by record (bpf/jobio.h): the test
+// process traces itself, makes calls whose answers it knows, and reads back
+// what the kernel reported, before any decoding or stitching. Folding, the
+// verdict map, copies between files and page faults on a mapping are checked
+// against the calls made. The file-layer mode is checked the same way in the
+// VM guests (tests/vm); here the kernel picks its mode (`auto`).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "jobio.h"
+#include "probes/kernel_features.h"
+#include "probes/probe_manager.h"
+#include "tests/bpf/harness.h"
+
+namespace ckpt::test {
+namespace {
+
+// Every record the jobio ring buffer delivered, by kind, as the kernel laid it out.
+struct Records {
+  std::vector<ckpt_io_record> io;
+  std::vector<ckpt_copy_record> copies;
+  std::vector<ckpt_mmap_record> mmaps;
+  size_t other = 0;
+
+  void add(const void* data, size_t size) {
+    ckpt_record_header h{};
+    ASSERT_GE(size, sizeof(h));
+    std::memcpy(&h, data, sizeof(h));
+    if (h.kind == CKPT_REC_IO && size >= sizeof(ckpt_io_record)) {
+      io.push_back(*static_cast<const ckpt_io_record*>(data));
+    } else if (h.kind == CKPT_REC_COPY && size >= sizeof(ckpt_copy_record)) {
+      copies.push_back(*static_cast<const ckpt_copy_record*>(data));
+    } else if (h.kind == CKPT_REC_MMAP && size >= sizeof(ckpt_mmap_record)) {
+      mmaps.push_back(*static_cast<const ckpt_mmap_record*>(data));
+    } else {
+      ++other;
+    }
+  }
+};
+
+struct FileIdentity {
+  uint64_t kernel_dev = 0;  // the encoding records carry: major << 20 | minor
+  uint64_t ino = 0;
+  FileId user;  // what user space names it by
+};
+
+FileIdentity identity_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path << ": " << std::strerror(errno);
+  FileIdentity id;
+  id.kernel_dev = (static_cast<uint64_t>(major(st.st_dev)) << 20) | minor(st.st_dev);
+  id.ino = st.st_ino;
+  id.user = FileId{st.st_dev, st.st_ino};
+  return id;
+}
+
+// The probes, tracing this very process (its tgid set by hand, as `attach` does).
+class JobIoRecords : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
+    ProbeOptions options;
+    options.tcp = false;
+    options.nfs = false;
+    options.self_tgid = 0;  // this test is the job
+    auto started = ProbeManager::start(
+        options, KernelFeatures::probe(), [this](const void* d, size_t n) { records_.add(d, n); },
+        [](const void*, size_t) {}, [](const void*, size_t) {});
+    ASSERT_TRUE(started) << started.error().message;
+    probes_ = std::move(*started);
+    ASSERT_TRUE(probes_->trace_tgid(static_cast<uint32_t>(getpid())));
+  }
+
+  // Everything up to now reported: the folds flush when this thread leaves
+  // the CPU, which the sleep makes it do.
+  void drain() {
+    usleep(20'000);
+    probes_->sync(200);
+    for (int i = 0; i < 5; ++i) {
+      auto got = probes_->poll(50);
+      if (!got || *got == 0) break;
+    }
+  }
+
+  std::vector<ckpt_io_record> io_on(const FileIdentity& f, uint32_t op) const {
+    std::vector<ckpt_io_record> out;
+    for (const auto& r : records_.io)
+      if (r.dev == f.kernel_dev && r.ino == f.ino && r.hdr.op == op) out.push_back(r);
+    return out;
+  }
+
+  void expect_no_drops() const {
+    for (const auto& d : probes_->drops()) EXPECT_EQ(d.count, 0u) << d.source << "." << d.cause;
+  }
+
+  ScratchDir dir_;
+  Records records_;
+  std::unique_ptr<ProbeManager> probes_;
+};
+
+TEST_F(JobIoRecords, SmallWritesFoldLargeOnesKeepTheirOwnRecord) {
+  const std::string small = dir_ / "small.pt";
+  const std::string large = dir_ / "large.pt";
+  std::vector<char> buf(1 << 20, 'x');
+  int fd = open(small.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(write(fd, buf.data(), 4096), 4096);
+  close(fd);
+  fd = open(large.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(write(fd, buf.data(), buf.size()), 1 << 20);
+  close(fd);
+  drain();
+
+  uint64_t calls = 0, bytes = 0, requested = 0;
+  const auto folded = io_on(identity_of(small), CKPT_OP_WRITE);
+  for (const auto& r : folded) {
+    calls += r.calls;
+    bytes += static_cast<uint64_t>(r.ret);
+    requested += r.requested;
+    EXPECT_EQ(r.via, CKPT_VIA_SYSCALL);
+    EXPECT_LE(r.hdr.start_ns, r.last_start_ns);
+    EXPECT_LE(r.last_start_ns, r.hdr.end_ns);
+    EXPECT_LE(r.busy_ns, r.hdr.end_ns - r.hdr.start_ns);
+  }
+  EXPECT_EQ(calls, 100u);
+  EXPECT_EQ(bytes, 100u * 4096);
+  EXPECT_EQ(requested, 100u * 4096);
+  // 100 calls of microseconds each fold into a few records, not 100.
+  EXPECT_LT(folded.size(), 20u);
+
+  const auto big = io_on(identity_of(large), CKPT_OP_WRITE);
+  ASSERT_EQ(big.size(), 4u);
+  for (const auto& r : big) {
+    EXPECT_EQ(r.calls, 1u);
+    EXPECT_EQ(r.ret, 1 << 20);
+    EXPECT_EQ(r.busy_ns, r.hdr.end_ns - r.hdr.start_ns);
+    EXPECT_EQ(r.last_start_ns, r.hdr.start_ns);
+  }
+  expect_no_drops();
+}
+
+TEST_F(JobIoRecords, AFileRuledOutCostsNoRecordButItsFailuresStillCount) {
+  const std::string path = dir_ / "notes.txt";
+  std::vector<char> buf(4096, 'n');
+  int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const FileIdentity f = identity_of(path);
+  drain();  // the open's record first: it clears any verdict on this inode
+  probes_->set_file_verdict(f.user, false);
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(write(fd, buf.data(), buf.size()), 4096);
+  // A call that fails inside vfs_read (seen in both modes): reading a file
+  // opened write-only.
+  ASSERT_EQ(read(fd, buf.data(), buf.size()), -1);
+  ASSERT_EQ(errno, EBADF);
+  close(fd);
+  drain();
+  EXPECT_TRUE(io_on(f, CKPT_OP_WRITE).empty()) << "a ruled-out file's writes were reported";
+  const auto failed = io_on(f, CKPT_OP_READ);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].ret, -EBADF);
+
+  // Opening it again clears the verdict in the kernel (inode numbers are
+  // reused): its calls are candidates again until user space decides.
+  fd = open(path.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, buf.data(), buf.size()), 4096);
+  close(fd);
+  drain();
+  uint64_t calls = 0;
+  for (const auto& r : io_on(f, CKPT_OP_WRITE)) calls += r.calls;
+  EXPECT_EQ(calls, 1u);
+  expect_no_drops();
+}
+
+TEST_F(JobIoRecords, CopiesBetweenFilesAreOneRecordNamingBothFiles) {
+  const std::string src = dir_ / "src.pt";
+  const std::string dst = dir_ / "dst.pt";
+  const std::string dst2 = dir_ / "dst2.pt";
+  std::vector<char> buf(3 << 20, 'c');
+  int in = open(src.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  ASSERT_GE(in, 0);
+  ASSERT_EQ(write(in, buf.data(), buf.size()), static_cast<ssize_t>(buf.size()));
+  int out = open(dst.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  ASSERT_GE(out, 0);
+  loff_t in_off = 0;
+  ASSERT_EQ(copy_file_range(in, &in_off, out, nullptr, buf.size(), 0),
+            static_cast<ssize_t>(buf.size()));
+  int out2 = open(dst2.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  ASSERT_GE(out2, 0);
+  off_t off = 0;
+  ASSERT_EQ(sendfile(out2, in, &off, 1 << 20), 1 << 20);
+  close(in);
+  close(out);
+  close(out2);
+  drain();
+
+  const FileIdentity s = identity_of(src), d = identity_of(dst), d2 = identity_of(dst2);
+  std::map<uint32_t, std::vector<ckpt_copy_record>> by_via;
+  for (const auto& c : records_.copies)
+    if (c.src_ino == s.ino && c.src_dev == s.kernel_dev) by_via[c.via].push_back(c);
+  ASSERT_EQ(by_via[CKPT_VIA_COPY_FILE_RANGE].size(), 1u);
+  const auto& cfr = by_via[CKPT_VIA_COPY_FILE_RANGE][0];
+  EXPECT_EQ(cfr.ret, 3 << 20);
+  EXPECT_EQ(cfr.requested, 3u << 20);
+  EXPECT_EQ(cfr.dst_ino, d.ino);
+  EXPECT_EQ(cfr.dst_dev, d.kernel_dev);
+  EXPECT_EQ(cfr.src_type, CKPT_FT_REGULAR);
+  EXPECT_EQ(cfr.dst_type, CKPT_FT_REGULAR);
+  ASSERT_EQ(by_via[CKPT_VIA_SENDFILE].size(), 1u);
+  EXPECT_EQ(by_via[CKPT_VIA_SENDFILE][0].ret, 1 << 20);
+  EXPECT_EQ(by_via[CKPT_VIA_SENDFILE][0].dst_ino, d2.ino);
+  // The copies moved no bytes through read or write calls of the job.
+  EXPECT_TRUE(io_on(d, CKPT_OP_WRITE).empty());
+  expect_no_drops();
+}
+
+TEST_F(JobIoRecords, FaultsOnAMappingReportTheFilesPagesOnce) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const std::string path = dir_ / "model.safetensors";
+  const size_t size = 256 * static_cast<size_t>(page) + 100;  // 257 pages, the last partial
+  {
+    std::vector<char> buf(size, 'm');
+    int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, buf.data(), buf.size()), static_cast<ssize_t>(size));
+    fsync(fd);
+    // Out of the page cache, so the faults must read it from storage.
+    ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+    close(fd);
+  }
+  int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  const auto* bytes = static_cast<const volatile char*>(map);
+  long sum = 0;
+  for (size_t off = 0; off < size; off += static_cast<size_t>(page)) sum += bytes[off];
+  sum += bytes[size - 1];
+  EXPECT_EQ(sum, 258L * 'm');
+  munmap(map, size);
+  close(fd);
+  drain();
+
+  const FileIdentity f = identity_of(path);
+  std::set<uint64_t> pages;
+  uint64_t storage = 0;
+  for (const auto& m : records_.mmaps) {
+    if (m.ino != f.ino || m.dev != f.kernel_dev) continue;
+    EXPECT_EQ(1ull << m.page_shift, static_cast<uint64_t>(page));
+    EXPECT_EQ(m.file_size, size);
+    EXPECT_GE(m.faults, 1u);
+    for (uint64_t p = m.first_page; p <= m.last_page; ++p) pages.insert(p);
+    storage += m.storage_pages;
+  }
+  ASSERT_FALSE(pages.empty()) << "no fault on the mapping was reported";
+  EXPECT_EQ(pages.size(), 257u);
+  EXPECT_EQ(*pages.begin(), 0u);
+  EXPECT_EQ(*pages.rbegin(), 256u);  // never past the end of the file
+  EXPECT_GT(storage, 0u) << "the pages were dropped from the cache: some came from storage";
+  EXPECT_LE(storage, 257u);  // pages of this file, each read once
+  expect_no_drops();
+}
+
+}  // namespace
+}  // namespace ckpt::test

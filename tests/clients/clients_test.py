@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Real checkpoint clients under `ckptscope run --probe-mode syscall` on this
+host: programs no one here wrote, against their own reports (issue 18).
+
+  clients_test.py --ckptscope PATH --source-dir DIR --clients torch|numpy|fio|cp|dd
+                  [--probe-mode syscall] [--keep DIR]
+
+Each --clients group is one `ckptscope run` of real_clients.py (its ground
+truth: fio's JSON io_bytes, dd's report, the bytes torch's file objects
+passed, the pages numpy's sum touched, the copied shards' sizes), compared
+by expect.py with the summary (`summary --json`: bytes, direction,
+bytes_by_via, probe_mode) and the trace's files table:
+  torch  torch.save of a small model + its Adam state, then torch.load
+  numpy  np.load(mmap_mode='r') of a 4 MiB .npy on local disk and a full sum
+  fio    ioengine=io_uring then psync: a write and a read of 8 MiB each
+  cp     `cp -r` of 3 shards within the local disk (copy_file_range) and from
+         tmpfs (/dev/shm) to the local disk (read/write: the kernel refuses
+         copy_file_range across file systems)
+  dd     `dd oflag=direct bs=1M` of 4 MiB onto the local disk
+A client that is missing fails the test (scripts/install-deps.sh installs
+fio, coreutils, python3-numpy, python3-torch). Needs root (eBPF): skips,
+saying so, otherwise. Exit 0 pass, 1 fail, 77 skip.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import expect  # noqa: E402
+
+GROUPS = {
+    "torch": lambda disk, shm: [f"torch:{disk}"],
+    "numpy": lambda disk, shm: [f"numpy:{disk}"],
+    "fio": lambda disk, shm: [f"fio_uring:{disk}", f"fio_psync:{disk}"],
+    "cp": lambda disk, shm: [f"cp:{disk}:{disk}", f"cp:{shm}:{disk}"],
+    "dd": lambda disk, shm: [f"dd:{shm}:{disk}"],
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ckptscope", required=True)
+    ap.add_argument("--source-dir", required=True)
+    ap.add_argument("--clients", required=True, choices=sorted(GROUPS))
+    ap.add_argument("--probe-mode", default="syscall",
+                    help="the mode to ask for and to expect in the summary (this host refuses fentry)")
+    ap.add_argument("--keep", help="keep the trace, plan and truth here")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("SKIP: needs root: `ckptscope run` loads eBPF programs", file=sys.stderr)
+        return 77
+    py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+    driver = os.path.join(HERE, "real_clients.py")
+    # The checkpoint files on the local disk (the file system /var/tmp is on)
+    # and a tmpfs source for the cross-file-system copy.
+    disk = tempfile.mkdtemp(prefix="ckptscope-clients-", dir="/var/tmp")
+    shm = tempfile.mkdtemp(prefix="ckptscope-clients-", dir="/dev/shm")
+    work = args.keep or tempfile.mkdtemp(prefix="ckptscope-clients-work-")
+    os.makedirs(work, exist_ok=True)
+    plan, truth_path, trace = (os.path.join(work, n) for n in ("plan.json", "truth.json", "run.db"))
+    errors, lines = [], []
+    try:
+        p = subprocess.run([py, driver, "prepare", "--plan", plan] + GROUPS[args.clients](disk, shm),
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f"FAIL: preparing the clients: {p.stderr.strip()}", file=sys.stderr)
+            return 1
+        if os.path.exists(trace):
+            os.unlink(trace)
+        try:
+            run = subprocess.run([args.ckptscope, "run", "--trace", trace, "--probe-mode", args.probe_mode,
+                                  "--", py, driver, "run", "--plan", plan, "--truth", truth_path],
+                                 capture_output=True, text=True, timeout=240)
+        except subprocess.TimeoutExpired as e:
+            print(f"FAIL: ckptscope run -- real_clients.py ran past 240 s; its stderr: "
+                  f"{(e.stderr or b'')[-4000:]!r}", file=sys.stderr)
+            return 1
+        print(run.stdout, end="")
+        if run.returncode != 0 or not os.path.exists(truth_path):
+            print(f"FAIL: ckptscope run --probe-mode {args.probe_mode} -- real_clients.py exited "
+                  f"{run.returncode}:\n{run.stderr.strip()[-4000:]}", file=sys.stderr)
+            return 1
+        summ = subprocess.run([args.ckptscope, "summary", "--json", trace], capture_output=True, text=True)
+        if summ.returncode != 0:
+            print(f"FAIL: ckptscope summary --json exited {summ.returncode}: {summ.stderr.strip()}",
+                  file=sys.stderr)
+            return 1
+        summary = json.loads(summ.stdout)
+        with open(truth_path) as f:
+            truth = json.load(f)
+
+        def check(cond, msg):
+            if not cond:
+                errors.append(msg)
+            return bool(cond)
+
+        expect.compare(check, lines.append, summary, truth, expect.trace_files(trace), args.probe_mode)
+    finally:
+        shutil.rmtree(disk, ignore_errors=True)
+        shutil.rmtree(shm, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    for line in lines:
+        print(line)
+    for e in errors:
+        print("FAIL: " + e, file=sys.stderr)
+    if not errors:
+        print(f"clients {args.clients}: all checks passed")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""Real checkpoint clients, run one after the other with quiet gaps, each
+writing down what it moved in its own words (the ground truth).
+
+Shared by the host tests (tests/clients/, syscall mode) and the VM scenario
+`file-layer` (tests/vm/scenarios/file-layer.sh, file-layer mode): the same
+clients, the same ground truth, the same comparison (expect.py).
+
+  real_clients.py prepare --plan PLAN.json CLIENT...   (outside `ckptscope run`)
+  real_clients.py run --plan PLAN.json --truth TRUTH.json [--gap S]   (inside it)
+
+CLIENT is NAME:DIR[:DIR2]; each gets its own checkpoint directory
+DIR/checkpoints/step_K/ (K counts the clients, so no two share one):
+  fio_uring:DIR    fio ioengine=io_uring, a write then a read of uring.bin
+                   (truth: fio's JSON io_bytes)
+  fio_psync:DIR    fio ioengine=psync, a write then a read of psync.bin
+  cp:SRC:DST       `cp -r` of a checkpoint directory of 3 shards from SRC to DST
+                   (truth: the shards' sizes; via copy_file_range when the
+                   kernel copies between SRC and DST, else read/write: probed
+                   with os.copy_file_range on two scratch files first)
+  dd:SRC:DST       `dd oflag=direct bs=1M` of a non-checkpoint file in SRC to
+                   DST/checkpoints/step_K/shard-0.bin (truth: dd's own report)
+  numpy:DIR        np.load(mmap_mode='r') of weights.npy, then a full sum
+                   (truth: mmap = the file's pages, clipped to its size; the
+                   two header reads np.load makes, counted by the loader itself)
+  torch:DIR        torch.save of a small model and its Adam state (a few MiB),
+                   then torch.load of both (truth: the bytes the file objects
+                   passed to torch wrote and read, counted by a wrapper)
+
+The prepare step writes the inputs (cp's and dd's sources, the .npy file)
+and drops the page cache (root), so nothing of it is in the traced job. A
+client that is missing is an error naming the package, never a skip.
+Python 3 standard library only (numpy and torch only inside their clients).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+# What to install when a client is missing (scripts/install-deps.sh has them).
+PACKAGES = {"fio": "fio", "cp": "coreutils", "dd": "coreutils", "numpy": "python3-numpy",
+            "torch": "python3-torch"}
+# The guest keeps GNU cp and dd apart from busybox's (tests/vm/lib/initramfs.sh).
+GNU_DIRS = ["/opt/clients/bin", "/usr/bin", "/bin"]
+SIZES = {"fio": 8 << 20, "cp_shards": [3 << 20, 1 << 20, (2 << 20) + 12345], "dd": 4 << 20,
+         "numpy_elems": (1 << 20) + 3}
+
+
+def die(msg):
+    sys.exit(f"real_clients.py: {msg}")
+
+
+def program(name):
+    for d in GNU_DIRS if name in ("cp", "dd") else []:
+        if os.access(os.path.join(d, name), os.X_OK):
+            return os.path.join(d, name)
+    found = shutil.which(name)
+    if not found:
+        die(f"client {name} is missing: install {PACKAGES[name]} (scripts/install-deps.sh)")
+    return found
+
+
+def python_with(module):
+    """Debian's python3 if it has MODULE, else this one; an error naming the package if neither."""
+    for py in ("/usr/bin/python3", sys.executable):
+        if os.access(py, os.X_OK) and subprocess.run([py, "-c", f"import {module}"],
+                                                     capture_output=True).returncode == 0:
+            return py
+    die(f"client {module} is missing: install {PACKAGES[module]} (scripts/install-deps.sh)")
+
+
+def sh(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        die(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
+    return p
+
+
+def write_random(path, size):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(os.urandom(size))
+
+
+def drop_caches():
+    os.sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+# ---- prepare ---------------------------------------------------------------------------
+
+def prepare(args):
+    plan = []
+    for k, spec in enumerate(args.clients, start=1):
+        name, *dirs = spec.split(":")
+        step = f"checkpoints/step_{k}"
+        if name in ("fio_uring", "fio_psync"):
+            program("fio")
+            engine = "io_uring" if name == "fio_uring" else "psync"
+            plan.append({"client": name, "engine": engine, "size": SIZES["fio"],
+                         "file": os.path.join(dirs[0], step, engine.replace("_", "") + ".bin")})
+            os.makedirs(os.path.dirname(plan[-1]["file"]), exist_ok=True)
+        elif name == "cp":
+            program("cp")
+            src_root, dst_root = dirs
+            src = os.path.join(src_root, "source", step)
+            shards = []
+            for i, size in enumerate(SIZES["cp_shards"]):
+                path = os.path.join(src, f"shard-{i}.pt")
+                write_random(path, size)
+                shards.append({"name": f"shard-{i}.pt", "size": size})
+            dst_parent = os.path.join(dst_root, "checkpoints")
+            os.makedirs(dst_parent, exist_ok=True)
+            plan.append({"client": "cp", "src": src, "dst": os.path.join(dst_parent, f"step_{k}"),
+                         "dst_parent": dst_parent, "shards": shards,
+                         "kernel_copies": kernel_copies(src_root, dst_root)})
+        elif name == "dd":
+            program("dd")
+            src_root, dst_root = dirs
+            src = os.path.join(src_root, "dd-source.raw")  # not a checkpoint file
+            write_random(src, SIZES["dd"])
+            dst = os.path.join(dst_root, step, "shard-0.bin")
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            plan.append({"client": "dd", "src": src, "dst": dst})
+        elif name == "numpy":
+            py = python_with("numpy")
+            path = os.path.join(dirs[0], step, "weights.npy")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            sh([py, "-c", "import numpy as np, sys; "
+                f"np.save(sys.argv[1], np.arange({SIZES['numpy_elems']}, dtype=np.float32))", path])
+            plan.append({"client": "numpy", "python": py, "file": path})
+        elif name == "torch":
+            py = python_with("torch")
+            d = os.path.join(dirs[0], step)
+            os.makedirs(d, exist_ok=True)
+            plan.append({"client": "torch", "python": py, "model": os.path.join(d, "model.pt"),
+                         "optim": os.path.join(d, "optim.pt")})
+        else:
+            die(f"unknown client {spec!r} (fio_uring, fio_psync, cp, dd, numpy, torch)")
+    dropped = drop_caches()
+    with open(args.plan, "w") as f:
+        json.dump({"clients": plan, "page_cache_dropped": dropped}, f, indent=1)
+
+
+def kernel_copies(src_root, dst_root):
+    """Does the kernel copy between these two file systems (copy_file_range), or
+    would cp fall back to read/write (EXDEV and the like)? Two scratch files
+    with names no checkpoint glob matches."""
+    a, b = os.path.join(src_root, ".cfr-probe-src"), os.path.join(dst_root, ".cfr-probe-dst")
+    try:
+        with open(a, "wb") as f:
+            f.write(b"x" * 4096)
+        with open(a, "rb") as fa, open(b, "wb") as fb:
+            return os.copy_file_range(fa.fileno(), fb.fileno(), 4096) == 4096
+    except OSError:
+        return False
+    finally:
+        for p in (a, b):
+            if os.path.exists(p):
+                os.unlink(p)
+
+
+# ---- run -------------------------------------------------------------------------------
+
+def checkpoint(client, direction, files, via, start_ns, end_ns, **extra):
+    """One expected checkpoint: files = [(path, bytes_written, bytes_read)]."""
+    total = sum(w + r for _, w, r in files)
+    return dict({"client": client, "direction": direction, "bytes": total,
+                 "bytes_by_via": {k: v for k, v in via.items() if v},
+                 "files": [{"path": p, "bytes_written": w, "bytes_read": r} for p, w, r in files],
+                 "start_ns": start_ns, "end_ns": end_ns}, **extra)
+
+
+def run_fio(c, rw, out_json):
+    cmd = [program("fio"), "--name=ckpt", f"--filename={c['file']}", f"--ioengine={c['engine']}",
+           f"--rw={rw}", "--bs=128k", f"--size={c['size']}", "--iodepth=8", "--fallocate=none",
+           "--invalidate=0", "--output-format=json", f"--output={out_json}"]
+    t0 = time.monotonic_ns()
+    sh(cmd)
+    t1 = time.monotonic_ns()
+    with open(out_json) as f:
+        job = json.load(f)["jobs"][0]
+    return job[rw]["io_bytes"], t0, t1
+
+
+def client_fio(c, gap, scratch):
+    via = "io_uring" if c["engine"] == "io_uring" else "syscall"
+    out = []
+    for rw, direction in (("write", "save"), ("read", "load")):
+        if out:
+            time.sleep(gap)
+        n, t0, t1 = run_fio(c, rw, os.path.join(scratch, f"fio-{c['engine']}-{rw}.json"))
+        files = [(c["file"], n, 0)] if rw == "write" else [(c["file"], 0, n)]
+        out.append(checkpoint(c["client"], direction, files, {via: n}, t0, t1,
+                              report=f"fio {c['engine']} {rw}: io_bytes {n}"))
+    return out
+
+
+def client_cp(c, gap, scratch):
+    t0 = time.monotonic_ns()
+    sh([program("cp"), "-r", c["src"], c["dst_parent"]])
+    t1 = time.monotonic_ns()
+    files = []
+    for s in c["shards"]:
+        dst = os.path.join(c["dst"], s["name"])
+        got = os.path.getsize(dst)
+        if got != s["size"]:
+            die(f"cp: {dst} has {got} bytes, its source {s['size']}")
+        files.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
+        files.append((dst, s["size"], 0))
+    size = sum(s["size"] for s in c["shards"])
+    via = "copy_file_range" if c["kernel_copies"] else "syscall"
+    # Both ends are checkpoint files: the source's load and the destination's
+    # save, in one checkpoint (the copy runs in one burst).
+    return [checkpoint("cp", None, files, {via: 2 * size}, t0, t1,
+                       report=f"cp -r: {len(files) // 2} shards, {size} bytes, kernel copies: {c['kernel_copies']}")]
+
+
+def client_dd(c, gap, scratch):
+    t0 = time.monotonic_ns()
+    p = sh([program("dd"), f"if={c['src']}", f"of={c['dst']}", "bs=1M", "oflag=direct"])
+    t1 = time.monotonic_ns()
+    m = re.search(r"^(\d+) bytes", p.stderr, re.M)
+    if not m:
+        die(f"dd printed no byte count: {p.stderr!r}")
+    n = int(m.group(1))
+    if n != os.path.getsize(c["dst"]):
+        die(f"dd says {n} bytes, {c['dst']} has {os.path.getsize(c['dst'])}")
+    return [checkpoint("dd", "save", [(c["dst"], n, 0)], {"syscall": n}, t0, t1,
+                       report=f"dd oflag=direct: {n} bytes")]
+
+
+# np.load(mmap_mode='r') opens the file twice (np.load, then format.open_memmap),
+# each time through a buffered reader whose first read fills its buffer
+# (st_blksize bytes, or the whole file if smaller); numpy.memmap maps it
+# without reading. The loader counts those reads from the buffer size Python
+# picked, and reports the pages the sum touched (all of the file's).
+NUMPY_LOADER = r"""
+import io, json, os, sys, numpy as np
+path = sys.argv[1]
+size = os.path.getsize(path)
+blk = os.stat(path).st_blksize
+buf = blk if blk > 1 else io.DEFAULT_BUFFER_SIZE
+a = np.load(path, mmap_mode="r")
+total = float(a.sum(dtype=np.float64))
+page = os.sysconf("SC_PAGE_SIZE")
+print(json.dumps({"size": size, "st_blksize": blk, "header_read_bytes": 2 * min(buf, size),
+                  "pages": (size + page - 1) // page, "page_size": page, "sum": total}))
+"""
+
+
+def client_numpy(c, gap, scratch):
+    t0 = time.monotonic_ns()
+    r = json.loads(sh([c["python"], "-c", NUMPY_LOADER, c["file"]]).stdout)
+    t1 = time.monotonic_ns()
+    n = SIZES["numpy_elems"]
+    if r["sum"] != float(n * (n - 1) // 2):
+        die(f"numpy: sum {r['sum']}, want {n * (n - 1) // 2}")
+    # Every page touched; the last clipped to the file's size.
+    mmap_bytes = min(r["pages"] * r["page_size"], r["size"])
+    return [checkpoint("numpy", "load", [(c["file"], 0, mmap_bytes + r["header_read_bytes"])],
+                       {"mmap": mmap_bytes, "syscall": r["header_read_bytes"]}, t0, t1,
+                       mmap_bytes=mmap_bytes,
+                       report=f"numpy memmap: {r['size']} bytes, {r['pages']} pages; header reads "
+                              f"{r['header_read_bytes']} (st_blksize {r['st_blksize']})")]
+
+
+# torch.save / torch.load through file objects that count what passed: an
+# unbuffered FileIO under a counter, so each counted write or read is one
+# system call of that many bytes.
+TORCH_SAVE = r"""
+import io, json, os, sys, torch
+class Counting(io.RawIOBase):
+    def __init__(self, f): self.f, self.written, self.read_bytes = f, 0, 0
+    def writable(self): return True
+    def readable(self): return True
+    def seekable(self): return True
+    def write(self, b):
+        n = self.f.write(b); self.written += n; return n
+    def readinto(self, b):
+        n = self.f.readinto(b); self.read_bytes += n; return n
+    def seek(self, *a): return self.f.seek(*a)
+    def tell(self): return self.f.tell()
+    def flush(self): pass
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512))
+opt = torch.optim.Adam(model.parameters())
+model(torch.randn(8, 512)).sum().backward()
+opt.step()
+out = {}
+mode, model_path, optim_path = sys.argv[1:4]
+for name, path, obj in (("model", model_path, model.state_dict()), ("optim", optim_path, opt.state_dict())):
+    if mode == "save":
+        with open(path, "wb", buffering=0) as raw:
+            c = Counting(raw)
+            torch.save(obj, c)
+        out[name] = {"path": path, "written": c.written, "size": os.path.getsize(path)}
+    else:
+        with open(path, "rb", buffering=0) as raw:
+            c = Counting(raw)
+            torch.load(c)
+        out[name] = {"path": path, "read": c.read_bytes, "size": os.path.getsize(path)}
+print(json.dumps(out))
+"""
+
+
+def client_torch(c, gap, scratch):
+    out = []
+    for mode, direction in (("save", "save"), ("load", "load")):
+        if out:
+            time.sleep(gap)
+        t0 = time.monotonic_ns()
+        r = json.loads(sh([c["python"], "-c", TORCH_SAVE, mode, c["model"], c["optim"]]).stdout)
+        t1 = time.monotonic_ns()
+        files = []
+        for f in r.values():
+            if mode == "save":
+                if f["written"] != f["size"]:
+                    die(f"torch.save wrote {f['written']} bytes into {f['path']} of {f['size']}")
+                files.append((f["path"], f["written"], 0))
+            else:
+                files.append((f["path"], 0, f["read"]))
+        n = sum(w + rd for _, w, rd in files)
+        out.append(checkpoint("torch", direction, files, {"syscall": n}, t0, t1,
+                              report=f"torch.{mode}: {json.dumps(r)}"))
+    return out
+
+
+CLIENTS = {"fio_uring": client_fio, "fio_psync": client_fio, "cp": client_cp, "dd": client_dd,
+           "numpy": client_numpy, "torch": client_torch}
+
+
+def run(args):
+    with open(args.plan) as f:
+        plan = json.load(f)
+    scratch = os.path.dirname(os.path.abspath(args.truth))
+    truth = {"page_cache_dropped": plan["page_cache_dropped"], "gap_s": args.gap, "checkpoints": []}
+    for i, c in enumerate(plan["clients"]):
+        if i:
+            time.sleep(args.gap)  # the quiet gap (1 s by default) ends the last checkpoint
+        got = CLIENTS[c["client"]](c, args.gap, scratch)
+        for cp in got:
+            print(f"real_clients: {cp['report']}", flush=True)
+        truth["checkpoints"].extend(got)
+    with open(args.truth, "w") as f:
+        json.dump(truth, f, indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--plan", required=True)
+    p.add_argument("clients", nargs="+")
+    r = sub.add_parser("run")
+    r.add_argument("--plan", required=True)
+    r.add_argument("--truth", required=True)
+    r.add_argument("--gap", type=float, default=1.5)
+    args = ap.parse_args()
+    prepare(args) if args.cmd == "prepare" else run(args)
+
+
+if __name__ == "__main__":
+    main()

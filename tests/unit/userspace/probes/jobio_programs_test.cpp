@@ -1,0 +1,272 @@
+// The program selection over the three kernels' measured BTF (design of
+// issue 18: bpftool on each kernel's vmlinux): 6.1 (no filp_flush, no
+// io_uring_submit_req, no mm_filemap_fault/map_pages tracepoints), 6.12
+// (everything, io_uring_complete in the 7-argument form), and this project's
+// host, 6.18 (everything, io_uring_complete as (ctx, req, cqe), fentry
+// refused with EPERM). Each kernel's facts give a known mode, program list
+// and notes.
+#include "probes/jobio_programs.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "jobio.h"
+
+namespace ckpt {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using Set = std::set<std::string>;
+
+const Set kAllFunctions = {
+    "vfs_read",        "vfs_write",         "vfs_readv",           "vfs_writev",
+    "vfs_fsync_range", "filp_flush",        "filp_close",          "do_sys_ftruncate",
+    "do_sys_openat2",  "do_renameat2",      "do_mkdirat",          "do_unlinkat",
+    "do_rmdir",        "vfs_statx",         "vfs_copy_file_range", "do_splice_direct",
+    "filemap_fault",   "filemap_map_pages", "ksys_read",           "__x64_sys_openat"};
+const Set kAllTracepoints = {"sys_enter",
+                             "sys_exit",
+                             "sched_switch",
+                             "sched_process_fork",
+                             "sched_process_exit",
+                             "mm_filemap_fault",
+                             "mm_filemap_map_pages",
+                             "mm_filemap_add_to_page_cache",
+                             "io_uring_submit_req",
+                             "io_uring_complete"};
+
+Set without(Set s, const Set& gone) {
+  for (const auto& g : gone) s.erase(g);
+  return s;
+}
+
+KernelFeatures linux_6_1() {
+  KernelFeatures k;
+  k.release = "6.1.0-test";
+  k.trampolines = true;
+  k.btf_functions = without(kAllFunctions, {"filp_flush"});
+  k.btf_tracepoints =
+      without(kAllTracepoints, {"io_uring_submit_req", "mm_filemap_fault", "mm_filemap_map_pages"});
+  k.btf_tracepoints.insert("io_uring_submit_sqe");
+  k.io_uring_complete_params = 8;
+  return k;
+}
+
+KernelFeatures linux_6_12() {
+  KernelFeatures k;
+  k.release = "6.12.0-test";
+  k.trampolines = true;
+  k.btf_functions = kAllFunctions;
+  k.btf_tracepoints = kAllTracepoints;
+  k.io_uring_complete_params = 8;
+  return k;
+}
+
+// This host: what KernelFeatures::probe() says here (tests/bpf checks it live).
+KernelFeatures this_host() {
+  KernelFeatures k;
+  k.release = "6.18.0-test";
+  k.trampolines = false;
+  k.trampoline_note =
+      "the kernel refuses fentry programs: loading one on vfs_read failed: EPERM (Operation not "
+      "permitted)";
+  k.btf_functions = kAllFunctions;
+  k.btf_tracepoints = kAllTracepoints;
+  k.io_uring_complete_params = 4;
+  return k;
+}
+
+// The programs every file-layer plan loads whatever the kernel.
+const Set kFileLayerCore = {
+    "fl_read_enter",      "fl_read_exit",      "fl_write_enter",    "fl_write_exit",
+    "fl_fsync_enter",     "fl_fsync_exit",     "fl_open_enter",     "fl_open_exit",
+    "fl_readv_enter",     "fl_readv_exit",     "fl_writev_enter",   "fl_writev_exit",
+    "fl_ftruncate_enter", "fl_ftruncate_exit", "fl_rename_enter",   "fl_rename_exit",
+    "fl_mkdir_enter",     "fl_mkdir_exit",     "fl_unlink_enter",   "fl_unlink_exit",
+    "fl_rmdir_enter",     "fl_rmdir_exit",     "fl_stat_enter",     "fl_stat_exit",
+    "fl_copy_enter",      "fl_copy_exit",      "fl_splice_enter",   "fl_splice_exit",
+    "fl_fault_enter",     "fl_fault_exit",     "fl_map_pages_exit", "on_page_cache_add"};
+
+Set plus(Set s, const Set& more) {
+  s.insert(more.begin(), more.end());
+  return s;
+}
+
+TEST(JobioPrograms, Linux61TracesTheFileLayerWithCloseAndSubmitSqe) {
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, linux_6_1());
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_FILE_LAYER));
+  EXPECT_EQ(plan->load, plus(kFileLayerCore, {"fl_close_enter", "fl_close_exit",
+                                              "on_uring_submit_sqe", "on_uring_complete_res"}));
+  EXPECT_THAT(plan->unseen, IsEmpty());
+}
+
+TEST(JobioPrograms, Linux612TracesTheFileLayerWithFlushAndTheResForm) {
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, linux_6_12());
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_FILE_LAYER));
+  EXPECT_EQ(plan->load, plus(kFileLayerCore, {"fl_flush_enter", "fl_flush_exit",
+                                              "on_uring_submit_req", "on_uring_complete_res"}));
+  EXPECT_THAT(plan->unseen, IsEmpty());
+  // file_layer asked for: the same plan.
+  auto asked = select_jobio_programs(RequestedProbeMode::FileLayer, linux_6_12());
+  ASSERT_TRUE(asked);
+  EXPECT_EQ(asked->load, plan->load);
+}
+
+TEST(JobioPrograms, ThisHostFallsBackToSyscallsSayingEperm) {
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, this_host());
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
+  EXPECT_EQ(probe_mode_name(plan->mode), "syscall");
+  EXPECT_EQ(plan->load, (Set{"on_sys_enter", "on_sys_exit", "on_fault_tp", "on_map_pages_tp",
+                             "on_page_cache_add", "on_uring_submit_req", "on_uring_complete_cqe"}));
+  EXPECT_THAT(plan->reason, HasSubstr("EPERM"));
+  // The tracepoints see mmap and io_uring here: nothing goes to the warning.
+  EXPECT_THAT(plan->unseen, IsEmpty());
+}
+
+TEST(JobioPrograms, FileLayerAskedForOnThisHostIsAnErrorSayingWhy) {
+  auto plan = select_jobio_programs(RequestedProbeMode::FileLayer, this_host());
+  ASSERT_FALSE(plan);
+  EXPECT_THAT(plan.error().message, HasSubstr("--probe-mode file_layer"));
+  EXPECT_THAT(plan.error().message, HasSubstr("refuses fentry programs"));
+  EXPECT_THAT(plan.error().message, HasSubstr("EPERM"));
+}
+
+TEST(JobioPrograms, SyscallModeOn61DoesNotSeeMmap) {
+  auto plan = select_jobio_programs(RequestedProbeMode::Syscall, linux_6_1());
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
+  EXPECT_EQ(plan->load,
+            (Set{"on_sys_enter", "on_sys_exit", "on_uring_submit_sqe", "on_uring_complete_res"}));
+  EXPECT_THAT(plan->unseen,
+              ElementsAre("mmap'd I/O is not seen: --probe-mode syscall and no mm_filemap_fault "
+                          "tracepoint (6.11+)"));
+}
+
+TEST(JobioPrograms, A61WithoutTrampolinesNamesBothReasonsForMmap) {
+  KernelFeatures k = linux_6_1();
+  k.trampolines = false;
+  k.trampoline_note =
+      "the kernel refuses fentry programs: attaching one to vfs_read failed: "
+      "ENOTSUPP";
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
+  EXPECT_THAT(plan->reason, HasSubstr("attaching one to vfs_read failed"));
+  EXPECT_THAT(plan->unseen, ElementsAre("mmap'd I/O is not seen: no trampolines and no "
+                                        "mm_filemap_fault tracepoint (6.11+)"));
+}
+
+TEST(JobioPrograms, AMissingRequiredFunctionFallsBackNamingIt) {
+  KernelFeatures k = linux_6_12();
+  k.btf_functions.erase("vfs_fsync_range");
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
+  EXPECT_THAT(plan->reason, HasSubstr("vfs_fsync_range is not in this kernel's BTF"));
+  auto asked = select_jobio_programs(RequestedProbeMode::FileLayer, k);
+  ASSERT_FALSE(asked);
+  EXPECT_THAT(asked.error().message, HasSubstr("vfs_fsync_range"));
+}
+
+TEST(JobioPrograms, MissingOptionalFunctionsAreNotesOfWhatIsNotSeen) {
+  KernelFeatures k = linux_6_12();
+  k.btf_functions.erase("vfs_readv");
+  k.btf_functions.erase("filemap_fault");
+  k.btf_functions.erase("filp_flush");
+  k.btf_functions.erase("filp_close");
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_FILE_LAYER));
+  EXPECT_THAT(plan->unseen,
+              ElementsAre("readv and preadv calls are not seen: no vfs_readv in this kernel's BTF",
+                          "close calls are not seen: no filp_flush or filp_close in this "
+                          "kernel's BTF",
+                          "mmap'd I/O is not seen: no filemap_fault in this kernel's BTF"));
+  EXPECT_FALSE(plan->load.contains("fl_readv_enter"));
+  EXPECT_FALSE(plan->load.contains("fl_fault_enter"));
+  EXPECT_FALSE(plan->load.contains("fl_map_pages_exit"));  // nothing to map around
+  EXPECT_FALSE(plan->load.contains("on_page_cache_add"));
+  EXPECT_TRUE(plan->load.contains("fl_writev_enter"));
+}
+
+TEST(JobioPrograms, AnIoUringCompleteOfAnUnknownFormIsNoted) {
+  KernelFeatures k = linux_6_12();
+  k.io_uring_complete_params = 5;
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(plan);
+  EXPECT_THAT(plan->unseen, ElementsAre("io_uring requests are not seen: io_uring_complete has "
+                                        "5 parameters, a form this build does not know"));
+  EXPECT_FALSE(plan->load.contains("on_uring_submit_req"));
+}
+
+// The object BASE builds (before the file-layer programs exist): auto on
+// 6.12 falls back, and what the object lacks is named.
+TEST(JobioPrograms, AnObjectWithoutFileLayerProgramsFallsBack) {
+  const Set object = {"on_sys_enter", "on_sys_exit", "on_sched_switch", "on_process_fork",
+                      "on_process_exit"};
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, linux_6_12(), &object);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
+  EXPECT_THAT(plan->reason, HasSubstr("this build's jobio BPF object has no fl_read_enter"));
+  EXPECT_EQ(plan->load, (Set{"on_sys_enter", "on_sys_exit"}));
+  EXPECT_THAT(plan->unseen,
+              ElementsAre("mmap'd I/O is not seen: this build's jobio BPF object has no "
+                          "on_fault_tp program",
+                          "io_uring requests are not seen: this build's jobio BPF object has no "
+                          "on_uring_complete_res program"));
+}
+
+TEST(JobioPrograms, EveryPlannedProgramIsSelectableAndTheSchedulersAreNot) {
+  const auto& selectable = selectable_jobio_programs();
+  for (const auto& k : {linux_6_1(), linux_6_12(), this_host()})
+    for (auto mode : {RequestedProbeMode::Auto, RequestedProbeMode::Syscall}) {
+      auto plan = select_jobio_programs(mode, k);
+      ASSERT_TRUE(plan);
+      for (const auto& p : plan->load) EXPECT_TRUE(selectable.contains(p)) << p;
+    }
+  EXPECT_FALSE(selectable.contains("on_sched_switch"));
+  EXPECT_FALSE(selectable.contains("on_process_fork"));
+  EXPECT_FALSE(selectable.contains("on_process_exit"));
+  EXPECT_TRUE(selectable.contains("fl_close_enter"));
+  EXPECT_TRUE(selectable.contains("on_uring_complete_cqe"));
+}
+
+// The feature probe keeps only the FUNCs of jobio_btf_functions(): keeping
+// only those must not change any kernel's plan.
+TEST(JobioPrograms, TheFunctionsTheProbeKeepsAreAllTheSelectionAsksAbout) {
+  const auto& kept = jobio_btf_functions();
+  EXPECT_EQ(kept.size(), 18u);
+  for (auto k : {linux_6_1(), linux_6_12(), this_host()}) {
+    auto full = select_jobio_programs(RequestedProbeMode::Auto, k);
+    std::erase_if(k.btf_functions, [&kept](const std::string& f) { return !kept.contains(f); });
+    auto trimmed = select_jobio_programs(RequestedProbeMode::Auto, k);
+    ASSERT_TRUE(full && trimmed);
+    EXPECT_EQ(full->load, trimmed->load) << k.release;
+    EXPECT_EQ(full->unseen, trimmed->unseen) << k.release;
+  }
+}
+
+TEST(ProbeModeFlag, ParsesTheThreeModesAndNamesTheChoicesOtherwise) {
+  EXPECT_EQ(*parse_probe_mode("auto"), RequestedProbeMode::Auto);
+  EXPECT_EQ(*parse_probe_mode("syscall"), RequestedProbeMode::Syscall);
+  EXPECT_EQ(*parse_probe_mode("file_layer"), RequestedProbeMode::FileLayer);
+  for (const char* bad : {"", "fentry", "File_Layer", "file-layer", "syscall "}) {
+    auto r = parse_probe_mode(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().message, fmt::format("--probe-mode: '{}' is not a probe mode; choose "
+                                             "auto, syscall or file_layer",
+                                             bad));
+  }
+  EXPECT_EQ(requested_probe_mode_name(RequestedProbeMode::FileLayer), "file_layer");
+  EXPECT_EQ(probe_mode_name(CKPT_MODE_FILE_LAYER), "file_layer");
+  EXPECT_EQ(probe_mode_name(CKPT_MODE_SYSCALL), "syscall");
+}
+
+}  // namespace
+}  // namespace ckpt

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Host-side checks of the VM scenario `file-layer` (tests/vm/scenarios/file-layer.sh).
+
+Usage: check_file_layer.py RUN_DIR   (RUN_DIR holds summary.json, truth-clients.json, run.db.gz)
+
+The real clients' ground truth (tests/clients/real_clients.py: fio's JSON
+io_bytes, dd's report, the copied shards' sizes, the pages numpy's sum
+touched) against ckptscope's summary and trace, by tests/clients/expect.py:
+  - probe_mode is "file_layer" (the default auto mode picked it: 6.1 and
+    6.12 have every required VFS function in their BTF);
+  - one checkpoint per client (a copy's loads and saves may be split), in the
+    client's time window, with its direction, its exact bytes and its
+    bytes_by_via (io_uring for fio's io_uring engine, syscall for psync, dd
+    and a cp across file systems, copy_file_range for a cp within one, mmap
+    plus the header reads for numpy);
+  - per file (the trace's files table) the bytes written and read;
+  - the job traced and exit 0, nothing dropped, no checkpoint no client made.
+Prints every figure it compared. Exit 0 when all hold. Python 3 standard library only.
+"""
+import gzip
+import os
+import shutil
+import sys
+import tempfile
+
+import vmcheck as v
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients"))
+import expect  # noqa: E402
+
+
+def main():
+    run = v.usage(__doc__)
+    c = v.Checker("file-layer", run)
+    summary = c.load("summary.json")
+    truth = c.load("truth-clients.json")
+    if summary is None or truth is None:
+        return c.finish()
+    c.check(truth.get("page_cache_dropped") is True, "the guest did not drop the page cache before the run")
+    files = None
+    tmp = tempfile.mkdtemp(prefix="ckptscope-vm-")
+    try:
+        db = os.path.join(tmp, "run.db")
+        try:
+            with gzip.open(os.path.join(run, "run.db.gz")) as src, open(db, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            files = expect.trace_files(db)
+        except (OSError, EOFError) as e:
+            c.check(False, f"cannot read run.db.gz: {e}")
+        expect.compare(c.check, c.say, summary, truth, files, "file_layer")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return c.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+# Scenario file-layer (issue 18): real clients no one here wrote, in one
+# `ckptscope run` (the default --probe-mode auto, which must pick file_layer
+# on 6.1 and 6.12), on the NFSv4.2 mount and on a local tmpfs directory, each
+# client apart from the others by a 1.5 s quiet gap (the quiet gap is 1 s):
+#   fio ioengine=io_uring: a write then a read of 8 MiB on NFS (via io_uring)
+#   fio ioengine=psync: the same (via syscall)
+#   cp -r of 3 shards: tmpfs -> NFS (the kernel refuses to copy across file
+#     systems: cp reads and writes), tmpfs -> tmpfs and NFS -> NFS (the
+#     kernel copies: via copy_file_range; on NFSv4.2 a server-side COPY)
+#   dd oflag=direct bs=1M of 4 MiB onto NFS
+#   python3 numpy: np.load(mmap_mode='r') of a 4 MiB .npy on NFS, page cache
+#     dropped, and a full sum (via mmap, page granular, plus the header reads)
+# The clients and their ground truth: tests/clients/real_clients.py (also run
+# on the host by tests/clients/); the host-side check: check_file_layer.py.
+# (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
+# vm-clients: yes
+# vm-nfs-versions: 4.2
+# shellcheck disable=SC2154 # vm_rc: set by vm_ckptscope (guest/lib.sh)
+set -eu
+
+local_dir=/tmp/local
+mkdir -p "$local_dir"
+clients="fio_uring:$VM_MNT fio_psync:$VM_MNT cp:$local_dir:$VM_MNT cp:$local_dir:$local_dir"
+clients="$clients cp:$VM_MNT:$VM_MNT dd:$local_dir:$VM_MNT numpy:$VM_MNT"
+# shellcheck disable=SC2086 # one word per client
+vm_step "real clients: prepare" python3 /vm/real_clients.py prepare --plan /tmp/plan.json $clients
+cp /tmp/plan.json "$VM_OUT/plan.json"
+vm_ckptscope run --storage-endpoint "$VM_SERVER:2049" -- \
+	python3 /vm/real_clients.py run --plan /tmp/plan.json --truth /tmp/truth-clients.json
+[ "$vm_rc" -eq 0 ] || vm_fail "ckptscope run (the clients) exited $vm_rc"
+vm_keep_truths clients
+vm_summary run summary.json
+[ ! -s "$VM_OUT/failures.txt" ]
