@@ -265,29 +265,6 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	return 0;
 }
 
-/*
- * A thread that keeps the CPU without a call or a switch would hold its last
- * folded calls back indefinitely: the scheduler's runtime accounting (every
- * tick for the running task) reports folds older than the window.
- */
-SEC("tp_btf/sched_stat_runtime")
-int BPF_PROG(on_runtime_tick, struct task_struct *curr)
-{
-	struct thread_state *st;
-
-	/* Runtime is also accounted for tasks running on other CPUs (wakeup
-	 * preemption checks): only the running task's own state is ours to
-	 * touch, or its fold would be reported while it adds to it. */
-	if (!fold_window_ns || curr != bpf_get_current_task_btf() ||
-	    !other_task_is_traced(curr->tgid))
-		return 0;
-	st = bpf_task_storage_get(&thread_states, curr, 0, 0);
-	if (!st || st->busy || (!st->fold.calls && !st->mfold.faults))
-		return 0;
-	flush_stale_folds(st, ((__u64)curr->tgid << 32) | (__u32)curr->pid, bpf_ktime_get_ns());
-	return 0;
-}
-
 /* ---- the process tree ----------------------------------------------------- */
 
 static __always_inline void emit_proc(__u32 op, __u32 tgid, __u32 tid, __u32 child_tgid,

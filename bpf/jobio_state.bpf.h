@@ -435,16 +435,6 @@ static __always_inline void flush_folds(struct thread_state *st, __u64 pid_tgid)
 	flush_mmap_fold(st, pid_tgid);
 }
 
-/* Folds are reported once they are older than the window, so a thread that
- * stops calling does not hold its last calls back. */
-static __always_inline void flush_stale_folds(struct thread_state *st, __u64 pid_tgid, __u64 now)
-{
-	if (st->fold.calls && now - st->fold.first_start_ns >= fold_window_ns)
-		flush_io_fold(st, pid_tgid);
-	if (st->mfold.faults && !st->mfold.in_fault && now - st->mfold.first_ns >= fold_window_ns)
-		flush_mmap_fold(st, pid_tgid);
-}
-
 /*
  * One finished data call `c`, with the CPU window before it in `cpu`: folded
  * into the thread's fold when small, else reported on its own after whatever
