@@ -110,8 +110,8 @@ static __always_inline int uring_completed(struct io_kiocb *req, int res)
 		c.fd = r->fd;
 		bpf_map_delete_elem(&uring_requests, &key);
 	}
-	st = bpf_task_storage_get(&thread_states, task, 0, 0);
-	if (!st && !(st = traced_thread_state(task, now)))
+	st = traced_thread_state(task, now);
+	if (!st)
 		return 0;
 	file = BPF_CORE_READ(req, file);
 	if (!file)
@@ -205,37 +205,33 @@ int BPF_PROG(on_page_cache_add, struct folio *folio)
 
 /* mm_filemap_fault and mm_filemap_map_pages: in the 6.12 and 6.18 BTF, not
  * in 6.1's; they need no trampolines. */
-SEC("tp_btf/mm_filemap_fault")
-int BPF_PROG(on_fault_tp, struct address_space *mapping, unsigned long index)
+/* Pages [first, last] of `mapping` mapped for the running thread. */
+static __always_inline int mapping_touched(struct address_space *mapping, __u64 first, __u64 last)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
 	__u64 now = bpf_ktime_get_ns();
+	struct thread_state *st = traced_thread_state(task, now);
 	struct inode *inode;
 
-	if (!st && !(st = traced_thread_state(task, now)))
+	if (!st)
 		return 0;
 	inode = BPF_CORE_READ(mapping, host);
 	if (inode)
-		mmap_touch(st, bpf_get_current_pid_tgid(), inode, index, index, now);
+		mmap_touch(st, bpf_get_current_pid_tgid(), inode, first, last, now);
 	return 0;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(on_fault_tp, struct address_space *mapping, unsigned long index)
+{
+	return mapping_touched(mapping, index, index);
 }
 
 SEC("tp_btf/mm_filemap_map_pages")
 int BPF_PROG(on_map_pages_tp, struct address_space *mapping, unsigned long start_index,
 	     unsigned long last_index)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
-	__u64 now = bpf_ktime_get_ns();
-	struct inode *inode;
-
-	if (!st && !(st = traced_thread_state(task, now)))
-		return 0;
-	inode = BPF_CORE_READ(mapping, host);
-	if (inode)
-		mmap_touch(st, bpf_get_current_pid_tgid(), inode, start_index, last_index, now);
-	return 0;
+	return mapping_touched(mapping, start_index, last_index);
 }
 
 #endif /* CKPTSCOPE_JOBIO_ASYNC_BPF_H */

@@ -381,11 +381,11 @@ SEC("fentry/filemap_fault")
 int BPF_PROG(fl_fault_enter, struct vm_fault *vmf)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
-	struct file *file;
 	__u64 now = bpf_ktime_get_ns();
+	struct thread_state *st = traced_thread_state(task, now);
+	struct file *file;
 
-	if (!st && !(st = traced_thread_state(task, now)))
+	if (!st)
 		return 0;
 	file = vmf->vma->vm_file;
 	if (!file || !file->f_inode)
@@ -425,11 +425,11 @@ int BPF_PROG(fl_map_pages_exit, struct vm_fault *vmf, unsigned long start_pgoff,
 	     unsigned long end_pgoff, unsigned int ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
-	struct file *file;
 	__u64 now = bpf_ktime_get_ns();
+	struct thread_state *st = traced_thread_state(task, now);
+	struct file *file;
 
-	if (!st && !(st = traced_thread_state(task, now)))
+	if (!st)
 		return 0;
 	file = vmf->vma->vm_file;
 	if (!file || !file->f_inode)
