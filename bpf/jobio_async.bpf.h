@@ -124,13 +124,13 @@ static __always_inline int uring_completed(struct io_kiocb *req, int res)
 		return 0;
 	c.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	c.ino = BPF_CORE_READ(inode, i_ino);
-	if (res >= 0 && file_verdict(c.dev, c.ino) == CKPT_VERDICT_OTHER)
+	if (res >= 0 && thread_file_verdict(st, c.dev, c.ino) == CKPT_VERDICT_OTHER)
 		return 0;
 	c.via = CKPT_VIA_IO_URING;
 	/* The submitter ran on while the request was in flight: no CPU window
 	 * is closed by it. */
 	cpu.cpu_window_start_ns = c.start_ns;
-	report_data_call(st, &c, bpf_get_current_pid_tgid(), now, res, &cpu);
+	report_data_call(st, &c, now, res, &cpu);
 	return 0;
 }
 

@@ -79,7 +79,7 @@ static __always_inline int fl_file_enter(struct file *file, __u32 op, __u64 requ
 	if (!st || !fl_identify(st, file))
 		return 0;
 	st->busy = 1;
-	begin_file_call(st, bpf_ktime_get_ns(), op, CKPT_VIA_SYSCALL, -1, requested);
+	begin_file_call(st, 0, op, CKPT_VIA_SYSCALL, -1, requested);
 	st->busy = 0;
 	return 0;
 }

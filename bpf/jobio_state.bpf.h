@@ -174,6 +174,13 @@ struct thread_state {
 	__u64 cached_dev;
 	__u64 cached_ino;
 	__u32 cached_type;
+	/* The verdict of the file last asked about (thread_file_verdict), good
+	 * while verdict_generation still equals verdict_gen - 1 (0: none): the
+	 * same thread's next call on that file skips the map lookup. */
+	__u32 verdict;
+	__u64 verdict_dev;
+	__u64 verdict_ino;
+	__u64 verdict_gen;
 	/* On-CPU accounting outside traced calls. */
 	__u32 in_io;
 	__u64 window_start_ns; /* start of the not-yet-reported window */
@@ -222,6 +229,12 @@ struct {
  * on_page_cache_add returns before it looks up the thread. May overcount
  * (a thread that exits with a fold open); never undercounts. */
 __u64 mmap_folds_open = 0;
+
+/* Bumped after every change to file_verdicts: by user space after each
+ * verdict it writes or forgets (ProbeManager), here at each open that forgets
+ * one. A thread's cached verdict from an older generation is looked up again,
+ * so no thread acts on a verdict that has since changed. */
+__u64 verdict_generation = 0;
 
 /* ---- traced threads --------------------------------------------------------- */
 
@@ -320,7 +333,27 @@ static __always_inline void forget_verdict(__u64 dev, __u64 ino)
 {
 	struct ckpt_file_key key = {.dev = dev, .ino = ino};
 
-	bpf_map_delete_elem(&file_verdicts, &key);
+	if (bpf_map_delete_elem(&file_verdicts, &key) == 0)
+		__sync_fetch_and_add(&verdict_generation, 1);
+}
+
+/*
+ * file_verdict through the thread's one-entry cache: a thread writing a shard
+ * in 4 KiB calls, or one ruled-out file, looks its verdict up once per change
+ * of verdict_generation, not once per call. The generation is read before the
+ * lookup: a verdict written after that read bumps it past what is cached.
+ */
+static __always_inline __u32 thread_file_verdict(struct thread_state *st, __u64 dev, __u64 ino)
+{
+	__u64 gen = *(volatile __u64 *)&verdict_generation + 1;
+
+	if (st->verdict_gen != gen || st->verdict_dev != dev || st->verdict_ino != ino) {
+		st->verdict = file_verdict(dev, ino);
+		st->verdict_dev = dev;
+		st->verdict_ino = ino;
+		st->verdict_gen = gen;
+	}
+	return st->verdict;
 }
 
 /* ---- CPU accounting around calls ------------------------------------------- */
@@ -436,16 +469,18 @@ static __always_inline void flush_folds(struct thread_state *st, __u64 pid_tgid)
 }
 
 /*
- * One finished data call `c`, with the CPU window before it in `cpu`: folded
- * into the thread's fold when small, else reported on its own after whatever
- * was folded.
+ * One finished data call `c` of the running thread, with the CPU window
+ * before it in `cpu`: folded into the thread's fold when small, else reported
+ * on its own after whatever was folded. (The thread's ids are asked for only
+ * when a record is written: a folded call needs none.)
  */
 static __always_inline void report_data_call(struct thread_state *st, const struct call_desc *c,
-					     __u64 pid_tgid, __u64 now, long ret,
+					     __u64 now, long ret,
 					     const struct ckpt_record_header *cpu)
 {
 	struct io_fold *f = &st->fold;
 	struct ckpt_io_record *rec;
+	__u64 pid_tgid;
 	bool small = fold_window_ns && ret >= 0 && (__u64)ret <= fold_max_bytes &&
 		     (c->op == CKPT_OP_READ || c->op == CKPT_OP_WRITE);
 
@@ -461,6 +496,7 @@ static __always_inline void report_data_call(struct thread_state *st, const stru
 		f->cpu_ns += cpu->cpu_ns;
 		return;
 	}
+	pid_tgid = bpf_get_current_pid_tgid();
 	flush_io_fold(st, pid_tgid);
 	if (small) {
 		f->dev = c->dev;
@@ -535,7 +571,10 @@ static __always_inline void emit_io_start(struct thread_state *st, __u64 pid_tgi
  * A call on one file begins; st->cur.dev/ino/file_type already name the file.
  * Regular files only (directories for fsync: durable renames). A file user
  * space said is not a checkpoint costs this check: its time stays the thread's
- * CPU, and only a failure is reported at the exit.
+ * CPU, and only a failure is reported at the exit. `now` 0: the clock is read
+ * here, and only for a file that is not ruled out (the file layer: a call on
+ * any other file of the node pays for no clock read; a failed one is then
+ * reported with its end as its start).
  */
 static __always_inline void begin_file_call(struct thread_state *st, __u64 now, __u32 op, __u32 via,
 					    int fd, __u64 requested)
@@ -548,9 +587,13 @@ static __always_inline void begin_file_call(struct thread_state *st, __u64 now, 
 	st->cur.via = via;
 	st->cur.fd = fd;
 	st->cur.requested = requested;
-	if (file_verdict(st->cur.dev, st->cur.ino) == CKPT_VERDICT_OTHER) {
+	if (thread_file_verdict(st, st->cur.dev, st->cur.ino) == CKPT_VERDICT_OTHER) {
 		st->call = CALL_OTHER;
 		return;
+	}
+	if (!now) {
+		now = bpf_ktime_get_ns();
+		st->cur.start_ns = now;
 	}
 	st->call = CALL_FD;
 	cpu_pause(st, now);
@@ -562,23 +605,25 @@ static __always_inline void begin_file_call(struct thread_state *st, __u64 now, 
 static __always_inline void end_file_call(struct thread_state *st, long ret)
 {
 	struct ckpt_record_header cpu = {};
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u64 now = bpf_ktime_get_ns();
 	__u32 call = st->call;
+	__u64 now;
 
 	st->call = CALL_NONE;
+	if (call == CALL_OTHER && ret >= 0)
+		return;
+	now = bpf_ktime_get_ns();
 	if (call == CALL_OTHER) {
-		if (ret >= 0)
-			return;
 		/* A failure on any file of the job is a job failure: report it,
 		 * without disturbing the CPU window it ran in. */
+		if (!st->cur.start_ns)
+			st->cur.start_ns = now;
 		cpu.cpu_window_start_ns = st->cur.start_ns;
-		flush_folds(st, pid_tgid);
-		report_data_call(st, &st->cur, pid_tgid, now, ret, &cpu);
+		flush_folds(st, bpf_get_current_pid_tgid());
+		report_data_call(st, &st->cur, now, ret, &cpu);
 		return;
 	}
 	cpu_resume(st, now, &cpu);
-	report_data_call(st, &st->cur, pid_tgid, now, ret, &cpu);
+	report_data_call(st, &st->cur, now, ret, &cpu);
 	/* The fd may be reused for another file: resolve afresh next time. */
 	if (st->cur.op == CKPT_OP_CLOSE)
 		st->cached_file = 0;
@@ -591,9 +636,9 @@ static __always_inline void end_file_call(struct thread_state *st, long ret)
 static __always_inline void begin_copy(struct thread_state *st, __u64 now, __u32 via, __u64 len)
 {
 	bool src = st->cur.file_type == CKPT_FT_REGULAR &&
-		   file_verdict(st->cur.dev, st->cur.ino) != CKPT_VERDICT_OTHER;
+		   thread_file_verdict(st, st->cur.dev, st->cur.ino) != CKPT_VERDICT_OTHER;
 	bool dst = st->file_type2 == CKPT_FT_REGULAR &&
-		   file_verdict(st->dev2, st->ino2) != CKPT_VERDICT_OTHER;
+		   thread_file_verdict(st, st->dev2, st->ino2) != CKPT_VERDICT_OTHER;
 
 	if (!src && !dst)
 		return;
@@ -788,7 +833,7 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 		return;
 	if (mode_file_type(BPF_CORE_READ(inode, i_mode)) != CKPT_FT_REGULAR)
 		return;
-	if (file_verdict(dev, ino) == CKPT_VERDICT_OTHER)
+	if (thread_file_verdict(st, dev, ino) == CKPT_VERDICT_OTHER)
 		return;
 	if (m->faults && m->dev == dev && m->ino == ino && first <= m->last_page + 1 &&
 	    last + 1 >= m->first_page && now - m->first_ns < fold_window_ns &&

@@ -186,6 +186,39 @@ TEST_F(JobIoRecords, AFileRuledOutCostsNoRecordButItsFailuresStillCount) {
   expect_no_drops();
 }
 
+// A thread caches the verdict of the file it last asked about; a verdict
+// written or forgotten in the middle of its calls on that file must still
+// take effect at its next call (bpf/jobio_state.bpf.h thread_file_verdict).
+TEST_F(JobIoRecords, AVerdictChangedBetweenCallsOnOneFdTakesEffectAtTheNextCall) {
+  const std::string path = dir_ / "later-ruled-out.txt";
+  std::vector<char> buf(4096, 'v');
+  int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const FileIdentity f = identity_of(path);
+  auto write_calls = [&]() {
+    uint64_t calls = 0;
+    for (const auto& r : io_on(f, CKPT_OP_WRITE)) calls += r.calls;
+    return calls;
+  };
+  // Undecided: reported, and the thread now holds that verdict.
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(write(fd, buf.data(), buf.size()), 4096);
+  drain();
+  EXPECT_EQ(write_calls(), 10u);
+
+  probes_->set_file_verdict(f.user, false);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(write(fd, buf.data(), buf.size()), 4096);
+  drain();
+  EXPECT_EQ(write_calls(), 10u) << "writes after the verdict 'other' were reported";
+
+  // The exporter forgets its "other" verdicts when a client starts tracing.
+  probes_->forget_other_verdicts();
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(write(fd, buf.data(), buf.size()), 4096);
+  close(fd);
+  drain();
+  EXPECT_EQ(write_calls(), 15u) << "writes after the verdict was forgotten were not reported";
+  expect_no_drops();
+}
+
 TEST_F(JobIoRecords, CopiesBetweenFilesAreOneRecordNamingBothFiles) {
   const std::string src = dir_ / "src.pt";
   const std::string dst = dir_ / "dst.pt";

@@ -426,10 +426,20 @@ void ProbeManager::set_file_verdict(const FileId& file, bool is_checkpoint) {
   const uint8_t value = file_verdict_value(is_checkpoint);
   // A verdict not written leaves the file a candidate: its calls are still
   // recorded, so nothing is lost, only the in-kernel filtering.
-  if (bpf_map_update_elem(bpf_map__fd(jobio_->maps.file_verdicts), &key, &value, BPF_ANY) != 0)
+  if (bpf_map_update_elem(bpf_map__fd(jobio_->maps.file_verdicts), &key, &value, BPF_ANY) != 0) {
     ++verdict_errors_;
-  else
-    ++verdicts_written_;
+    return;
+  }
+  ++verdicts_written_;
+  bump_verdict_generation();
+}
+
+void ProbeManager::bump_verdict_generation() {
+  // After the map write: a thread that read the old generation before the
+  // write sees a newer one at its next call and looks the verdict up again
+  // (bpf/jobio_state.bpf.h thread_file_verdict). The .bss is mmap'd by the
+  // skeleton; the programs bump it with atomic adds too.
+  __atomic_fetch_add(&jobio_->bss->verdict_generation, 1, __ATOMIC_SEQ_CST);
 }
 
 void ProbeManager::forget_other_verdicts() {
@@ -447,6 +457,7 @@ void ProbeManager::forget_other_verdicts() {
   }
   for (const auto& k : others)
     if (bpf_map_delete_elem(fd, &k) != 0 && errno != ENOENT) ++verdict_errors_;
+  if (!others.empty()) bump_verdict_generation();
 }
 
 std::vector<DropRecord> ProbeManager::drops() const {

@@ -125,6 +125,8 @@ class ProbeManager : public ProbeFeed {
   [[nodiscard]] uint64_t verdicts_written() const { return verdicts_written_; }
 
  private:
+  // Every change to file_verdicts is followed by this (thread_file_verdict's cache).
+  void bump_verdict_generation();
   ProbeManager() = default;
   Expected<void> start_jobio(const ProbeOptions& options, const KernelFeatures& features);
   // Chooses the probe mode and turns off the programs it does not load.
