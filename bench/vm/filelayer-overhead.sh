@@ -5,8 +5,12 @@
 #
 # Part 1, per traced call: io_loop (bench/io_loop.cpp) does N 4 KiB writes
 # then N reads of a checkpoint file on tmpfs, bare, under `ckptscope run
-# --probe-mode file_layer` and under `--probe-mode syscall`, the three
-# alternated in an order rotated every round (io_loop times its own calls).
+# --probe-mode file_layer`, under `--probe-mode syscall` and under
+# bench/minimal_probe (one fexit on vfs_write/vfs_read: a verdict lookup and a
+# per-inode counter, the floor issue 18 set its target against), the four
+# alternated in an order rotated every round (io_loop times its own calls);
+# once growing the file as a checkpoint does ("call-*"), once cycling over
+# its first VM_BENCH_SPAN bytes ("span-*": no allocation, less spread).
 # Part 2, the node exporter's cost on I/O that is no checkpoint's: a getppid
 # loop and io_loop on a non-checkpoint file, bare and with `ckptscope
 # exporter --probe-mode file_layer|syscall` running, rotated the same way.
@@ -17,19 +21,30 @@ set -eu
 rounds=${VM_BENCH_ROUNDS:-5}
 calls=${VM_BENCH_CALLS:-20000}
 ppid_calls=${VM_BENCH_PPID_CALLS:-200000}
-for _b in io_loop getppid_loop; do
+span=${VM_BENCH_SPAN:-1048576}
+for _b in io_loop getppid_loop minimal_probe; do
 	command -v "$_b" >/dev/null || { vm_fail "$_b is not in the guest (build the bench targets)"; exit 1; }
 done
 mkdir -p "$VM_OUT/rounds" /tmp/bench/checkpoints /tmp/bench/plain
+per_call_kinds="bare file_layer syscall minimal"
+# VM_BENCH_BASELINE=1 (filelayer_vm.sh --baseline-build): another build's
+# ckptscope, in the same rotation.
+[ "${VM_BENCH_BASELINE:-}" = 1 ] && per_call_kinds="$per_call_kinds baseline"
 ckpt_file=/tmp/bench/checkpoints/io.pt
 plain_file=/tmp/bench/plain/io.dat
 
-rotate() { # ROUND A B C: the three rotated left by ROUND
-	case $(($1 % 3)) in
-	0) echo "$2 $3 $4" ;;
-	1) echo "$3 $4 $2" ;;
-	*) echo "$4 $2 $3" ;;
-	esac
+rotate() { # ROUND A B C [D]: the three or four rotated left by ROUND
+	_r=$1
+	shift
+	_n=$#
+	_i=0
+	_out=
+	while [ "$_i" -lt "$_n" ]; do
+		_k=$(((_i + _r) % _n + 1))
+		eval "_out=\"\$_out \${$_k}\""
+		_i=$((_i + 1))
+	done
+	echo $_out
 }
 
 # VM_BENCH_NO_MODE=1 (filelayer_vm.sh --no-mode-flag): no --probe-mode, for a
@@ -38,15 +53,18 @@ mode_flag() {
 	[ "${VM_BENCH_NO_MODE:-0}" = 1 ] || echo "--probe-mode $1"
 }
 
-per_call() { # KIND ROUND
-	_f="$VM_OUT/rounds/call-$1-$2.json"
+per_call() { # KIND ROUND PREFIX [SPAN]
+	_f="$VM_OUT/rounds/$3-$1-$2.json"
 	# shellcheck disable=SC2046 # the flag is two words or none
 	case $1 in
-	bare) io_loop "$ckpt_file" "$calls" 4096 >"$_f" 2>/tmp/call.err ;;
-	*) ckptscope run --quiet --trace /tmp/t.db $(mode_flag "$1") -- io_loop "$ckpt_file" "$calls" 4096 \
+	bare) io_loop "$ckpt_file" "$calls" 4096 ${4:-} >"$_f" 2>/tmp/call.err ;;
+	minimal) minimal_probe -- io_loop "$ckpt_file" "$calls" 4096 ${4:-} >"$_f" 2>/tmp/call.err ;;
+	baseline) ckptscope-baseline run --quiet --trace /tmp/t.db -- io_loop "$ckpt_file" "$calls" 4096 ${4:-} \
+		>"$_f" 2>/tmp/call.err ;;
+	*) ckptscope run --quiet --trace /tmp/t.db $(mode_flag "$1") -- io_loop "$ckpt_file" "$calls" 4096 ${4:-} \
 		>"$_f" 2>/tmp/call.err ;;
 	esac || {
-		vm_fail "per-call round $2 ($1) failed: $(tail -c 1500 /tmp/call.err)"
+		vm_fail "per-call round $2 ($1, $3) failed: $(tail -c 1500 /tmp/call.err)"
 		return 1
 	}
 	rm -f /tmp/t.db
@@ -91,7 +109,10 @@ fi
 r=0
 while [ "$r" -lt "$rounds" ]; do
 	vm_say "round $r"
-	for kind in $(rotate "$r" bare file_layer syscall); do per_call "$kind" "$r"; done
+	for kind in $(rotate "$r" $per_call_kinds); do per_call "$kind" "$r" call; done
+	if [ "$span" -gt 0 ]; then
+		for kind in $(rotate "$r" $per_call_kinds); do per_call "$kind" "$r" span "$span"; done
+	fi
 	for kind in $(rotate "$r" bare exporter-file_layer exporter-syscall); do node "$kind" "$r"; done
 	r=$((r + 1))
 done

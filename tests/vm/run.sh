@@ -39,6 +39,9 @@ usage: tests/vm/run.sh --kernel 6.1|6.12|all --nfs 3|4.2|all --scenario NAME|all
   --timeout S      wall-clock limit of one VM [${VM_TIMEOUT:-420}]
   --memory MIB     guest memory (NFS wsize/rsize depend on it) [${VM_MEMORY:-1024}]
   --smp N          guest CPUs (1 is as fast as 2 for the tests; benchmarks want 2) [${VM_SMP:-1}]
+  --icount SHIFT   guest time from the instruction count (QEMU -icount shift=SHIFT,sleep=off: one
+                   instruction is 2^SHIFT ns): timings inside the guest count instructions and do
+                   not move with the host's load (benchmarks; one CPU only) [off]
   --verbose        stream the guest's console while it runs
   --keep           keep the work directory (initramfs segments) under DIR
   --scenario-dir D scenarios from D instead of tests/vm/scenarios (benchmarks: bench/vm)
@@ -50,7 +53,7 @@ USAGE
 kernels='' nfsvers='' scenarios='' out='' build="$VM_REPO/build" verbose=0 keep=0
 VM_CACHE=${CKPTSCOPE_VM_CACHE:-$VM_REPO/build-vm/cache}
 export VM_REFRESH=0
-VM_TIMEOUT=${VM_TIMEOUT:-420} VM_MEMORY=${VM_MEMORY:-1024} VM_SMP=${VM_SMP:-1}
+VM_TIMEOUT=${VM_TIMEOUT:-420} VM_MEMORY=${VM_MEMORY:-1024} VM_SMP=${VM_SMP:-1} VM_ICOUNT=
 # No CX16: QEMU 7.2's TCG corrupts EFLAGS on `cmpxchg16b %gs:(...)`, which 6.12's
 # SLUB runs on every allocation (random double faults, spurious #DB, oopses).
 VM_CPU=${CKPTSCOPE_VM_CPU:-qemu64,-cx16}
@@ -66,6 +69,7 @@ while [ $# -gt 0 ]; do
     --timeout) VM_TIMEOUT=${2:?--timeout needs a value}; shift 2 ;;
     --memory) VM_MEMORY=${2:?--memory needs a value}; shift 2 ;;
     --smp) VM_SMP=${2:?--smp needs a value}; shift 2 ;;
+    --icount) VM_ICOUNT=${2:?--icount needs a value}; shift 2 ;;
     --verbose) verbose=1; shift ;;
     --keep) keep=1; shift ;;
     --scenario-dir) VM_SCENARIO_DIR=$(cd "${2:?--scenario-dir needs a value}" && pwd) || vm_die "--scenario-dir: no such directory: $2"; shift 2 ;;
@@ -81,6 +85,12 @@ fi
 [[ $VM_TIMEOUT =~ ^[0-9]+$ ]] || vm_die "--timeout: not a number of seconds: $VM_TIMEOUT"
 [[ $VM_MEMORY =~ ^[0-9]+$ ]] || vm_die "--memory: not a number of MiB: $VM_MEMORY"
 [[ $VM_SMP =~ ^[1-8]$ ]] || vm_die "--smp: 1 to 8 CPUs, not $VM_SMP"
+icount=()
+if [ -n "$VM_ICOUNT" ]; then
+  [[ $VM_ICOUNT =~ ^[0-9]$ ]] || vm_die "--icount: a shift of 0 to 9, not $VM_ICOUNT"
+  [ "$VM_SMP" = 1 ] || vm_die "--icount counts one CPU's instructions: it needs --smp 1"
+  icount=(-icount "shift=$VM_ICOUNT,sleep=off")
+fi
 
 # Expand "all" and comma lists; validate.
 expand() { # NAME VALUE ALLOWED...
@@ -197,7 +207,7 @@ vm_boot() {
   fi
   vm_log "$name: booting $kpkg (TCG, timeout ${VM_TIMEOUT} s)"
   timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
-    -accel tcg -cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEMORY" -nodefaults -no-user-config -display none -no-reboot \
+    -accel tcg "${icount[@]}" -cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEMORY" -nodefaults -no-user-config -display none -no-reboot \
     -kernel "$vmlinuz" -initrd "$work/initrd-$name.img" \
     -append "console=ttyS0 quiet panic=-1 oops=panic softlockup_panic=1 rdinit=/init" \
     -chardev "file,id=con,path=$dir/console.log" -serial chardev:con \

@@ -175,8 +175,15 @@ vm_project_segment() {
     vm_install "$root" "$build/bin/$b" "/opt/ckptscope/bin/$b"
   done
   # The benchmarks' subjects (bench/vm/), when the build has them.
-  for b in io_loop getppid_loop; do
+  for b in io_loop getppid_loop minimal_probe; do
     [ -x "$build/bin/$b" ] && vm_install "$root" "$build/bin/$b" "/opt/ckptscope/bin/$b"
+  done
+  # VM_EXTRA_BINS="NAME=PATH ...": more programs for a benchmark (bench/filelayer_vm.sh
+  # --baseline-build puts another build's ckptscope there as ckptscope-baseline).
+  local extra
+  for extra in ${VM_EXTRA_BINS:-}; do
+    [ -x "${extra#*=}" ] || vm_die "VM_EXTRA_BINS: no program ${extra#*=}"
+    vm_install "$root" "${extra#*=}" "/opt/ckptscope/bin/${extra%%=*}"
   done
   VM_PROJECT_CPIO="$work/project.cpio.gz"
   vm_cpio "$root" "$VM_PROJECT_CPIO"
