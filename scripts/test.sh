@@ -131,10 +131,10 @@ ctest --preset asan -j "$jobs"
 stage_end
 
 # libFuzzer targets (clang-14, build-fuzz/): every parser of outside input,
-# 25 s each, two at a time; fails on any crash and names its input
-# (tests/fuzz/README.md). About 8 minutes on 2 cores with the build.
+# 15 s each, two at a time; fails on any crash and names its input
+# (tests/fuzz/README.md). About 5 minutes on 2 cores with the build.
 stage_start fuzz
-scripts/fuzz.sh 25
+scripts/fuzz.sh 15
 stage_end
 
 # clang-tidy only what changed since .ci/tidy-clean-at, closed over the
