@@ -5,9 +5,9 @@
  * vfs_write and one on vfs_read, each a verdict lookup and a per-inode byte
  * counter, for every process. Not part of ckptscope: bench/vm/ runs it.
  */
+#include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "vmlinux.h"
 
 #include "minimal_probe.h"
 
