@@ -8,8 +8,12 @@ loopback, then on the throttled, lossy loopback (netem). Asserts, from
 ckptscope's `summary --json`:
   - two save checkpoints with the ground truths' bytes, the job exited 0, the
     ground truths say ok;
-  - the throttle took effect: the throttled save took >= 3x the baseline, and
-    its file bytes over its duration stay under the throttle's rate;
+  - the throttle took effect: the baseline save ran faster than the throttle's
+    rate (so the throttle is what can slow the second one), the throttled save
+    took longer than the baseline, and its file bytes over its duration stay
+    under the throttle's rate. (Not a ratio of the two durations: the baseline
+    is CPU-bound under TCG and doubles when the host is loaded; a ">= 3x"
+    check failed at 2.6x in a clean clone whose ASan build ran beside it.)
   - the TCP backlog (tcp_backlog_mean: bytes handed to TCP, not yet
     acknowledged, on average over the save's samples) is higher throttled
     than in the baseline (not its max: the send buffer caps both peaks);
@@ -79,10 +83,14 @@ def main():
     max_bps = (st_thr.get("transport") or {}).get("max_Bps")
     c.check(max_bps, f"throttled: transport has no maximum (config {config})")
     d_base, d_thr = base.get("duration_ns") or 0, thr.get("duration_ns") or 0
-    c.check(d_thr >= 3 * d_base, f"throttled save took {d_thr / 1e6:.0f} ms, baseline {d_base / 1e6:.0f} ms: want >= 3x")
+    c.check(d_thr > d_base, f"throttled save took {d_thr / 1e6:.0f} ms, no longer than the baseline's {d_base / 1e6:.0f} ms")
     avg = thr.get("bytes", 0) / (d_thr / 1e9) if d_thr else 0
-    c.say(f"throttled: file bytes / duration {avg / 1e6:.2f} MB/s, transport maximum {(max_bps or 0) / 1e6:.2f} MB/s")
+    avg_base = base.get("bytes", 0) / (d_base / 1e9) if d_base else 0
+    c.say(f"file bytes / duration: baseline {avg_base / 1e6:.2f} MB/s, throttled {avg / 1e6:.2f} MB/s,"
+          f" transport maximum {(max_bps or 0) / 1e6:.2f} MB/s")
     if max_bps:
+        c.check(avg_base > max_bps, f"the baseline save ran at {avg_base / 1e6:.2f} MB/s, not above the throttle's"
+                f" {max_bps / 1e6:.2f} MB/s: the guest is too slow for the throttle to be what limits the second save")
         c.check(avg <= 1.05 * max_bps, f"throttled save ran at {avg / 1e6:.2f} MB/s, above the throttle {max_bps / 1e6:.2f} MB/s")
 
     nb, nt = base.get("nfs") or {}, thr.get("nfs") or {}
