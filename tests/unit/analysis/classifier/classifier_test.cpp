@@ -10,15 +10,18 @@
 #include <fstream>
 #include <string>
 
+#include "tests/scratch_dir.h"
+
 namespace ckpt::classify {
 namespace {
 
 const Classifier& rules() { return Classifier::builtin(); }
 
+// Files for one run of this binary, in a directory removed at exit (a
+// directory named by the pid was left in /tmp by every run).
 std::string temp_file(const std::string& name, const std::string& text) {
-  auto dir = std::filesystem::temp_directory_path() / ("ckpt-classify-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  auto path = (dir / name).string();
+  static const test::ScratchDir dir;
+  auto path = dir / name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
