@@ -31,13 +31,10 @@
  * NULL (not traced, or nested in a call already being traced). */
 static __always_inline struct thread_state *fl_enter(struct task_struct *task)
 {
-	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	struct thread_state *st = traced_thread_state(task, 0);
 
-	if (!st) {
-		st = traced_thread_state(task, bpf_ktime_get_ns());
-		if (!st)
-			return NULL;
-	}
+	if (!st)
+		return NULL;
 	if (st->depth++ > 0)
 		return NULL;
 	st->call = CALL_NONE;

@@ -286,6 +286,8 @@ static __always_inline bool other_task_is_traced(__u32 tgid)
  * The running thread's state, or NULL when the thread is not traced. Only
  * traced threads ever get state, so finding it answers "traced?" without the
  * tgid lookup; a thread seen for the first time is checked, then given state.
+ * `now` 0: the clock is read only when state is created (the file layer's
+ * entries, which have no other use for it before the verdict).
  */
 static __always_inline struct thread_state *traced_thread_state(struct task_struct *task, __u64 now)
 {
@@ -300,6 +302,8 @@ static __always_inline struct thread_state *traced_thread_state(struct task_stru
 		count_drop(CKPT_DROP_THREAD_FULL);
 		return NULL;
 	}
+	if (!now)
+		now = bpf_ktime_get_ns();
 	st->window_start_ns = now;
 	st->oncpu_since_ns = now; /* it is running: it is making this call */
 	return st;
