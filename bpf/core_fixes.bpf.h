@@ -116,6 +116,22 @@ static __always_inline bool ckpt_task_group_dead(struct task_struct *task)
 }
 
 /*
+ * Whether `task` can only run on the CPU it last ran on: inside a
+ * migrate_disable() section. fentry/fexit programs run in one (the
+ * trampoline's __bpf_prog_enter*, kernel/bpf/trampoline.c, since v5.8), so a
+ * thread switched out inside one resumes on the same CPU. The counter is in
+ * task_struct on SMP kernels since v5.11 (commit af449901b84c "sched: Add
+ * migrate_disable()"); where it is not, every task reads as pinned, and the
+ * probes keep every state in task storage.
+ */
+static __always_inline bool ckpt_task_pinned_to_cpu(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(task->migration_disabled))
+		return true;
+	return BPF_CORE_READ(task, migration_disabled) != 0;
+}
+
+/*
  * sk_protocol was an 8-bit bitfield until v5.6 (commit bf9765145b85 "sock:
  * Make sk_protocol a 16-bit value"); the probed bitfield read handles both.
  */

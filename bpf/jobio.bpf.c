@@ -185,7 +185,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (floor_only || kind_of(nr) == CKPT_SC_NONE)
 		return 0;
 	task = bpf_get_current_task_btf();
-	st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	st = running_state(task);
 	if (!st || st->call == CALL_NONE || st->syscall_nr != nr)
 		return 0;
 	switch (st->call) {
@@ -230,37 +230,79 @@ static __always_inline void flush_cpu_window(struct thread_state *st, __u64 pid_
 	st->acc_ns = 0;
 }
 
+/* The thread leaves the CPU: what it folded is reported now, not when it next
+ * runs, and its CPU time up to now unless it is inside a traced call. */
+static __always_inline void switched_out(struct thread_state *st, __u64 prev_id, __u64 now)
+{
+	if (!st->mfold.in_fault)
+		flush_folds(st, prev_id);
+	if (!st->in_io)
+		flush_cpu_window(st, prev_id, now, cpu_flush_min_ns);
+}
+
+/* The hot slot's owner leaves the CPU: its state goes back to its task
+ * storage (gone once a dead task's last switch is past: then it is dropped),
+ * and the slot is free for the next thread. */
+static __always_inline void release_slot(struct hot_slot *slot, struct task_struct *prev,
+					 __u64 prev_id, __u64 now)
+{
+	struct thread_state *stored;
+
+	if (other_task_is_traced(prev->tgid))
+		switched_out(&slot->st, prev_id, now);
+	stored = bpf_task_storage_get(&thread_states, prev, 0, 0);
+	if (stored) {
+		*stored = slot->st;
+		stored->wants_slot = slot->head.used;
+	}
+	slot->head.owner = 0;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	__u64 prev_id = ((__u64)prev->tgid << 32) | (__u32)prev->pid;
+	struct hot_slot *slot = this_cpu_slot();
 	__u64 now = bpf_ktime_get_ns();
 	struct thread_state *st;
 
-	if (other_task_is_traced(prev->tgid)) {
-		__u64 prev_id = ((__u64)prev->tgid << 32) | (__u32)prev->pid;
-
+	/* The slot's owner first, traced or not (a dying process has left
+	 * traced_tgids by its last switch). Switched out inside a file-layer
+	 * program (or any section it cannot migrate out of), a thread resumes
+	 * here and finishes its update in the slot: keep it for it. */
+	if (slot && slot->head.owner && slot->head.owner == prev->pid) {
+		if (!ckpt_task_pinned_to_cpu(prev))
+			release_slot(slot, prev, prev_id, now);
+	} else if (other_task_is_traced(prev->tgid)) {
 		st = bpf_task_storage_get(&thread_states, prev, 0, 0);
-		/* Switched out inside a file-layer program: it finishes its
-		 * update when it runs again; report nothing half-done. */
-		if (st && !st->busy) {
-			/* Off the CPU: what it folded is reported now, not when
-			 * it next runs. */
-			if (!st->mfold.in_fault)
-				flush_folds(st, prev_id);
-			if (!st->in_io)
-				flush_cpu_window(st, prev_id, now, cpu_flush_min_ns);
-		}
+		if (st && !st->busy)
+			switched_out(st, prev_id, now);
 	}
-	if (other_task_is_traced(next->tgid)) {
+	if (!other_task_is_traced(next->tgid))
+		return 0;
+	if (slot && slot->head.owner && slot->head.owner == next->pid) {
+		st = &slot->st; /* back inside the program it was switched out of */
+	} else {
 		st = bpf_task_storage_get(&thread_states, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!st) {
 			count_drop(CKPT_DROP_THREAD_FULL);
-		} else if (!st->window_start_ns) {
-			st->window_start_ns = now;
-			st->oncpu_since_ns = now;
-		} else if (!st->in_io) {
-			st->oncpu_since_ns = now;
+			return 0;
 		}
+		/* A thread that did traced I/O in its last slice moves in, unless
+		 * it was switched out inside a program (which holds a pointer to
+		 * its storage, and would go on writing there). */
+		if (slot && !slot->head.owner && st->wants_slot && !ckpt_task_pinned_to_cpu(next)) {
+			slot->st = *st;
+			slot->head.owner = next->pid;
+			slot->head.used = 0;
+			st = &slot->st;
+		}
+	}
+	if (!st->window_start_ns) {
+		st->window_start_ns = now;
+		st->oncpu_since_ns = now;
+	} else if (!st->in_io) {
+		st->oncpu_since_ns = now;
 	}
 	return 0;
 }
@@ -393,7 +435,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 
 	if (!other_task_is_traced(tgid))
 		return 0;
-	st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	st = running_state(task);
 	if (st) {
 		flush_folds(st, ((__u64)tgid << 32) | tid);
 		if (!st->in_io)

@@ -265,6 +265,16 @@ enum ckpt_syscall_kind {
 
 #define CKPT_MAX_SYSCALLS 512
 
+/*
+ * The head of each CPU's `hot_slots` element (bpf/jobio_state.bpf.h): which
+ * thread's state is there now. User space reads only this part (diagnostics,
+ * tests); the state after it is the programs' own.
+ */
+struct ckpt_hot_slot_head {
+	__u32 owner; /* tid; 0: none */
+	__u32 used;  /* the owner's programs used the slot since it moved in */
+};
+
 /* Why an event was lost; indexes the per-CPU `jobio_drops` array. */
 enum ckpt_jobio_drop {
 	CKPT_DROP_RINGBUF_FULL = 0,

@@ -188,7 +188,7 @@ int BPF_PROG(on_page_cache_add, struct folio *folio)
 
 	if (!mmap_folds_open)
 		return 0;
-	st = bpf_task_storage_get(&thread_states, bpf_get_current_task_btf(), 0, 0);
+	st = running_state(bpf_get_current_task_btf());
 	if (!st || !st->mfold.faults)
 		return 0;
 	if (probe_mode == CKPT_MODE_FILE_LAYER ? !st->mfold.in_fault : st->call != CALL_NONE)

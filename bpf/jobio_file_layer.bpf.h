@@ -44,7 +44,7 @@ static __always_inline struct thread_state *fl_enter(struct task_struct *task)
 /* The matching exit: the state when this was the outermost call. */
 static __always_inline struct thread_state *fl_exit(struct task_struct *task)
 {
-	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	struct thread_state *st = running_state(task);
 
 	if (!st || st->depth == 0)
 		return NULL;
@@ -400,8 +400,7 @@ int BPF_PROG(fl_fault_enter, struct vm_fault *vmf)
 SEC("fexit/filemap_fault")
 int BPF_PROG(fl_fault_exit, struct vm_fault *vmf, unsigned int ret)
 {
-	struct thread_state *st =
-	    bpf_task_storage_get(&thread_states, bpf_get_current_task_btf(), 0, 0);
+	struct thread_state *st = running_state(bpf_get_current_task_btf());
 	__u64 now = bpf_ktime_get_ns();
 
 	if (!st || !st->mfold.in_fault)

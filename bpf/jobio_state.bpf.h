@@ -152,7 +152,9 @@ struct thread_state {
 	/* The call in progress. */
 	struct call_desc cur;
 	__u32 call; /* enum call_state */
-	__u32 pad;
+	/* Its programs used this state in the thread's last time slice: the
+	 * next switch-in moves it into the CPU's hot slot (below). */
+	__u32 wants_slot;
 	__s64 syscall_nr; /* syscall mode: the call's exit must match */
 	/* File-layer calls nest (a close that flushes through fsync, a copy
 	 * that splices): only the outermost is the job's call. */
@@ -196,6 +198,61 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } thread_states SEC(".maps");
+
+/*
+ * The running thread's state, on the CPU it runs on. A task-storage lookup is
+ * a helper call, a lock and a cache probe, paid twice by every traced call (its
+ * entry and its exit); a per-CPU array element is a short helper, or a few
+ * inlined instructions on recent kernels. So a thread that did traced I/O in
+ * its last time slice has its state copied here when it is switched in, its
+ * programs work on this copy, and it is copied back when it is switched out.
+ *
+ * Only sched_switch moves a state in or out, and it runs with preemption off
+ * on this CPU, so for any thread the state is in exactly one place: here when
+ * `head.owner` is its tid, in its task storage otherwise. A thread switched out
+ * inside a file-layer program (fentry/fexit run preemptible, with migration
+ * off: ckpt_task_pinned_to_cpu) keeps the slot: it resumes on this CPU and
+ * finishes its update here; the threads that run meanwhile use their task
+ * storage, and one switched in while inside a program is not moved in (it
+ * holds a pointer to its task storage). docs/probe-modes.md, "The hot slot".
+ */
+struct hot_slot {
+	/* owner: the tid whose state this is; 0: none (tid 0 is the idle task,
+	 * never traced). used: its programs used it since it moved in. */
+	struct ckpt_hot_slot_head head;
+	struct thread_state st;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hot_slot);
+} hot_slots SEC(".maps");
+
+static __always_inline struct hot_slot *this_cpu_slot(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&hot_slots, &zero);
+}
+
+/* The running thread's state, wherever it lives; NULL: it has none. */
+static __always_inline struct thread_state *running_state(struct task_struct *task)
+{
+	struct hot_slot *slot = this_cpu_slot();
+	struct thread_state *st;
+
+	/* (0: no owner; never the idle task's, say, in an interrupt) */
+	if (slot && slot->head.owner && slot->head.owner == task->pid) {
+		slot->head.used = 1;
+		return &slot->st;
+	}
+	st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	if (st)
+		st->wants_slot = 1;
+	return st;
+}
 
 /* A path call between its entry and exit; too large for task storage's
  * fast path and rare next to reads and writes. */
@@ -291,7 +348,7 @@ static __always_inline bool other_task_is_traced(__u32 tgid)
  */
 static __always_inline struct thread_state *traced_thread_state(struct task_struct *task, __u64 now)
 {
-	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	struct thread_state *st = running_state(task);
 
 	if (st)
 		return st;
@@ -306,6 +363,7 @@ static __always_inline struct thread_state *traced_thread_state(struct task_stru
 		now = bpf_ktime_get_ns();
 	st->window_start_ns = now;
 	st->oncpu_since_ns = now; /* it is running: it is making this call */
+	st->wants_slot = 1;
 	return st;
 }
 

@@ -1,21 +1,31 @@
 // The jobio programs on this kernel, record by record (bpf/jobio.h): the test
 // process traces itself, makes calls whose answers it knows, and reads back
 // what the kernel reported, before any decoding or stitching. Folding, the
-// verdict map, copies between files and page faults on a mapping are checked
-// against the calls made. The file-layer mode is checked the same way in the
-// VM guests (tests/vm); here the kernel picks its mode (`auto`).
+// verdict map, copies between files, page faults on a mapping and the per-CPU
+// hot slot's hand-overs between threads are checked against the calls made.
+// The file-layer mode is checked the same way in the VM guests (tests/vm);
+// here the kernel picks its mode (`auto`).
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -305,6 +315,169 @@ TEST_F(JobIoRecords, FaultsOnAMappingReportTheFilesPagesOnce) {
   EXPECT_EQ(*pages.rbegin(), 256u);  // never past the end of the file
   EXPECT_GT(storage, 0u) << "the pages were dropped from the cache: some came from storage";
   EXPECT_LE(storage, 257u);  // pages of this file, each read once
+  expect_no_drops();
+}
+
+// The written calls and bytes the records give for one file.
+struct WriteTotals {
+  uint64_t calls = 0;
+  uint64_t bytes = 0;
+};
+
+WriteTotals write_totals(const std::vector<ckpt_io_record>& records) {
+  WriteTotals t;
+  for (const auto& r : records) {
+    t.calls += r.calls;
+    t.bytes += static_cast<uint64_t>(r.ret);
+  }
+  return t;
+}
+
+uint32_t this_tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
+// A thread doing I/O has its state moved into its CPU's hot slot when it is
+// switched in (bpf/jobio_state.bpf.h), and its calls still add up exactly. The
+// thread looks for itself while it runs: another thread looking would find it
+// switched out, its slot handed back, whenever the two share a CPU.
+TEST_F(JobIoRecords, AThreadDoingIoWorksInItsCpusHotSlot) {
+  const std::string path = dir_ / "hot.bin";
+  constexpr int kRounds = 50;
+  std::vector<char> buf(4096, 'h');
+  int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const uint32_t me = this_tid();
+  uint64_t written = 0;
+  bool seen = false;
+  std::set<uint32_t> owners;  // for the failure message
+  for (int round = 0; round < kRounds && !seen; ++round) {
+    usleep(200);  // off the CPU and back: a thread that did I/O moves in at switch-in
+    for (int i = 0; i < 4; ++i)
+      if (pwrite(fd, buf.data(), buf.size(), i * 4096) == 4096) ++written;
+    for (uint32_t tid : probes_->threads_in_hot_slots()) {
+      owners.insert(tid);
+      seen |= tid == me;
+    }
+  }
+  close(fd);
+  drain();
+  std::string seen_owners;
+  for (uint32_t tid : owners) seen_owners += " " + std::to_string(tid);
+  EXPECT_TRUE(seen) << "this thread (tid " << me << ") never had its state in a hot slot in "
+                    << kRounds << " rounds; owners seen:" << seen_owners;
+  const WriteTotals t = write_totals(io_on(identity_of(path), CKPT_OP_WRITE));
+  EXPECT_EQ(t.calls, written);
+  EXPECT_EQ(t.bytes, written * 4096);
+  expect_no_drops();
+}
+
+// Threads taking turns on one CPU hand the slot over at every switch: each
+// one's calls are still its own, to the call and the byte.
+TEST_F(JobIoRecords, ThreadsTakingTurnsOnOneCpuKeepTheirOwnCounts) {
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 3000;
+  std::vector<std::string> paths;
+  for (int t = 0; t < kThreads; ++t)
+    paths.push_back(dir_ / ("turns-" + std::to_string(t) + ".bin"));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(0, &one);
+      if (sched_setaffinity(0, sizeof(one), &one) != 0) ++failures;
+      std::vector<char> buf(4096, static_cast<char>('a' + t));
+      int fd = open(paths[static_cast<size_t>(t)].c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+      if (fd < 0) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < kCalls; ++i) {
+        if (write(fd, buf.data(), buf.size()) != 4096) ++failures;
+        if (i % 3 == 2) sched_yield();  // the next thread on CPU 0 takes the slot
+      }
+      close(fd);
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_EQ(failures.load(), 0);
+  drain();
+  for (const auto& path : paths) {
+    const WriteTotals t = write_totals(io_on(identity_of(path), CKPT_OP_WRITE));
+    EXPECT_EQ(t.calls, static_cast<uint64_t>(kCalls)) << path;
+    EXPECT_EQ(t.bytes, static_cast<uint64_t>(kCalls) * 4096) << path;
+  }
+  expect_no_drops();
+}
+
+// A call that sleeps halfway (its thread leaves the CPU inside it, and the
+// slot with it) is still reported whole when it returns. The writes copy from
+// pages that are not there yet, served by a userfaultfd handler after a
+// pause, so every one of them sleeps inside the call, on any file system.
+TEST_F(JobIoRecords, CallsThatSleepHalfwayAreReportedWhole) {
+  constexpr int kCalls = 40;
+  constexpr size_t kPage = 4096;
+  const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+  ASSERT_GE(uffd, 0) << "userfaultfd: " << std::strerror(errno);
+  uffdio_api api{};
+  api.api = UFFD_API;
+  ASSERT_EQ(ioctl(uffd, UFFDIO_API, &api), 0) << std::strerror(errno);
+  const size_t size = kCalls * kPage;
+  void* region = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(region, MAP_FAILED);
+  uffdio_register reg{};
+  reg.range.start = reinterpret_cast<uint64_t>(region);
+  reg.range.len = size;
+  reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+  ASSERT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0) << std::strerror(errno);
+
+  std::atomic<bool> stop{false};
+  std::thread pager([&] {
+    std::vector<char> page(kPage, 'u');
+    while (!stop) {
+      pollfd p{uffd, POLLIN, 0};
+      if (poll(&p, 1, 50) <= 0) continue;
+      uffd_msg msg{};
+      if (read(uffd, &msg, sizeof(msg)) != sizeof(msg) || msg.event != UFFD_EVENT_PAGEFAULT)
+        continue;
+      usleep(1000);  // the writer waits inside its write meanwhile
+      uffdio_copy copy{};
+      copy.dst = msg.arg.pagefault.address & ~(kPage - 1);
+      copy.src = reinterpret_cast<uint64_t>(page.data());
+      copy.len = kPage;
+      ioctl(uffd, UFFDIO_COPY, &copy);
+    }
+  });
+  // Two files in turn: a call that came back to a stale state would be
+  // reported on the other file.
+  const std::string paths[2] = {dir_ / "sleepy-a.bin", dir_ / "sleepy-b.bin"};
+  int fds[2];
+  for (int i = 0; i < 2; ++i) {
+    fds[i] = open(paths[i].c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(fds[i], 0);
+  }
+  rusage before{};
+  rusage after{};
+  getrusage(RUSAGE_THREAD, &before);
+  int written = 0;
+  for (int i = 0; i < kCalls; ++i)
+    if (write(fds[i % 2], static_cast<char*>(region) + i * kPage, kPage) ==
+        static_cast<ssize_t>(kPage))
+      ++written;
+  getrusage(RUSAGE_THREAD, &after);
+  for (int f : fds) close(f);
+  stop = true;
+  pager.join();
+  munmap(region, size);
+  close(uffd);
+  drain();
+  ASSERT_EQ(written, kCalls);
+  EXPECT_GE(after.ru_nvcsw - before.ru_nvcsw, kCalls) << "the writes did not sleep inside the call";
+  for (const auto& path : paths) {
+    const WriteTotals t = write_totals(io_on(identity_of(path), CKPT_OP_WRITE));
+    EXPECT_EQ(t.calls, static_cast<uint64_t>(kCalls / 2)) << path;
+    EXPECT_EQ(t.bytes, static_cast<uint64_t>(kCalls / 2) * kPage) << path;
+  }
   expect_no_drops();
 }
 

@@ -460,6 +460,25 @@ void ProbeManager::forget_other_verdicts() {
   if (!others.empty()) bump_verdict_generation();
 }
 
+std::vector<uint32_t> ProbeManager::threads_in_hot_slots() const {
+  std::vector<uint32_t> out;
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) return out;
+  // A per-CPU map's values come back one per possible CPU, each rounded up to
+  // 8 bytes (Documentation/bpf/map_array.rst); ckpt_hot_slot_head opens each.
+  const size_t stride = (bpf_map__value_size(jobio_->maps.hot_slots) + 7) / 8 * 8;
+  std::vector<unsigned char> values(stride * static_cast<size_t>(ncpus));
+  const uint32_t key = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(jobio_->maps.hot_slots), &key, values.data()) != 0)
+    return out;
+  for (int cpu = 0; cpu < ncpus; ++cpu) {
+    ckpt_hot_slot_head head{};
+    std::memcpy(&head, values.data() + stride * static_cast<size_t>(cpu), sizeof(head));
+    if (head.owner != 0) out.push_back(head.owner);
+  }
+  return out;
+}
+
 std::vector<DropRecord> ProbeManager::drops() const {
   std::vector<DropRecord> out;
   auto jobio = sum_percpu(bpf_map__fd(jobio_->maps.jobio_drops), CKPT_JOBIO_DROP_MAX);

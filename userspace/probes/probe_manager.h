@@ -123,6 +123,10 @@ class ProbeManager : public ProbeFeed {
   // starts tracing processes whose globs it does not know); failures counted.
   void forget_other_verdicts();
   [[nodiscard]] uint64_t verdicts_written() const { return verdicts_written_; }
+  // The threads whose state is in a CPU's hot slot now (bpf/jobio_state.bpf.h
+  // hot_slots: the threads running traced I/O), by tid; for diagnostics and
+  // the tests.
+  [[nodiscard]] std::vector<uint32_t> threads_in_hot_slots() const;
 
  private:
   // Every change to file_verdicts is followed by this (thread_file_verdict's cache).
