@@ -25,10 +25,13 @@ constexpr uint64_t kMaxInteger = 86'400'000;  // a day in ms: every field's ceil
 // The defaults come from what the frameworks write (docs/frameworks.md).
 // Names that say checkpoint, counted anywhere: nanoGPT's `out/ckpt.pt`,
 // DCP's `.distcp`, Lightning's `.ckpt`, NeMo 1's `.nemo`, Keras' `.keras` and
-// `.weights.h5`, DeepSpeed's shards under a user's own tag.
+// `.weights.h5`, DeepSpeed's shards under a user's own tag, Megatron's shards
+// under `release/`, the PyTorch ImageNet example's `model_best.pth.tar`.
 const std::vector<std::string> kDefaultNameGlobs = {
-    "*ckpt*",   "*checkpoint*",   "*.distcp",          "*.safetensors",    "*.ckpt",
-    "*.nemo",   "*.keras",        "*.weights.h5",      "*_model_states.pt", "*_optim_states.pt"};
+    "*ckpt*",          "*checkpoint*",      "*.distcp",          "*.safetensors",
+    "*.ckpt",          "*.nemo",            "*.keras",           "*.weights.h5",
+    "*_model_states.pt", "*_optim_states.pt", "model_optim_rng.pt", "distrib_optim.pt",
+    "*.pth.tar"};
 // Generic names, counted under a checkpoint directory: PyTorch (torch.save,
 // DCP's `.metadata`), Megatron/DeepSpeed and HF shards, ImageNet's
 // `.pth.tar`, Keras' `.h5`, Accelerate's `.pkl`, numpy, Flax msgpack, Orbax's
