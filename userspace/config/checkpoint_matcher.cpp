@@ -15,6 +15,12 @@ bool matches_any(const std::vector<std::string>& globs, const std::string& name)
 // no extension; `train.log`, `config.json` and `.metadata` do.
 bool has_no_extension(const std::string& name) { return name.find('.') == std::string::npos; }
 
+// Our own files say "ckpt" too: the binaries (`ckptscope-workload`, which a
+// traced job maps, and `ckptscope` itself, extensionless), the traces and the
+// logs. By name only: a directory of ours (`ckptscope-demo-XXXXXX`, a clone
+// named `ckptscope`) may hold real checkpoints.
+bool is_ckptscope_file(const std::string& name) { return name.starts_with("ckptscope"); }
+
 }  // namespace
 
 CheckpointMatcher::CheckpointMatcher(CheckpointRules rules) : rules_(std::move(rules)) {
@@ -56,7 +62,8 @@ CheckpointMatcher::DirVerdict CheckpointMatcher::judge_dirs(std::string_view dir
 bool CheckpointMatcher::decide_file(const std::string& path) const {
   const size_t slash = path.rfind('/');
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (name.empty() || matches_any(rules_.exclude_globs, name)) return false;
+  if (name.empty() || is_ckptscope_file(name) || matches_any(rules_.exclude_globs, name))
+    return false;
   const bool says_checkpoint = matches_any(rules_.name_globs, name);
   const bool generic_name = matches_any(rules_.file_globs, name);
   const bool extensionless = rules_.extensionless_files && has_no_extension(name);

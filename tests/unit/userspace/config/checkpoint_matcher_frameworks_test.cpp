@@ -268,7 +268,15 @@ TEST_F(FrameworkLayoutTest, MustStayFalse) {
       "/data/hf_cache/models--meta-llama--Llama-3.2-1B/snapshots/4e20de36/model.safetensors",
       "/etc/hosts",
       "/job/runs/notes",
+      // ckptscope's own files say "ckpt" too, even in a clone under a
+      // checkpoint-ish name (the workload binary is mapped by the job it runs).
+      "/home/u/ckptscope/build/bin/ckptscope-workload",
+      "/home/u/ckptscope/build/bin/ckptscope",
+      "/home/u/ckptscope-2026-12-01-4242.db",
   });
+  // ...but a directory of ours holds real checkpoints (`demo`'s scratch one).
+  expect_checkpoints({"/home/u/ckptscope/ckptscope-demo-Ab12Cd/checkpoint-1/shard-0.pt",
+                      "/tmp/ckptscope-test-Xy9/model.pt"});
   EXPECT_FALSE(matcher_.is_checkpoint_dir("/usr/lib/python3/site-packages/torch/distributed/checkpoint"));
   EXPECT_FALSE(matcher_.is_checkpoint_dir("/job/data"));
 }
