@@ -51,11 +51,12 @@ const std::vector<std::string> kDefaultDirGlobs = {
     "step-*",       "epoch_*", "epoch=*",         "ocdbt.process_*", "recipe_state"};
 // Never checkpoints, whatever their names say: Python sources and bytecode
 // (`torch/utils/checkpoint.py`), shared objects, logs, installed packages,
+// Jupyter's notebook autosaves (`.ipynb_checkpoints/x-checkpoint.ipynb`),
 // and the Hugging Face hub cache (`models--org--name/blobs/<sha256>`: a
 // downloaded pretrained model every job shares, not this job's checkpoint).
 const std::vector<std::string> kDefaultExcludeGlobs = {
     "*.py",          "*.pyc",          "*.so",        "*.so.*",     "*.log",   "site-packages",
-    "dist-packages", "__pycache__",    "models--*",   "datasets--*", "spaces--*"};
+    "dist-packages", "__pycache__",    ".ipynb_checkpoints", "models--*",   "datasets--*", "spaces--*"};
 
 // Reads one section, rejecting keys it does not know (a typo must not be
 // silently ignored in a profiler's configuration).

@@ -268,6 +268,7 @@ TEST_F(FrameworkLayoutTest, MustStayFalse) {
       "/data/hf_cache/models--meta-llama--Llama-3.2-1B/snapshots/4e20de36/model.safetensors",
       "/etc/hosts",
       "/job/runs/notes",
+      "/home/u/notebooks/.ipynb_checkpoints/train-checkpoint.ipynb",
       // ckptscope's own files say "ckpt" too, even in a clone under a
       // checkpoint-ish name (the workload binary is mapped by the job it runs).
       "/home/u/ckptscope/build/bin/ckptscope-workload",
