@@ -27,11 +27,19 @@ constexpr uint64_t kMaxInteger = 86'400'000;  // a day in ms: every field's ceil
 // DCP's `.distcp`, Lightning's `.ckpt`, NeMo 1's `.nemo`, Keras' `.keras` and
 // `.weights.h5`, DeepSpeed's shards under a user's own tag, Megatron's shards
 // under `release/`, the PyTorch ImageNet example's `model_best.pth.tar`.
-const std::vector<std::string> kDefaultNameGlobs = {
-    "*ckpt*",          "*checkpoint*",      "*.distcp",          "*.safetensors",
-    "*.ckpt",          "*.nemo",            "*.keras",           "*.weights.h5",
-    "*_model_states.pt", "*_optim_states.pt", "model_optim_rng.pt", "distrib_optim.pt",
-    "*.pth.tar"};
+const std::vector<std::string> kDefaultNameGlobs = {"*ckpt*",
+                                                    "*checkpoint*",
+                                                    "*.distcp",
+                                                    "*.safetensors",
+                                                    "*.ckpt",
+                                                    "*.nemo",
+                                                    "*.keras",
+                                                    "*.weights.h5",
+                                                    "*_model_states.pt",
+                                                    "*_optim_states.pt",
+                                                    "model_optim_rng.pt",
+                                                    "distrib_optim.pt",
+                                                    "*.pth.tar"};
 // Generic names, counted under a checkpoint directory: PyTorch (torch.save,
 // DCP's `.metadata`), Megatron/DeepSpeed and HF shards, ImageNet's
 // `.pth.tar`, Keras' `.h5`, Accelerate's `.pkl`, numpy, Flax msgpack, Orbax's
@@ -39,24 +47,26 @@ const std::vector<std::string> kDefaultNameGlobs = {
 // write-then-rename commit pattern. Not text: `train.log`, `config.json`
 // beside the shards are no checkpoint data.
 const std::vector<std::string> kDefaultFileGlobs = {
-    "*.pt",  "*.pth", "*.safetensors", "*.distcp", "*.bin",     "*.ckpt",    "*.npy",
-    "*.tmp", ".metadata", "*.pth.tar", "*.tar",    "*.h5",      "*.pkl",     "*.npz",
-    "*.msgpack", "*.__lock", "*.ocdbt"};
+    "*.pt",  "*.pth", "*.safetensors", "*.distcp",  "*.bin",  "*.ckpt",
+    "*.npy", "*.tmp", ".metadata",     "*.pth.tar", "*.tar",  "*.h5",
+    "*.pkl", "*.npz", "*.msgpack",     "*.__lock",  "*.ocdbt"};
 // Directory names that say checkpoint, anywhere in the name (HF's staging
 // `tmp-checkpoint-500`, Orbax's `100.orbax-checkpoint-tmp`), and the step and
 // epoch directories the frameworks make. A step-number directory (Orbax
 // `<root>/100/`) counts under one of these, as every directory below one does.
 const std::vector<std::string> kDefaultDirGlobs = {
-    "*checkpoint*", "*ckpt*",  "global_step*",    "iter_*",      "step_*",
-    "step-*",       "epoch_*", "epoch=*",         "ocdbt.process_*", "recipe_state"};
+    "*checkpoint*", "*ckpt*",  "global_step*", "iter_*",          "step_*",
+    "step-*",       "epoch_*", "epoch=*",      "ocdbt.process_*", "recipe_state"};
 // Never checkpoints, whatever their names say: Python sources and bytecode
 // (`torch/utils/checkpoint.py`), shared objects, logs, installed packages,
 // Jupyter's notebook autosaves (`.ipynb_checkpoints/x-checkpoint.ipynb`),
 // and the Hugging Face hub cache (`models--org--name/blobs/<sha256>`: a
 // downloaded pretrained model every job shares, not this job's checkpoint).
 const std::vector<std::string> kDefaultExcludeGlobs = {
-    "*.py",          "*.pyc",          "*.so",        "*.so.*",     "*.log",   "site-packages",
-    "dist-packages", "__pycache__",    ".ipynb_checkpoints", "models--*",   "datasets--*", "spaces--*"};
+    "*.py",          "*.pyc",       "*.so",
+    "*.so.*",        "*.log",       "site-packages",
+    "dist-packages", "__pycache__", ".ipynb_checkpoints",
+    "models--*",     "datasets--*", "spaces--*"};
 
 // Reads one section, rejecting keys it does not know (a typo must not be
 // silently ignored in a profiler's configuration).
@@ -108,7 +118,8 @@ class Section {
   Expected<bool> boolean(const std::string& key) const {
     const json& v = j_.at(key);
     if (!v.is_boolean())
-      return make_error(fmt::format("{}: must be true or false (got {})", field(key), dump_json(v)));
+      return make_error(
+          fmt::format("{}: must be true or false (got {})", field(key), dump_json(v)));
     return v.get<bool>();
   }
   // Globs matched against one name (a file's or a directory's): one with a
@@ -119,8 +130,9 @@ class Section {
     if (!list) return list;
     for (const auto& glob : *list)
       if (glob.find('/') != std::string::npos)
-        return make_error(fmt::format("{}: '{}' has a '/': it is matched against one name, never a path{}",
-                                      field(key), glob, hint));
+        return make_error(
+            fmt::format("{}: '{}' has a '/': it is matched against one name, never a path{}",
+                        field(key), glob, hint));
     return list;
   }
   Expected<double> bandwidth(const std::string& key) const {

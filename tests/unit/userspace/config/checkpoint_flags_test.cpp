@@ -30,7 +30,8 @@ TEST(CheckpointFlagsTest, DirWithoutASlashIsADirectoryName) {
 
 TEST(CheckpointFlagsTest, DirWithASlashIsThatDirectory) {
   CheckpointRules r = Config::defaults().checkpoint;
-  ASSERT_TRUE(add_checkpoint_flags(r, {}, {"/data/run1/", "./out", "../shared//ckpts"}, "/home/u/job"));
+  ASSERT_TRUE(
+      add_checkpoint_flags(r, {}, {"/data/run1/", "./out", "../shared//ckpts"}, "/home/u/job"));
   EXPECT_THAT(r.dir_globs,
               ::testing::IsSupersetOf({"/data/run1", "/home/u/job/out", "/home/u/shared/ckpts"}));
   CheckpointMatcher m(r);

@@ -36,7 +36,8 @@ TEST_F(FrameworkLayoutTest, NanoGpt) {
 // pytorch/examples imagenet/main.py: save_checkpoint() in the working
 // directory, then shutil.copyfile to model_best.pth.tar.
 TEST_F(FrameworkLayoutTest, TorchSaveImageNetExample) {
-  expect_checkpoints({"/home/u/imagenet/checkpoint.pth.tar", "/home/u/imagenet/model_best.pth.tar"});
+  expect_checkpoints(
+      {"/home/u/imagenet/checkpoint.pth.tar", "/home/u/imagenet/model_best.pth.tar"});
 }
 
 // Plain torch.save under a directory the user named after checkpoints
@@ -49,14 +50,15 @@ TEST_F(FrameworkLayoutTest, TorchSaveDdpAndFsdpFullStateDict) {
 // torch.distributed.checkpoint FileSystemWriter, as torchtitan uses it:
 // outputs/checkpoint/step-1000/__{rank}_{n}.distcp, .metadata.tmp => .metadata.
 TEST_F(FrameworkLayoutTest, DcpAndTorchtitan) {
-  expect_checkpoints({"/job/outputs/checkpoint/step-1000/__0_0.distcp",
-                      "/job/outputs/checkpoint/step-1000/__1_0.distcp",
-                      "/job/outputs/checkpoint/step-1000/.metadata.tmp",
-                      "/job/outputs/checkpoint/step-1000/.metadata",
-                      // last_save_in_hf: HuggingFaceStorageWriter into step-N/sharded/.
-                      "/job/outputs/checkpoint/step-1000/sharded/shard-00001-model-00001-of-00004.safetensors",
-                      // DCP anywhere: the shards say checkpoint by their extension.
-                      "/scratch/dcp_out/__0_0.distcp"});
+  expect_checkpoints(
+      {"/job/outputs/checkpoint/step-1000/__0_0.distcp",
+       "/job/outputs/checkpoint/step-1000/__1_0.distcp",
+       "/job/outputs/checkpoint/step-1000/.metadata.tmp",
+       "/job/outputs/checkpoint/step-1000/.metadata",
+       // last_save_in_hf: HuggingFaceStorageWriter into step-N/sharded/.
+       "/job/outputs/checkpoint/step-1000/sharded/shard-00001-model-00001-of-00004.safetensors",
+       // DCP anywhere: the shards say checkpoint by their extension.
+       "/scratch/dcp_out/__0_0.distcp"});
 }
 
 // DeepSpeed engine.save_checkpoint: save_dir/global_step{N}/..., save_dir/latest.
@@ -91,28 +93,27 @@ TEST_F(FrameworkLayoutTest, MegatronLegacy) {
 
 // Megatron-LM torch_dist (the default format): dist-checkpointing in iter_*/.
 TEST_F(FrameworkLayoutTest, MegatronTorchDist) {
-  expect_checkpoints({"/job/ckpts/iter_0000100/__0_0.distcp", "/job/ckpts/iter_0000100/__0_1.distcp",
-                      "/job/ckpts/iter_0000100/.metadata", "/job/ckpts/iter_0000100/common.pt",
-                      "/data/gpt/iter_0000100/__3_0.distcp"});
+  expect_checkpoints({"/job/ckpts/iter_0000100/__0_0.distcp",
+                      "/job/ckpts/iter_0000100/__0_1.distcp", "/job/ckpts/iter_0000100/.metadata",
+                      "/job/ckpts/iter_0000100/common.pt", "/data/gpt/iter_0000100/__3_0.distcp"});
   expect_not_checkpoints({"/job/ckpts/iter_0000100/metadata.json"});  // text metadata
 }
 
 // transformers Trainer._save_checkpoint: <output_dir>/checkpoint-{step}/.
 TEST_F(FrameworkLayoutTest, HuggingFaceTrainer) {
-  expect_checkpoints({"/job/out/checkpoint-500/model-00001-of-00002.safetensors",
-                      "/job/out/checkpoint-500/model-00002-of-00002.safetensors",
-                      "/job/out/checkpoint-500/optimizer.pt", "/job/out/checkpoint-500/scheduler.pt",
-                      "/job/out/checkpoint-500/rng_state_0.pth", "/job/out/checkpoint-500/rng_state.pth",
-                      "/job/out/checkpoint-500/training_args.bin",
-                      "/job/out/checkpoint-500/pytorch_model.bin",
-                      "/job/out/checkpoint-500/pytorch_model-00001-of-00002.bin",
-                      "/job/out/checkpoint-500/adapter_model.safetensors",
-                      // 4.36-4.38 and Feb 2025: a staging directory renamed at the end.
-                      "/job/out/tmp-checkpoint-500/optimizer.pt",
-                      "/job/out/tmp-checkpoint-500/model.safetensors",
-                      "/job/out/tmp-checkpoint-pe8ry7n_/optimizer.pt",
-                      // DeepSpeed inside the Trainer's folder.
-                      "/job/out/checkpoint-500/global_step500/mp_rank_00_model_states.pt"});
+  expect_checkpoints(
+      {"/job/out/checkpoint-500/model-00001-of-00002.safetensors",
+       "/job/out/checkpoint-500/model-00002-of-00002.safetensors",
+       "/job/out/checkpoint-500/optimizer.pt", "/job/out/checkpoint-500/scheduler.pt",
+       "/job/out/checkpoint-500/rng_state_0.pth", "/job/out/checkpoint-500/rng_state.pth",
+       "/job/out/checkpoint-500/training_args.bin", "/job/out/checkpoint-500/pytorch_model.bin",
+       "/job/out/checkpoint-500/pytorch_model-00001-of-00002.bin",
+       "/job/out/checkpoint-500/adapter_model.safetensors",
+       // 4.36-4.38 and Feb 2025: a staging directory renamed at the end.
+       "/job/out/tmp-checkpoint-500/optimizer.pt", "/job/out/tmp-checkpoint-500/model.safetensors",
+       "/job/out/tmp-checkpoint-pe8ry7n_/optimizer.pt",
+       // DeepSpeed inside the Trainer's folder.
+       "/job/out/checkpoint-500/global_step500/mp_rank_00_model_states.pt"});
   EXPECT_TRUE(matcher_.is_checkpoint_dir("/job/out/tmp-checkpoint-500"));
   EXPECT_TRUE(matcher_.is_checkpoint_dir("/job/out/checkpoint-500"));
   expect_not_checkpoints({"/job/out/checkpoint-500/trainer_state.json",
@@ -141,39 +142,38 @@ TEST_F(FrameworkLayoutTest, Accelerate) {
 // Lightning ModelCheckpoint: lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt;
 // the DeepSpeed and FSDP strategies make the .ckpt a directory.
 TEST_F(FrameworkLayoutTest, Lightning) {
-  expect_checkpoints({"/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt",
-                      "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100-v1.ckpt",
-                      "/job/lightning_logs/version_0/checkpoints/last.ckpt",
-                      "/job/root/checkpoints/epoch=2-step=300.ckpt",
-                      "/job/runs/epoch=0-step=100.ckpt",  // a dirpath of the user's own
-                      "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/checkpoint/"
-                      "mp_rank_00_model_states.pt",
-                      "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/checkpoint/"
-                      "zero_pp_rank_0_mp_rank_00_optim_states.pt",
-                      "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/latest",
-                      "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/__0_0.distcp",
-                      "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/.metadata",
-                      "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/meta.pt"});
+  expect_checkpoints(
+      {"/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt",
+       "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100-v1.ckpt",
+       "/job/lightning_logs/version_0/checkpoints/last.ckpt",
+       "/job/root/checkpoints/epoch=2-step=300.ckpt",
+       "/job/runs/epoch=0-step=100.ckpt",  // a dirpath of the user's own
+       "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/checkpoint/"
+       "mp_rank_00_model_states.pt",
+       "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/checkpoint/"
+       "zero_pp_rank_0_mp_rank_00_optim_states.pt",
+       "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/latest",
+       "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/__0_0.distcp",
+       "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/.metadata",
+       "/job/lightning_logs/version_0/checkpoints/epoch=0-step=100.ckpt/meta.pt"});
   // Lightning >= 2.4 writes through an fsspec transaction: the bytes go to
   // mkstemp()'s name first, which says nothing; only the rename (or copy) to
   // the .ckpt is seen as the checkpoint's (docs/frameworks.md: known gaps).
-  expect_not_checkpoints({"/tmp/tmpab12cd34",
-                          "/job/lightning_logs/version_0/hparams.yaml",
+  expect_not_checkpoints({"/tmp/tmpab12cd34", "/job/lightning_logs/version_0/hparams.yaml",
                           "/job/lightning_logs/version_0/events.out.tfevents.1700000000.node.1.0"});
 }
 
 // torchtune checkpointers: <output_dir>/epoch_{n}/ (or step_{n}/), and the Meta
 // checkpointer's <output_dir>/recipe_state/recipe_state.pt.
 TEST_F(FrameworkLayoutTest, Torchtune) {
-  expect_checkpoints({"/tmp/torchtune/llama3_2_1B/full/epoch_0/model-00001-of-00002.safetensors",
-                      "/tmp/torchtune/llama3_2_1B/full/epoch_0/model-00002-of-00002.safetensors",
-                      "/tmp/torchtune/llama3_2_1B/full/epoch_0/adapter_model.pt",
-                      "/tmp/torchtune/llama3_2_1B/full/epoch_0/adapter_model.safetensors",
-                      "/tmp/torchtune/llama3_2_1B/full/epoch_0/recipe_state.pt",
-                      "/job/output/epoch_0/model-00001-of-00001.bin",
-                      "/job/output/recipe_state/recipe_state.pt",
-                      "/job/output/step_1000/model-00001-of-00001.bin",
-                      "/job/output/epoch_1/__0_0.distcp"});
+  expect_checkpoints(
+      {"/tmp/torchtune/llama3_2_1B/full/epoch_0/model-00001-of-00002.safetensors",
+       "/tmp/torchtune/llama3_2_1B/full/epoch_0/model-00002-of-00002.safetensors",
+       "/tmp/torchtune/llama3_2_1B/full/epoch_0/adapter_model.pt",
+       "/tmp/torchtune/llama3_2_1B/full/epoch_0/adapter_model.safetensors",
+       "/tmp/torchtune/llama3_2_1B/full/epoch_0/recipe_state.pt",
+       "/job/output/epoch_0/model-00001-of-00001.bin", "/job/output/recipe_state/recipe_state.pt",
+       "/job/output/step_1000/model-00001-of-00001.bin", "/job/output/epoch_1/__0_0.distcp"});
   expect_not_checkpoints({"/job/output/epoch_0/adapter_config.json",
                           "/job/output/epoch_0/model.safetensors.index.json"});
 }
@@ -214,24 +214,22 @@ TEST_F(FrameworkLayoutTest, Keras) {
 // files under ocdbt.process_<i>/, each written as <key>.__lock and renamed.
 TEST_F(FrameworkLayoutTest, Orbax) {
   const std::string tmp = "/data/run1/100.orbax-checkpoint-tmp";
-  expect_checkpoints({tmp + "/state.orbax-checkpoint-tmp/ocdbt.process_0/d/3f9a0c1e2b.__lock",
-                      tmp + "/state.orbax-checkpoint-tmp/ocdbt.process_0/d/3f9a0c1e2b",
-                      tmp + "/state.orbax-checkpoint-tmp/ocdbt.process_0/manifest.ocdbt.__lock",
-                      tmp + "/state.orbax-checkpoint-tmp/ocdbt.process_0/manifest.ocdbt",
-                      tmp + "/state.orbax-checkpoint-tmp/_METADATA",
-                      tmp + "/state.orbax-checkpoint-tmp/_sharding",
-                      tmp + "/state.orbax-checkpoint-tmp/manifest.ocdbt",
-                      tmp + "/state.orbax-checkpoint-tmp/d/77aa01",
-                      tmp + "/_CHECKPOINT_METADATA",
-                      // Before 2025-07 the temporary name carried a counter.
-                      "/data/run1/100.orbax-checkpoint-tmp-7/default/d/9b1c",
-                      // The load, after the renames: the per-process directory says OCDBT.
-                      "/data/run1/100/state/ocdbt.process_0/d/3f9a0c1e2b",
-                      // A step number under a checkpoint directory.
-                      "/data/checkpoints/100/state/d/3f9a0c1e2b",
-                      "/data/checkpoints/100/default/_METADATA",
-                      // The old msgpack format: a file named `checkpoint`.
-                      "/data/flax_run/checkpoint_100/checkpoint"});
+  expect_checkpoints(
+      {tmp + "/state.orbax-checkpoint-tmp/ocdbt.process_0/d/3f9a0c1e2b.__lock",
+       tmp + "/state.orbax-checkpoint-tmp/ocdbt.process_0/d/3f9a0c1e2b",
+       tmp + "/state.orbax-checkpoint-tmp/ocdbt.process_0/manifest.ocdbt.__lock",
+       tmp + "/state.orbax-checkpoint-tmp/ocdbt.process_0/manifest.ocdbt",
+       tmp + "/state.orbax-checkpoint-tmp/_METADATA", tmp + "/state.orbax-checkpoint-tmp/_sharding",
+       tmp + "/state.orbax-checkpoint-tmp/manifest.ocdbt",
+       tmp + "/state.orbax-checkpoint-tmp/d/77aa01", tmp + "/_CHECKPOINT_METADATA",
+       // Before 2025-07 the temporary name carried a counter.
+       "/data/run1/100.orbax-checkpoint-tmp-7/default/d/9b1c",
+       // The load, after the renames: the per-process directory says OCDBT.
+       "/data/run1/100/state/ocdbt.process_0/d/3f9a0c1e2b",
+       // A step number under a checkpoint directory.
+       "/data/checkpoints/100/state/d/3f9a0c1e2b", "/data/checkpoints/100/default/_METADATA",
+       // The old msgpack format: a file named `checkpoint`.
+       "/data/flax_run/checkpoint_100/checkpoint"});
   EXPECT_TRUE(matcher_.is_checkpoint_dir(tmp + "/state.orbax-checkpoint-tmp"));
   // A single-process load from a root of no checkpoint-ish name reads
   // <root>/100/state/d/<hex>: nothing in that path says checkpoint, so it
@@ -263,7 +261,8 @@ TEST_F(FrameworkLayoutTest, MustStayFalse) {
       "248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707",
       // The hub cache's snapshots link to those blobs: a downloaded
       // pretrained model every job shares, not this job's checkpoint.
-      "/home/u/.cache/huggingface/hub/models--gpt2/snapshots/607a30d783dfa663caf39e06633721c8d4cfcd7e/"
+      "/home/u/.cache/huggingface/hub/models--gpt2/snapshots/"
+      "607a30d783dfa663caf39e06633721c8d4cfcd7e/"
       "model.safetensors",
       "/data/hf_cache/models--meta-llama--Llama-3.2-1B/snapshots/4e20de36/model.safetensors",
       "/etc/hosts",
@@ -278,7 +277,8 @@ TEST_F(FrameworkLayoutTest, MustStayFalse) {
   // ...but a directory of ours holds real checkpoints (`demo`'s scratch one).
   expect_checkpoints({"/home/u/ckptscope/ckptscope-demo-Ab12Cd/checkpoint-1/shard-0.pt",
                       "/tmp/ckptscope-test-Xy9/model.pt"});
-  EXPECT_FALSE(matcher_.is_checkpoint_dir("/usr/lib/python3/site-packages/torch/distributed/checkpoint"));
+  EXPECT_FALSE(
+      matcher_.is_checkpoint_dir("/usr/lib/python3/site-packages/torch/distributed/checkpoint"));
   EXPECT_FALSE(matcher_.is_checkpoint_dir("/job/data"));
 }
 

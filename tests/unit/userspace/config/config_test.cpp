@@ -52,10 +52,10 @@ TEST(ConfigTest, ParsesEveryField) {
 
 TEST(ConfigTest, DefaultsHaveBothKindsOfNames) {
   CheckpointRules r = Config::defaults().checkpoint;
-  EXPECT_THAT(r.name_globs, ::testing::IsSupersetOf({"*ckpt*", "*checkpoint*", "*.distcp",
-                                                     "*.safetensors", "*.ckpt", "*.nemo",
-                                                     "*.keras", "*.weights.h5",
-                                                     "*_model_states.pt", "*_optim_states.pt"}));
+  EXPECT_THAT(r.name_globs,
+              ::testing::IsSupersetOf({"*ckpt*", "*checkpoint*", "*.distcp", "*.safetensors",
+                                       "*.ckpt", "*.nemo", "*.keras", "*.weights.h5",
+                                       "*_model_states.pt", "*_optim_states.pt"}));
   EXPECT_THAT(r.file_globs, ::testing::IsSupersetOf({"*.pt", "*.bin", "*.pth.tar", "*.tar", "*.h5",
                                                      "*.pkl", "*.npz", "*.msgpack", "*.__lock"}));
   EXPECT_THAT(r.dir_globs, ::testing::IsSupersetOf({"*checkpoint*", "*ckpt*", "epoch_*", "epoch=*",
