@@ -21,6 +21,19 @@ bool has_no_extension(const std::string& name) { return name.find('.') == std::s
 // named `ckptscope`) may hold real checkpoints.
 bool is_ckptscope_file(const std::string& name) { return name.starts_with("ckptscope"); }
 
+// Python's imports stat thousands of paths, and every stat of a file that is
+// not a checkpoint asks about its directories too: each answer is kept.
+template <typename Decide>
+bool remembered(std::unordered_map<std::string, bool>& cache, const std::string& path,
+                Decide decide) {
+  if (auto it = cache.find(path); it != cache.end()) return it->second;
+  const bool yes = decide();
+  // Bounded: a job that stats millions of distinct paths must not grow us forever.
+  if (cache.size() > 200'000) cache.clear();
+  cache.emplace(path, yes);
+  return yes;
+}
+
 }  // namespace
 
 CheckpointMatcher::CheckpointMatcher(CheckpointRules rules) : rules_(std::move(rules)) {
@@ -80,18 +93,15 @@ bool CheckpointMatcher::decide_file(const std::string& path) const {
 }
 
 bool CheckpointMatcher::is_checkpoint_file(const std::string& path) {
-  if (auto it = file_cache_.find(path); it != file_cache_.end()) return it->second;
-  const bool yes = decide_file(path);
-  // Bounded: a job that stats millions of distinct paths must not grow us forever.
-  if (file_cache_.size() > 200'000) file_cache_.clear();
-  file_cache_.emplace(path, yes);
-  return yes;
+  return remembered(file_cache_, path, [&] { return decide_file(path); });
 }
 
-bool CheckpointMatcher::is_checkpoint_dir(const std::string& path) const {
+bool CheckpointMatcher::is_checkpoint_dir(const std::string& path) {
   if (rules_.dir_globs.empty()) return false;
-  const DirVerdict d = judge_dirs(path);
-  return d.checkpoint && !d.excluded;
+  return remembered(dir_cache_, path, [&] {
+    const DirVerdict d = judge_dirs(path);
+    return d.checkpoint && !d.excluded;
+  });
 }
 
 }  // namespace ckpt

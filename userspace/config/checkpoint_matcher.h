@@ -22,7 +22,7 @@ class CheckpointMatcher {
   // dir_globs is empty).
   bool is_checkpoint_file(const std::string& path);
   // A directory that is, or is inside, a checkpoint directory (mkdir, fsync).
-  bool is_checkpoint_dir(const std::string& path) const;
+  bool is_checkpoint_dir(const std::string& path);
 
  private:
   struct DirVerdict {
@@ -38,6 +38,7 @@ class CheckpointMatcher {
   std::vector<std::string> dir_name_globs_;
   std::vector<std::string> dir_prefix_globs_;
   std::unordered_map<std::string, bool> file_cache_;
+  std::unordered_map<std::string, bool> dir_cache_;
 };
 
 }  // namespace ckpt
