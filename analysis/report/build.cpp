@@ -316,7 +316,8 @@ void decide_verdict(Report& r) {
     bool traced =
         std::any_of(r.nodes.begin(), r.nodes.end(), [](const NodeInfo& n) { return n.traced; });
     v.text = traced ? "No checkpoint I/O was seen: no file matched the checkpoint patterns "
-                      "(checkpoint.file_globs in the config)."
+                      "(checkpoint.name_globs, file_globs and dir_globs in the config; "
+                      "--checkpoint-glob and --checkpoint-dir for one run)."
                     : "Nothing was traced (see the warnings): no verdict.";
     return;
   }

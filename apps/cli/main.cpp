@@ -44,6 +44,23 @@ void add_trace_flags(CLI::App* cmd, TraceFlags& f) {
   add_probe_mode_flag(cmd, f.probe_mode);
 }
 
+// `run` and `attach`: the one-off additions to the config's checkpoint rules
+// (docs/frameworks.md). `demo` writes its own checkpoints and needs none.
+void add_checkpoint_options(CLI::App* cmd, TraceFlags& f) {
+  cmd->add_option("--checkpoint-glob", f.checkpoint_globs,
+                  "a file whose own name matches this fnmatch glob is a checkpoint file wherever "
+                  "it is (e.g. 'model_*.npz'), in addition to checkpoint.name_globs; repeat for "
+                  "several")
+      ->allow_extra_args(false);
+  cmd->add_option("--checkpoint-dir", f.checkpoint_dirs,
+                  "files with generic names (*.pt, *.bin, no extension...) under this directory "
+                  "are checkpoint files, in addition to checkpoint.dir_globs: a name or glob "
+                  "without '/' (out, 'run-*') matches every directory so named, a path with '/' "
+                  "(/data/run1, ./out) is that directory (relative to the current one); repeat "
+                  "for several")
+      ->allow_extra_args(false);
+}
+
 void with_default_trace(TraceFlags& f) {
   f.trace_path_given = !f.trace_path.empty();
   if (f.trace_path.empty()) f.trace_path = default_trace_path();
@@ -58,6 +75,7 @@ void add_run_command(CLI::App& app, CommandList& commands) {
   auto o = std::make_shared<Options>();
   auto* run = app.add_subcommand("run", "launch a command and profile its checkpoint I/O");
   add_trace_flags(run, o->trace);
+  add_checkpoint_options(run, o->trace);
   run->add_flag("--no-trace", o->trace.no_trace, "run the command without tracing (wrapper only)");
   run->add_option("--bpf-stats", o->trace.bpf_stats_path,
                   "enable kernel BPF run-time stats and write each program's run count and time "
@@ -117,6 +135,7 @@ void add_attach_command(CLI::App& app, CommandList& commands) {
   auto* attach =
       app.add_subcommand("attach", "profile a running job until it ends, Ctrl-C or --duration");
   add_trace_flags(attach, o->trace);
+  add_checkpoint_options(attach, o->trace);
   auto* pid_opt =
       attach->add_option("--pid", o->pid, "the job's process id (its descendants are followed)");
   auto* cg_opt =

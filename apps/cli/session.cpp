@@ -6,12 +6,14 @@
 
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/summary.h"
 #include "common/clock.h"
+#include "config/checkpoint_flags.h"
 #include "json/json_io.h"
 #include "probes/forward_protocol.h"
 
@@ -42,6 +44,14 @@ Expected<Config> load_effective_config(const TraceFlags& flags) {
     auto ep = parse_endpoint(text);
     if (!ep) return make_error(fmt::format("--storage-endpoint {}", ep.error().message));
     config.storage_endpoints.push_back(*ep);
+  }
+  if (!flags.checkpoint_globs.empty() || !flags.checkpoint_dirs.empty()) {
+    std::error_code ec;
+    const std::string cwd = std::filesystem::current_path(ec).string();
+    if (auto added = add_checkpoint_flags(config.checkpoint, flags.checkpoint_globs,
+                                          flags.checkpoint_dirs, cwd);
+        !added)
+      return added.error();
   }
   return config;
 }

@@ -17,6 +17,10 @@ struct TraceFlags {
   bool trace_path_given = false;  // --trace was given (trace_path is not the default)
   std::string config_path;
   std::vector<std::string> endpoints;  // --storage-endpoint, added to the config's
+  // --checkpoint-glob and --checkpoint-dir (run, attach), added to the
+  // config's checkpoint.name_globs and dir_globs.
+  std::vector<std::string> checkpoint_globs;
+  std::vector<std::string> checkpoint_dirs;
   bool quiet = false;
   bool json = false;
   bool no_trace = false;

@@ -22,13 +22,51 @@ using nlohmann::json;
 constexpr uint64_t kNsPerMs = 1'000'000;
 constexpr uint64_t kMaxInteger = 86'400'000;  // a day in ms: every field's ceiling
 
-// Checkpoint files by default: PyTorch (torch.save, DCP), safetensors,
-// Megatron/DeepSpeed and HF shards, under the directory names those
-// frameworks use. "*.tmp" catches the write-then-rename commit pattern.
+// The defaults come from what the frameworks write (docs/frameworks.md).
+// Names that say checkpoint, counted anywhere: nanoGPT's `out/ckpt.pt`,
+// DCP's `.distcp`, Lightning's `.ckpt`, NeMo 1's `.nemo`, Keras' `.keras` and
+// `.weights.h5`, DeepSpeed's shards under a user's own tag, Megatron's shards
+// under `release/`, the PyTorch ImageNet example's `model_best.pth.tar`.
+const std::vector<std::string> kDefaultNameGlobs = {"*ckpt*",
+                                                    "*checkpoint*",
+                                                    "*.distcp",
+                                                    "*.safetensors",
+                                                    "*.ckpt",
+                                                    "*.nemo",
+                                                    "*.keras",
+                                                    "*.weights.h5",
+                                                    "*_model_states.pt",
+                                                    "*_optim_states.pt",
+                                                    "model_optim_rng.pt",
+                                                    "distrib_optim.pt",
+                                                    "*.pth.tar"};
+// Generic names, counted under a checkpoint directory: PyTorch (torch.save,
+// DCP's `.metadata`), Megatron/DeepSpeed and HF shards, ImageNet's
+// `.pth.tar`, Keras' `.h5`, Accelerate's `.pkl`, numpy, Flax msgpack, Orbax's
+// manifest and TensorStore's `.__lock` temporaries. "*.tmp" catches the
+// write-then-rename commit pattern. Not text: `train.log`, `config.json`
+// beside the shards are no checkpoint data.
 const std::vector<std::string> kDefaultFileGlobs = {
-    "*.pt", "*.pth", "*.safetensors", "*.distcp", "*.bin", "*.ckpt", "*.npy", "*.tmp", ".metadata"};
+    "*.pt",  "*.pth", "*.safetensors", "*.distcp",  "*.bin",  "*.ckpt",
+    "*.npy", "*.tmp", ".metadata",     "*.pth.tar", "*.tar",  "*.h5",
+    "*.pkl", "*.npz", "*.msgpack",     "*.__lock",  "*.ocdbt"};
+// Directory names that say checkpoint, anywhere in the name (HF's staging
+// `tmp-checkpoint-500`, Orbax's `100.orbax-checkpoint-tmp`), and the step and
+// epoch directories the frameworks make. A step-number directory (Orbax
+// `<root>/100/`) counts under one of these, as every directory below one does.
 const std::vector<std::string> kDefaultDirGlobs = {
-    "checkpoint*", "checkpoints", "ckpt*", "global_step*", "iter_*", "step_*", "step-*"};
+    "*checkpoint*", "*ckpt*",  "global_step*", "iter_*",          "step_*",
+    "step-*",       "epoch_*", "epoch=*",      "ocdbt.process_*", "recipe_state"};
+// Never checkpoints, whatever their names say: Python sources and bytecode
+// (`torch/utils/checkpoint.py`), shared objects, logs, installed packages,
+// Jupyter's notebook autosaves (`.ipynb_checkpoints/x-checkpoint.ipynb`),
+// and the Hugging Face hub cache (`models--org--name/blobs/<sha256>`: a
+// downloaded pretrained model every job shares, not this job's checkpoint).
+const std::vector<std::string> kDefaultExcludeGlobs = {
+    "*.py",          "*.pyc",       "*.so",
+    "*.so.*",        "*.log",       "site-packages",
+    "dist-packages", "__pycache__", ".ipynb_checkpoints",
+    "models--*",     "datasets--*", "spaces--*"};
 
 // Reads one section, rejecting keys it does not know (a typo must not be
 // silently ignored in a profiler's configuration).
@@ -77,6 +115,26 @@ class Section {
       return make_error(fmt::format("{}: must not be empty", field(key)));
     return out;
   }
+  Expected<bool> boolean(const std::string& key) const {
+    const json& v = j_.at(key);
+    if (!v.is_boolean())
+      return make_error(
+          fmt::format("{}: must be true or false (got {})", field(key), dump_json(v)));
+    return v.get<bool>();
+  }
+  // Globs matched against one name (a file's or a directory's): one with a
+  // '/' could never match, so it is rejected rather than silently useless.
+  Expected<std::vector<std::string>> name_glob_list(const std::string& key,
+                                                    const std::string& hint) const {
+    auto list = string_list(key, true);
+    if (!list) return list;
+    for (const auto& glob : *list)
+      if (glob.find('/') != std::string::npos)
+        return make_error(
+            fmt::format("{}: '{}' has a '/': it is matched against one name, never a path{}",
+                        field(key), glob, hint));
+    return list;
+  }
   Expected<double> bandwidth(const std::string& key) const {
     const json& v = j_.at(key);
     Expected<double> bw = v.is_string()   ? parse_bandwidth(v.get<std::string>())
@@ -110,14 +168,33 @@ class Section {
   } while (0)
 
 Expected<void> parse_checkpoint(const Section& s, CheckpointRules& out) {
-  CKPT_TRY_VOID(s.check_keys({"file_globs", "dir_globs", "quiet_gap_ms", "stall_s"}));
+  CKPT_TRY_VOID(s.check_keys({"name_globs", "file_globs", "dir_globs", "exclude_globs",
+                              "extensionless_files", "quiet_gap_ms", "stall_s"}));
+  if (s.has("name_globs")) {
+    CKPT_TRY(v, s.name_glob_list("name_globs", "; directories go in checkpoint.dir_globs"));
+    out.name_globs = v;
+  }
   if (s.has("file_globs")) {
     CKPT_TRY(v, s.string_list("file_globs", false));
     out.file_globs = v;
   }
   if (s.has("dir_globs")) {
     CKPT_TRY(v, s.string_list("dir_globs", true));
+    for (const auto& entry : v)
+      if (entry.find('/') != std::string::npos && entry.front() != '/')
+        return make_error(fmt::format(
+            "{}: '{}' is a relative path; a path prefix must be absolute (a name without '/' "
+            "matches every directory of that name)",
+            s.field("dir_globs"), entry));
     out.dir_globs = v;
+  }
+  if (s.has("exclude_globs")) {
+    CKPT_TRY(v, s.name_glob_list("exclude_globs", " (a file's or one directory's)"));
+    out.exclude_globs = v;
+  }
+  if (s.has("extensionless_files")) {
+    CKPT_TRY(v, s.boolean("extensionless_files"));
+    out.extensionless_files = v;
   }
   if (s.has("quiet_gap_ms")) {
     CKPT_TRY(v, s.positive_integer("quiet_gap_ms"));
@@ -238,8 +315,11 @@ std::string endpoint_to_string(const StorageEndpoint& ep) {
 
 Config Config::defaults() {
   Config c;
+  c.checkpoint.name_globs = kDefaultNameGlobs;
   c.checkpoint.file_globs = kDefaultFileGlobs;
   c.checkpoint.dir_globs = kDefaultDirGlobs;
+  c.checkpoint.exclude_globs = kDefaultExcludeGlobs;
+  c.checkpoint.extensionless_files = true;
   c.checkpoint.quiet_gap_ns = 1000 * kNsPerMs;
   c.checkpoint.stall_ns = 60'000 * kNsPerMs;
   c.storage_endpoints = {StorageEndpoint{"", 2049}};
@@ -248,8 +328,11 @@ Config Config::defaults() {
 
 nlohmann::json Config::to_json() const {
   json j;
-  j["checkpoint"] = {{"file_globs", checkpoint.file_globs},
+  j["checkpoint"] = {{"name_globs", checkpoint.name_globs},
+                     {"file_globs", checkpoint.file_globs},
                      {"dir_globs", checkpoint.dir_globs},
+                     {"exclude_globs", checkpoint.exclude_globs},
+                     {"extensionless_files", checkpoint.extensionless_files},
                      {"quiet_gap_ms", checkpoint.quiet_gap_ns / kNsPerMs},
                      {"stall_s", checkpoint.stall_ns / (1000 * kNsPerMs)}};
   json endpoints = json::array();

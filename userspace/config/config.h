@@ -15,12 +15,23 @@
 namespace ckpt {
 
 struct CheckpointRules {
-  // A file is a checkpoint file when its name matches one of file_globs and,
-  // unless dir_globs is empty, one of its directories matches one of dir_globs.
+  // Two kinds of names (docs/frameworks.md has the layouts they come from):
+  // a file whose own name says checkpoint (name_globs: `ckpt.pt`,
+  // `*.safetensors`) is one anywhere; a generic name (file_globs: `*.pt`,
+  // `*.bin`, and extensionless files when extensionless_files is set) is one
+  // only under a checkpoint directory: a directory of the path matching one of
+  // dir_globs. A dir_globs entry with a '/' is an absolute path prefix (which
+  // may hold globs) instead of a directory name. An empty dir_globs lets
+  // file_globs match anywhere (extensionless files still need a directory).
+  // A path whose name or any directory matches exclude_globs (source,
+  // bytecode, installed packages, the Hugging Face hub cache) is never one.
+  std::vector<std::string> name_globs;
   std::vector<std::string> file_globs;
   std::vector<std::string> dir_globs;
-  uint64_t quiet_gap_ns = 0;  // a burst ends after this long without checkpoint I/O
-  uint64_t stall_ns = 0;      // a checkpoint with no progress this long is flagged
+  std::vector<std::string> exclude_globs;
+  bool extensionless_files = false;  // Orbax `d/<hex>`, DeepSpeed `latest`
+  uint64_t quiet_gap_ns = 0;         // a burst ends after this long without checkpoint I/O
+  uint64_t stall_ns = 0;             // a checkpoint with no progress this long is flagged
 };
 
 struct StorageEndpoint {

@@ -50,6 +50,56 @@ TEST(ConfigTest, ParsesEveryField) {
   EXPECT_EQ(c->ringbuf_bytes, 32u << 20);
 }
 
+TEST(ConfigTest, DefaultsHaveBothKindsOfNames) {
+  CheckpointRules r = Config::defaults().checkpoint;
+  EXPECT_THAT(r.name_globs,
+              ::testing::IsSupersetOf({"*ckpt*", "*checkpoint*", "*.distcp", "*.safetensors",
+                                       "*.ckpt", "*.nemo", "*.keras", "*.weights.h5",
+                                       "*_model_states.pt", "*_optim_states.pt"}));
+  EXPECT_THAT(r.file_globs, ::testing::IsSupersetOf({"*.pt", "*.bin", "*.pth.tar", "*.tar", "*.h5",
+                                                     "*.pkl", "*.npz", "*.msgpack", "*.__lock"}));
+  EXPECT_THAT(r.dir_globs, ::testing::IsSupersetOf({"*checkpoint*", "*ckpt*", "epoch_*", "epoch=*",
+                                                    "ocdbt.process_*", "recipe_state"}));
+  EXPECT_THAT(r.exclude_globs, ::testing::IsSupersetOf({"*.py", "*.pyc", "*.so", "site-packages",
+                                                        "dist-packages", "models--*"}));
+  EXPECT_TRUE(r.extensionless_files);
+  for (const char* text : {"*.log", "*.txt", "*.json", "*.yaml"})
+    EXPECT_THAT(r.file_globs, ::testing::Not(::testing::Contains(text)));
+}
+
+TEST(ConfigTest, ParsesTheCheckpointNameRules) {
+  auto c = parse_config(R"({"checkpoint": {
+    "name_globs": ["*.orbax", "model_final*"], "dir_globs": ["runs", "/mnt/ckpt"],
+    "exclude_globs": ["*.py"], "extensionless_files": false}})",
+                        "test");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->checkpoint.name_globs, (std::vector<std::string>{"*.orbax", "model_final*"}));
+  EXPECT_EQ(c->checkpoint.dir_globs, (std::vector<std::string>{"runs", "/mnt/ckpt"}));
+  EXPECT_EQ(c->checkpoint.exclude_globs, std::vector<std::string>{"*.py"});
+  EXPECT_FALSE(c->checkpoint.extensionless_files);
+  // Untouched keys keep their defaults.
+  EXPECT_EQ(c->checkpoint.file_globs, Config::defaults().checkpoint.file_globs);
+}
+
+TEST(ConfigTest, EmptyNameAndExcludeListsTurnThoseRulesOff) {
+  auto c = parse_config(R"({"checkpoint": {"name_globs": [], "exclude_globs": []}})", "test");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(c->checkpoint.name_globs.empty());
+  EXPECT_TRUE(c->checkpoint.exclude_globs.empty());
+}
+
+// A config written before name_globs existed still loads and means what its
+// keys said; the names that say checkpoint come on top.
+TEST(ConfigTest, OldCheckpointSectionStillLoads) {
+  auto c = parse_config(
+      R"({"checkpoint": {"file_globs": ["*.pt"], "dir_globs": ["global_step*"], "quiet_gap_ms": 2000}})",
+      "old.json");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->checkpoint.file_globs, std::vector<std::string>{"*.pt"});
+  EXPECT_EQ(c->checkpoint.dir_globs, std::vector<std::string>{"global_step*"});
+  EXPECT_EQ(c->checkpoint.name_globs, Config::defaults().checkpoint.name_globs);
+}
+
 TEST(ConfigTest, RoundTripsThroughItsJson) {
   Config c = Config::defaults();
   c.maxima.storage_write_Bps = 250e9;
@@ -85,6 +135,26 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{R"({"checkpoint": {"file_globs": []}})",
                   "checkpoint.file_globs: must not be empty"},
         BadConfig{R"({"checkpoint": {"file_globs": [3]}})", "checkpoint.file_globs: every entry"},
+        BadConfig{R"({"checkpoint": {"name_globs": "*ckpt*"}})",
+                  "checkpoint.name_globs: must be a list of strings"},
+        BadConfig{R"({"checkpoint": {"name_globs": [""]}})",
+                  "checkpoint.name_globs: every entry must be a non-empty string"},
+        BadConfig{R"({"checkpoint": {"name_globs": [7]}})", "checkpoint.name_globs: every entry"},
+        BadConfig{R"({"checkpoint": {"name_globs": ["out/ckpt.pt"]}})",
+                  "checkpoint.name_globs: 'out/ckpt.pt' has a '/'"},
+        BadConfig{R"({"checkpoint": {"exclude_globs": {"a": 1}}})",
+                  "checkpoint.exclude_globs: must be a list of strings"},
+        BadConfig{R"({"checkpoint": {"exclude_globs": ["lib/site-packages"]}})",
+                  "checkpoint.exclude_globs: 'lib/site-packages' has a '/'"},
+        BadConfig{R"({"checkpoint": {"extensionless_files": "yes"}})",
+                  "checkpoint.extensionless_files: must be true or false (got \"yes\")"},
+        BadConfig{R"({"checkpoint": {"extensionless_files": 1}})",
+                  "checkpoint.extensionless_files: must be true or false"},
+        BadConfig{R"({"checkpoint": {"dir_globs": ["out/ckpt"]}})",
+                  "checkpoint.dir_globs: 'out/ckpt' is a relative path"},
+        BadConfig{R"({"checkpoint": {"dir_globs": "checkpoints"}})",
+                  "checkpoint.dir_globs: must be a list of strings"},
+        BadConfig{R"({"checkpoint": {"name_glob": ["*.pt"]}})", "unknown key 'name_glob'"},
         BadConfig{R"({"storage": {"endpoints": ["nfs-server:2049"]}})", "storage.endpoints"},
         BadConfig{R"({"storage": {"endpoints": ["10.0.0.1:99999"]}})", "port must be 1-65535"},
         BadConfig{R"({"storage": {"write_bandwidth": "fast"}})",

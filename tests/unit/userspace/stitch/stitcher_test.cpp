@@ -586,5 +586,49 @@ TEST(FailureKindTest, Errnos) {
   EXPECT_EQ(failure_kind_for_errno(ENOENT), "");
 }
 
+// Issue 19: nanoGPT's out/ckpt.pt gave "checkpoints: none detected". The
+// sources every trainer imports say checkpoint too, and must stay out.
+TEST_F(StitcherTest, NanoGptsOutCkptPtIsACheckpointByDefault) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  const std::string ckpt = "/home/u/nanoGPT/out/ckpt.pt";
+  const std::string source = "/usr/lib/python3/dist-packages/torch/utils/checkpoint.py";
+  const FileId ckpt_id{42, 2000};
+  const FileId source_id{42, 2001};
+  b.open(7, source, source_id, 1 * kMs, 2 * kMs);
+  b.data(7, IoOp::Read, source, source_id, 2 * kMs, 3 * kMs, 4096);
+  const uint64_t T = 10'000 * kMs;
+  b.open(7, ckpt, ckpt_id, T, T + 1 * kMs);
+  b.data(7, IoOp::Write, ckpt, ckpt_id, T + 1 * kMs, T + 5 * kMs, 8 * kMiB);
+  b.data(7, IoOp::Close, ckpt, ckpt_id, T + 5 * kMs, T + 6 * kMs, 0);
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].direction, Direction::Save);
+  EXPECT_EQ(cps[0].bytes, 8 * kMiB);
+  ASSERT_EQ(cps[0].file_io.size(), 1u);
+  EXPECT_EQ(cps[0].file_io[0].path, ckpt);
+}
+
+// Hugging Face Trainer 4.36-4.38 staged into tmp-checkpoint-N and renamed it:
+// the staged shards count, and the rename is part of the same save.
+TEST_F(StitcherTest, HuggingFaceStagingDirectoryIsOneSave) {
+  Stitcher s = make();
+  StreamBuilder b(s);
+  const uint64_t T = 1000 * kMs;
+  const std::string staged = "/job/out/tmp-checkpoint-500/optimizer.pt";
+  b.meta(7, IoOp::Mkdir, "/job/out/tmp-checkpoint-500", T, T + 1 * kMs);
+  b.open(7, staged, kId0, T + 1 * kMs, T + 2 * kMs);
+  b.data(7, IoOp::Write, staged, kId0, T + 2 * kMs, T + 4 * kMs, 2 * kMiB);
+  b.data(7, IoOp::Close, staged, kId0, T + 4 * kMs, T + 5 * kMs, 0);
+  b.meta(7, IoOp::Rename, "/job/out/tmp-checkpoint-500", T + 6 * kMs, T + 7 * kMs,
+         "/job/out/checkpoint-500");
+  s.finish();
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].bytes, 2 * kMiB);
+  EXPECT_EQ(cps[0].end_ns, T + 7 * kMs) << "the rename ends the save";
+}
+
 }  // namespace
 }  // namespace ckpt

@@ -1,0 +1,22 @@
+// `run`/`attach --checkpoint-glob GLOB --checkpoint-dir DIR`: the one-off
+// additions to the config's checkpoint rules (the config is for the
+// permanent ones). Here, not in apps/cli, so the unit tests reach it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+#include "config/config.h"
+
+namespace ckpt {
+
+// Each GLOB joins name_globs: a file whose own name matches counts anywhere.
+// Each DIR joins dir_globs: a name without '/' (`out`, `run-*`) matches every
+// directory of that name; one with a '/' is a path prefix, a relative one
+// taken from `cwd` (the working directory `run` starts the job in). Errors
+// name the flag and the value.
+Expected<void> add_checkpoint_flags(CheckpointRules& rules, const std::vector<std::string>& globs,
+                                    const std::vector<std::string>& dirs, const std::string& cwd);
+
+}  // namespace ckpt
