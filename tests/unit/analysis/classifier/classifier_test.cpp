@@ -132,6 +132,41 @@ TEST(ClassifierPrecedence, SpecificRuntimeErrorsBeatTheGenericOne) {
             "dataloader_shm");
 }
 
+// The frameworks' own NaN/Inf checks raise assertions and exceptions (their
+// messages: docs/classifier.md); they are nan_loss, not the assertion or the
+// exception that carries them. Lines that only look alike are not.
+TEST(ClassifierPrecedence, FrameworkNumericChecksAreNanLossAndLookalikesAreNot) {
+  EXPECT_EQ(rules()
+                .classify_text("Traceback (most recent call last):\n"
+                               "  File \"pretrain_gpt.py\", line 290, in loss_func\n"
+                               "AssertionError: Rank 0: found NaN in local forward loss "
+                               "calculation. Device: 0, node: gpu017\n")
+                .cls,
+            "nan_loss");
+  EXPECT_EQ(rules()
+                .classify_text("[rank0]: Exception: Current loss scale already at minimum - "
+                               "cannot decrease scale anymore. Exiting run.")
+                .cls,
+            "nan_loss");
+  const char* lookalikes[] = {
+      // DeepSpeed skips a step on overflow early in fp16 training: normal.
+      "[INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+      "Attempted loss scale: 65536, reducing to 32768",
+      // A config error that names nan.
+      "ValueError: fp16.loss_scale must be a finite number (not inf/-inf/nan)",
+      // Anomaly mode prints this for any backward error.
+      "UserWarning: Error detected in MulBackward0. Traceback of forward call that caused the "
+      "error:",
+      // Megatron's progress line, 0 in a healthy run.
+      " iteration      100/ 1000 | number of nan iterations:   0 |",
+      // Large gradients are a warning in Megatron, not a NaN.
+      "found unexpected large grads in bucket #0 in backward pass before data-parallel "
+      "communication collective",
+  };
+  for (const char* line : lookalikes)
+    EXPECT_NE(rules().classify_text(line).cls, "nan_loss") << line;
+}
+
 TEST(ClassifierPrecedence, EqualPrecedenceGoesToTheEarlierRule) {
   auto base = parse_rule_base(R"({"version":1,"rules":[
     {"id":"a","class":"nccl","precedence":5,"doc":"d","match":["alpha"],"examples":["alpha"]},
