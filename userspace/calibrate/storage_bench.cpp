@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -80,16 +81,33 @@ void stamp_block(char* buf, uint64_t block_bytes, uint64_t stream, uint64_t bloc
 class WorkDir {
  public:
   explicit WorkDir(std::string path) : path_(std::move(path)) {}
-  ~WorkDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
+  ~WorkDir() { (void)remove(); }
   WorkDir(const WorkDir&) = delete;
   WorkDir& operator=(const WorkDir&) = delete;
   [[nodiscard]] const std::string& path() const { return path_; }
 
+  // "" once it is gone, else why not. On NFS a file unlinked while open is
+  // renamed to .nfsXXXX and deleted by the client after the last close, in
+  // the background: the directory empties a moment after the streams close,
+  // so a failed removal is tried again for a while.
+  std::string remove() {
+    if (removed_) return {};
+    std::error_code ec;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      ec.clear();
+      fs::remove_all(path_, ec);
+      if (!fs::exists(path_, ec) && !ec) {
+        removed_ = true;
+        return {};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return ec ? ec.message() : "it is not empty";
+  }
+
  private:
   std::string path_;
+  bool removed_ = false;
 };
 
 struct Stream {
@@ -373,6 +391,9 @@ Expected<StorageBenchResult> measure_storage(const StorageBenchOptions& o) {
     r.notes.push_back(fmt::format("reads stopped at the time limit ({:g} s) after {} of {}",
                                   o.seconds / 2, human_bytes(r.bytes_read),
                                   human_bytes(r.bytes_written)));
+  streams.clear();  // closed: their space is freed, NFS deletes its .nfsXXXX names
+  if (std::string why = work.remove(); !why.empty())
+    r.notes.push_back(fmt::format("could not remove {}: {}", work.path(), why));
   return r;
 }
 
