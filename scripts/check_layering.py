@@ -25,6 +25,7 @@ LAYERS = {
     "userspace/notify": 3,
     "userspace/config": 4,
     "userspace/probes": 5,
+    "userspace/calibrate": 5,
     "userspace/sources": 6,
     "userspace/stitch": 6,
     "userspace/runner": 7,

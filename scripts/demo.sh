@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on its embedded default: installs dependencies, builds, and
 # profiles the bundled synthetic checkpoint workload (a few hundred MiB saved
-# and loaded on local disk), ending in the per-checkpoint summary.
+# and loaded on local disk), ending in the per-checkpoint summary. `demo`
+# calibrates the disk first (docs/calibrate.md), so host_io's fraction of
+# the disk's maximum is a measured one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Root runs everything itself; anyone else is elevated with sudo for the

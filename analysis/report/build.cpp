@@ -14,6 +14,7 @@
 #include "analysis/report/report.h"
 #include "analysis/report/report_internal.h"
 #include "json/json_io.h"
+#include "model/vocabulary.h"
 
 namespace ckpt::report {
 namespace {
@@ -176,8 +177,13 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
     home->nodes.push_back(std::move(item.nc));
   }
 
-  // Storage maxima: the options, else the first trace whose config has them.
-  auto storage_max = [&](Direction d) -> std::pair<std::optional<double>, std::string> {
+  // Storage maxima: the options, else the first trace whose config has them,
+  // else for a checkpoint of one node the calibration of its mount that the
+  // trace recorded (host_io's maximum). Nodes calibrate alone, so several
+  // nodes' calibrations of shared storage do not add up to the storage's.
+  auto storage_max =
+      [&](const CheckpointReport& g) -> std::pair<std::optional<double>, std::string> {
+    const Direction d = g.direction;
     const auto& opt =
         d == Direction::Save ? options.storage_write_max_Bps : options.storage_read_max_Bps;
     const char* key = d == Direction::Save ? "write_bandwidth" : "read_bandwidth";
@@ -185,6 +191,10 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
     for (size_t n = 0; n < r.traces.size(); ++n)
       if (auto v = config_bandwidth(r.traces[n].trace.job.config_json, key))
         return {v, fmt::format("config:storage.{} ({})", key, r.nodes[n].node)};
+    if (g.nodes.size() == 1)
+      if (const StageRecord* s = find_stage(*g.nodes[0].record, kStageHostIo);
+          s && s->max_Bps && s->max_source.rfind("calibrated ", 0) == 0)
+        return {s->max_Bps, fmt::format("{} ({})", s->max_source, r.nodes[g.nodes[0].node].node)};
     return {std::nullopt, "unknown"};
   };
 
@@ -210,7 +220,7 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
     g.aggregate_Bps = g.duration_ns() > 0 ? static_cast<double>(g.bytes) * 1e9 /
                                                 static_cast<double>(g.duration_ns())
                                           : 0.0;
-    auto [max, source] = storage_max(g.direction);
+    auto [max, source] = storage_max(g);
     g.storage_max_Bps = max;
     g.storage_max_source = source;
     if (max && *max > 0) g.fraction_of_storage_max = g.aggregate_Bps / *max;

@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "apps/cli/session.h"
+#include "calibrate/maxima_file.h"
 
 namespace ckpt::cli {
 
@@ -82,6 +85,25 @@ struct CalibrateOptions {
   std::string out_path;       // "" = standard output
 };
 int calibrate_command(const CalibrateOptions& options);
+
+// `calibrate --storage DIR`: the mount's sequential write and read bandwidth,
+// kept in the maxima file for run, attach, demo and the exporter.
+struct CalibrateStorageOptions {
+  std::string dir;
+  uint64_t bytes = 1ull << 30;        // --bytes: written in all
+  double seconds = 30;                // --seconds: each direction gets half
+  unsigned streams = 4;               // --streams: files written and read at once
+  uint64_t block_bytes = 1ull << 20;  // --block: bytes per call
+  std::string config_path;            // --config: its storage maxima shown beside
+  std::string out_path;               // -o: the JSON result ("" = standard output)
+  std::string maxima_file;            // "" = maxima_file_for_writing()
+};
+int calibrate_storage_command(const CalibrateStorageOptions& options);
+// Measures and saves, saying on stderr what it measured and what the config
+// and the machine would say instead; `report` (when given) gets the JSON
+// result. An error says what stopped it (nothing is saved then).
+Expected<StorageCalibration> calibrate_storage(const CalibrateStorageOptions& options,
+                                               nlohmann::json* report);
 
 struct DemoOptions {
   std::string dir;  // where the workload writes; a temp dir by default

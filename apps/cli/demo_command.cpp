@@ -1,3 +1,4 @@
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -5,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/format.h"
 #include "apps/cli/commands.h"
+#include "calibrate/calibrated_maxima.h"
 
 namespace ckpt::cli {
 namespace {
@@ -21,6 +24,45 @@ std::string find_workload() {
     if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
   }
   return "ckptscope-workload";  // then PATH
+}
+
+// The host_io stage's maxima for the demo's directory, so that its table
+// shows what fraction of the storage each checkpoint got: the calibration
+// of that mount when there is one (a short demo run does not replace a
+// longer measurement), else a short calibration now. A failure is a
+// warning: the demo runs, with the maxima sysfs gives or unknown.
+void calibrate_demo_dir(const TraceFlags& flags, const std::string& dir) {
+  if (auto config = load_effective_config(flags);
+      config && config->maxima.storage_write_Bps && config->maxima.storage_read_Bps) {
+    fmt::print(stderr, "ckptscope demo: the storage maxima come from {}\n", config->source);
+    return;
+  }
+  // A --dir the workload is yet to make is on the mount of its nearest
+  // existing parent.
+  fs::path where = fs::absolute(dir);
+  struct stat st {};
+  while (stat(where.c_str(), &st) != 0) {
+    if (where == where.parent_path()) return;  // the workload will say
+    where = where.parent_path();
+  }
+  auto known = CalibratedMaxima::for_this_process([](const std::string& m) { warn("demo: " + m); });
+  if (auto c = known->for_device(st.st_dev)) {
+    fmt::print(stderr,
+               "ckptscope demo: {} was calibrated on {}: write {}, read {} (ckptscope calibrate "
+               "--storage {} measures it again)\n",
+               c->mount_point, c->date, format_bandwidth(c->write_Bps),
+               format_bandwidth(c->read_Bps), where.string());
+    return;
+  }
+  CalibrateStorageOptions o;
+  o.dir = where.string();
+  o.bytes = 256ull << 20;
+  o.seconds = 10;
+  if (auto c = calibrate_storage(o, nullptr); !c)
+    warn(
+        fmt::format("demo: calibrating {} failed: {}; host_io's maximum is what sysfs says, or "
+                    "unknown",
+                    where.string(), c.error().message));
 }
 
 }  // namespace
@@ -51,6 +93,7 @@ int demo_command(const TraceFlags& flags, const DemoOptions& demo) {
                                       "--serialize-ms",
                                       "200",
                                       "--fsync"};
+  calibrate_demo_dir(flags, dir);
   fmt::print(stderr, "ckptscope demo: {} checkpoints of {} x {} shards in {}, saved then loaded\n",
              demo.checkpoints, demo.shards, demo.shard_size, dir);
   RunOptions run;

@@ -250,26 +250,94 @@ void add_calibrate_command(CLI::App& app, CommandList& commands) {
   struct Options {
     CalibrateOptions calibrate;
     std::string size = "1G";
+    CalibrateStorageOptions storage;
+    std::string bytes = "1G";
+    std::string block = "1M";
   };
   auto o = std::make_shared<Options>();
   auto* calibrate_cmd = app.add_subcommand(
       "calibrate",
-      "measure each GPU's copy bandwidth (large pinned copies) for the gpu_copy stage's maxima");
-  calibrate_cmd->add_option("--device", o->calibrate.device, "one GPU (default: every GPU)")
-      ->check(number_in(0, 1023));
-  calibrate_cmd->add_option("--size", o->size, "bytes per copy (default 1G)");
-  calibrate_cmd->add_option("--rounds", o->calibrate.rounds, "timed copies each way (median)")
-      ->check(number_in(1, 100));
+      "measure each GPU's copy bandwidth (large pinned copies) for the gpu_copy stage's maxima, "
+      "or with --storage DIR the mount's write and read bandwidth for host_io's");
+  auto* device =
+      calibrate_cmd->add_option("--device", o->calibrate.device, "one GPU (default: every GPU)")
+          ->check(number_in(0, 1023));
+  auto* size = calibrate_cmd->add_option("--size", o->size, "bytes per copy (default 1G)");
+  auto* rounds =
+      calibrate_cmd->add_option("--rounds", o->calibrate.rounds, "timed copies each way (median)")
+          ->check(number_in(1, 100));
   calibrate_cmd->add_option("-o,--output", o->calibrate.out_path,
-                            "write the config snippet here (default: standard output)");
-  commands.push_back({calibrate_cmd, [o] {
-                        auto bytes = ckpt::notify::parse_size(o->size);
-                        if (!bytes || *bytes == 0) {
-                          fmt::print(stderr, "ckptscope calibrate: --size {}: {}\n", o->size,
-                                     bytes ? "must be more than 0" : bytes.error().message);
-                          return 2;
+                            "write the result (JSON) here (default: standard output)");
+  auto* storage =
+      calibrate_cmd
+          ->add_option("--storage", o->storage.dir,
+                       "measure the file system under this directory instead: sequential writes "
+                       "then reads in parallel streams (O_DIRECT where allowed), kept per mount "
+                       "in /var/lib/ckptscope/maxima.json (a user's: "
+                       "~/.local/state/ckptscope/maxima.json; $CKPTSCOPE_MAXIMA_FILE overrides) "
+                       "for run, attach, demo and the exporter (docs/calibrate.md)")
+          ->check(CLI::ExistingDirectory);
+  storage->excludes(device)->excludes(size)->excludes(rounds);
+  calibrate_cmd
+      ->add_option("--bytes", o->bytes,
+                   "--storage: bytes written in all, then read back (default 1G); twice as much "
+                   "must be free")
+      ->needs(storage);
+  calibrate_cmd
+      ->add_option("--seconds", o->storage.seconds,
+                   "--storage: at most this long, half for the writes and half for the reads "
+                   "(default 30)")
+      ->check(positive_up_to(86400.0))
+      ->needs(storage);
+  calibrate_cmd
+      ->add_option("--streams", o->storage.streams,
+                   "--storage: files written and read at once (default 4)")
+      ->check(number_in(1u, 1024u))
+      ->needs(storage);
+  calibrate_cmd
+      ->add_option("--block", o->block, "--storage: bytes per write or read call (default 1M)")
+      ->needs(storage);
+  calibrate_cmd
+      ->add_option("--config", o->storage.config_path,
+                   "--storage: the config whose storage maxima to show beside the result")
+      ->check(CLI::ExistingFile)
+      ->needs(storage);
+  commands.push_back({calibrate_cmd, [o, storage] {
+                        auto sized = [](const char* flag, const std::string& text, uint64_t& out) {
+                          auto bytes = ckpt::notify::parse_size(text);
+                          if (!bytes || *bytes == 0) {
+                            fmt::print(stderr, "ckptscope calibrate: {} {}: {}\n", flag, text,
+                                       bytes ? "must be more than 0" : bytes.error().message);
+                            return false;
+                          }
+                          out = *bytes;
+                          return true;
+                        };
+                        if (*storage) {
+                          if (!sized("--bytes", o->bytes, o->storage.bytes) ||
+                              !sized("--block", o->block, o->storage.block_bytes))
+                            return 2;
+                          if (o->storage.block_bytes % 4096 != 0 ||
+                              o->storage.block_bytes > (1ull << 30)) {
+                            fmt::print(stderr,
+                                       "ckptscope calibrate: --block {}: must be a multiple of "
+                                       "4K (O_DIRECT's alignment), at most 1G\n",
+                                       o->block);
+                            return 2;
+                          }
+                          if (o->storage.bytes < o->storage.block_bytes * o->storage.streams) {
+                            fmt::print(stderr,
+                                       "ckptscope calibrate: --bytes {}: less than one --block "
+                                       "{} for each of --streams {}\n",
+                                       o->bytes, o->block, o->storage.streams);
+                            return 2;
+                          }
+                          o->storage.out_path = o->calibrate.out_path;
+                          return calibrate_storage_command(o->storage);
                         }
-                        o->calibrate.bytes = *bytes;
+                        uint64_t bytes = 0;
+                        if (!sized("--size", o->size, bytes)) return 2;
+                        o->calibrate.bytes = bytes;
                         return calibrate_command(o->calibrate);
                       }});
 }

@@ -100,9 +100,18 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
       probes = local.error();
   }
   StageAvailability available;
+  // The node's calibrated storage maxima; a maxima file that cannot be used
+  // is said with the start's notes, or later in the trace's warning.
+  auto calibrated = CalibratedMaxima::for_this_process([this](const std::string& m) {
+    if (notes_in_job_)
+      warn_in_trace(m);
+    else
+      notes_.push_back(m);
+  });
+  auto maxima = std::make_shared<SystemMaxima>(config_.maxima, "/sys", calibrated);
   if (!probes) {
-    stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
-                                           available);
+    stitcher_ = std::make_unique<Stitcher>(config_, maxima, available);
+    notes_in_job_ = true;
     trace_.job.traced = false;
     trace_.job.trace_warning = probes.error().message;
     (void)writer_.write_job(trace_.job);
@@ -118,8 +127,7 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
   available.transport = probes_->tcp_enabled();
   available.nfs = probes_->nfs_enabled();
   available.gpu = gpu_ok_;
-  stitcher_ = std::make_unique<Stitcher>(config_, std::make_shared<SystemMaxima>(config_.maxima),
-                                         available);
+  stitcher_ = std::make_unique<Stitcher>(config_, maxima, available);
   listen_for_verdicts(*stitcher_, *probes_);
   trace_.job.probe_mode = probes_->probe_mode();
   sources_.add(std::move(jobio));
@@ -128,6 +136,7 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
   trace_.job.traced = true;
   for (const auto& n : notes_)
     trace_.job.trace_warning += (trace_.job.trace_warning.empty() ? "" : "; ") + n;
+  notes_in_job_ = true;
   (void)writer_.write_job(trace_.job);
   (void)writer_.commit();
   return {};

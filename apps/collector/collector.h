@@ -92,6 +92,8 @@ class Collector : public EventSink {
   bool gpu_ok_ = false;        // a process of the job said its CUPTI library runs
   size_t notes_at_start_ = 0;  // the feed's notes already in the job record
   std::vector<std::string> notes_;
+  // notes_ have gone into the job record's warning: later ones go there too.
+  bool notes_in_job_ = false;
   uint64_t last_commit_ns_ = 0;
   std::set<uint32_t> live_tgids_;
   uint64_t write_errors_ = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -71,6 +72,12 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
     c->options_.mountstats_path = self;
   }
   c->options_.probes = probe_options;
+  // The node's calibrated storage maxima, matched against the mount table of
+  // the processes whose mountstats are read (the host's, under a container).
+  NodeCollector* raw = c.get();
+  c->calibrated_ = CalibratedMaxima::for_this_process(
+      [raw](const std::string& m) { raw->notes_.push_back(m); },
+      (std::filesystem::path(c->options_.mountstats_path).parent_path() / "mountinfo").string());
 
   auto jobio = std::make_unique<JobIoSource>(*c, c->resolver_);
   auto tcp = std::make_unique<TcpSource>(*c);
@@ -138,7 +145,7 @@ NodeCollector::Workload& NodeCollector::workload_named(const std::string& name, 
     available.transport = !probes_ || probes_->tcp_enabled();
     available.nfs = !probes_ || probes_->nfs_enabled();
     it->second.stitcher = std::make_unique<Stitcher>(
-        config_, std::make_shared<SystemMaxima>(config_.maxima), available);
+        config_, std::make_shared<SystemMaxima>(config_.maxima, "/sys", calibrated_), available);
     listen_for_verdicts(*it->second.stitcher, [this](const FileId& file, bool is_checkpoint) {
       on_verdict(file, is_checkpoint);
     });

@@ -27,6 +27,7 @@
 #include "apps/exporter/rpc_backlog.h"
 #include "apps/exporter/verdict_gate.h"
 #include "apps/exporter/workload_identity.h"
+#include "calibrate/calibrated_maxima.h"
 #include "common/expected.h"
 #include "config/config.h"
 #include "exporters/prometheus/checkpoint_metrics.h"
@@ -157,6 +158,8 @@ class NodeCollector : public EventSink {
   uint64_t now_ns_ = 0;  // the time events are routed at (the last pump or step)
   std::map<std::string, SourceTiming> timing_;
   std::vector<std::string> notes_;
+  // Shared by every workload's maxima: one read of the maxima file, one warning.
+  std::shared_ptr<CalibratedMaxima> calibrated_;
   VerdictGate verdict_gate_;
   std::function<void(const FileId&, bool)> verdict_sink_;
   std::function<bool(uint32_t)> client_traces_;

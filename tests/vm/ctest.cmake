@@ -1,6 +1,6 @@
 # The real-kernel NFS tests under QEMU (tests/vm/README.md): one CTest test per
 # scenario (vm_save_load, vm_mountstats, vm_throttle, vm_server_stop, vm_file_layer,
-# vm_enospc: every tests/vm/scenarios/*.sh), each over both kernels (6.1, 6.12)
+# vm_enospc, vm_calibrate: every tests/vm/scenarios/*.sh), each over both kernels (6.1, 6.12)
 # and both NFS versions (3, 4.2), or those of its `# vm-nfs-versions:` header
 # (file-layer: 4.2 only, one VM per kernel); `ctest -L vm` runs the whole matrix.
 # Include from tests/CMakeLists.txt:

@@ -112,6 +112,12 @@ StageMax SystemMaxima::host_io(Direction direction, const std::vector<FileId>& f
   if (configured)
     return StageMax{configured, direction == Direction::Save ? "config:storage.write_bandwidth"
                                                              : "config:storage.read_bandwidth"};
+  // A checkpoint's files are on one mount as a rule; the first file whose
+  // mount was measured speaks for them.
+  if (calibrated_)
+    for (const auto& f : files)
+      if (auto c = calibrated_->for_device(f.dev))
+        return StageMax{direction == Direction::Save ? c->write_Bps : c->read_Bps, c->max_source()};
   for (const auto& f : files)
     if (auto m = block_device_max(f.dev)) return *m;
   return StageMax{};

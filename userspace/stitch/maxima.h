@@ -1,12 +1,15 @@
 // Each stage's maximum bandwidth and where it came from: the config file
-// first, then what the machine says about itself (sysfs), else unknown.
+// first, then what `ckptscope calibrate --storage` measured of the mount
+// (host_io), then what the machine says about itself (sysfs), else unknown.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "calibrate/calibrated_maxima.h"
 #include "config/config.h"
 #include "model/events.h"
 #include "model/records.h"
@@ -32,12 +35,16 @@ class MaximaProvider {
   }
 };
 
-// Config values, then sysfs discovery: PCIe link of the block device's
-// controller for host_io, NIC speed for transport. Results are cached.
+// Config values, then (host_io) the calibration of the mount the files are
+// on, then sysfs discovery: PCIe link of the block device's controller for
+// host_io, NIC speed for transport.
 class SystemMaxima : public MaximaProvider {
  public:
-  explicit SystemMaxima(ConfiguredMaxima configured, std::string sysfs_root = "/sys")
-      : configured_(configured), sysfs_(std::move(sysfs_root)) {}
+  explicit SystemMaxima(ConfiguredMaxima configured, std::string sysfs_root = "/sys",
+                        std::shared_ptr<CalibratedMaxima> calibrated = nullptr)
+      : configured_(configured),
+        sysfs_(std::move(sysfs_root)),
+        calibrated_(std::move(calibrated)) {}
 
   StageMax host_io(Direction direction, const std::vector<FileId>& files) override;
   StageMax serialize() override;
@@ -55,6 +62,7 @@ class SystemMaxima : public MaximaProvider {
 
   ConfiguredMaxima configured_;
   std::string sysfs_;
+  std::shared_ptr<CalibratedMaxima> calibrated_;  // null: no calibrations read
 };
 
 // PCIe: GT/s per lane x lanes x line-code efficiency (8b/10b up to 5 GT/s,

@@ -1,5 +1,7 @@
 #include "stitch/maxima.h"
 
+#include "calibrate/maxima_file.h"
+
 #include <sys/sysmacros.h>
 
 #include <filesystem>
@@ -62,6 +64,52 @@ TEST_F(FakeSysfs, ConfigWinsAndUnknownSaysSo) {
   EXPECT_FALSE(load.Bps);
   EXPECT_EQ(load.source, "unknown");
   EXPECT_FALSE(m.serialize().Bps);
+}
+
+// Config, then the mount's calibration, then sysfs, then unknown; a
+// calibration gives saves its write figure and loads its read figure.
+TEST_F(FakeSysfs, ResolutionOrderConfigThenCalibratedThenSysfs) {
+  fs::path dev = root_ / "devices/pci0000:00/0000:00:01.0/nvme/nvme0/nvme0n1";
+  fs::create_directories(dev);
+  fs::create_directories(root_ / "dev/block");
+  fs::create_symlink(dev, root_ / "dev/block/259:0");
+  write("devices/pci0000:00/0000:00:01.0/current_link_speed", "8.0 GT/s PCIe");
+  write("devices/pci0000:00/0000:00:01.0/current_link_width", "4");
+  write("mountinfo",
+        "22 1 259:0 / / rw - ext4 /dev/nvme0n1 rw\n"
+        "23 22 259:1 / /scratch rw - ext4 /dev/nvme1n1 rw");
+  StorageCalibration c;
+  c.mount_point = "/";
+  c.fs_type = "ext4";
+  c.source = "/dev/nvme0n1";
+  c.write_Bps = 1.5e9;
+  c.read_Bps = 2.5e9;
+  c.date = "2026-12-02T10:11:12Z";
+  std::ofstream(root_ / "maxima.json") << maxima_file_text({c});
+  auto calibrated =
+      std::make_shared<CalibratedMaxima>(std::vector<std::string>{(root_ / "maxima.json").string()},
+                                         (root_ / "mountinfo").string(), nullptr);
+  const std::vector<FileId> on_root = {FileId{makedev(259, 0), 12}};
+
+  ConfiguredMaxima configured;
+  configured.storage_write_Bps = 250e9;
+  SystemMaxima with_config(configured, root_.string(), calibrated);
+  EXPECT_EQ(with_config.host_io(Direction::Save, on_root).source, "config:storage.write_bandwidth");
+  // The config has no read figure: the calibration's.
+  EXPECT_EQ(*with_config.host_io(Direction::Load, on_root).Bps, 2.5e9);
+
+  SystemMaxima m(ConfiguredMaxima{}, root_.string(), calibrated);
+  auto save = m.host_io(Direction::Save, on_root);
+  EXPECT_EQ(*save.Bps, 1.5e9);
+  EXPECT_EQ(save.source, "calibrated 2026-12-02");
+  EXPECT_EQ(*m.host_io(Direction::Load, on_root).Bps, 2.5e9);
+  // A file whose mount was not calibrated, among others: the first that was.
+  EXPECT_EQ(*m.host_io(Direction::Save, {FileId{makedev(259, 1), 3}, on_root[0]}).Bps, 1.5e9);
+
+  SystemMaxima uncalibrated(ConfiguredMaxima{}, root_.string(), nullptr);
+  EXPECT_THAT(uncalibrated.host_io(Direction::Save, on_root).source,
+              ::testing::HasSubstr("current_link_speed"));
+  EXPECT_EQ(m.host_io(Direction::Save, {FileId{makedev(259, 1), 3}}).source, "unknown");
 }
 
 TEST_F(FakeSysfs, NicSpeed) {

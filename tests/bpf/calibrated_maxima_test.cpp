@@ -1,0 +1,133 @@
+// The calibrated storage maxima in real traces: what `calibrate --storage`
+// measured of a mount becomes the host_io maximum of checkpoints on it in
+// `run`'s trace, summary and report, and in `demo`'s table; a maxima file
+// that cannot be read is a warning naming it, and the run goes on.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/bpf/harness.h"
+
+namespace ckpt::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+namespace fs = std::filesystem;
+
+std::string env_for(const std::string& maxima) {
+  return "env CKPTSCOPE_MAXIMA_FILE=" + quote(maxima) + " ";
+}
+
+const nlohmann::json* stage(const nlohmann::json& checkpoint, const std::string& name) {
+  for (const auto& s : checkpoint["stages"])
+    if (s["name"] == name) return &s;
+  return nullptr;
+}
+
+TEST(CalibratedMaxima, RunsHostIoMaximumIsTheMountsCalibration) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  const std::string maxima = dir / "maxima.json";
+  fs::create_directory(dir / "ckpt");
+  auto cal = run({kCkptscope, "calibrate", "--storage", dir / "ckpt", "--bytes", "32M"}, dir,
+                 env_for(maxima));
+  ASSERT_EQ(cal.code, 0) << cal.err;
+  const auto entry = nlohmann::json::parse(cal.out)["storage"];
+  const std::string source = nlohmann::json::parse(cal.out)["max_source"];
+  EXPECT_THAT(source, StartsWith("calibrated 20"));
+
+  std::vector<std::string> argv = {kCkptscope,   "run",   "--quiet",       "--trace",
+                                   dir / "t.db", "--log", dir / "job.log", "--"};
+  for (auto& a : small_checkpoint_job(dir)) argv.push_back(a);
+  auto r = run(argv, dir, env_for(maxima));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto s = run({kCkptscope, "summary", dir / "t.db", "--json"}, dir);
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto j = nlohmann::json::parse(s.out);
+  ASSERT_EQ(j["checkpoints"].size(), 2u) << s.out;
+  for (const auto& c : j["checkpoints"]) {
+    const auto* io = stage(c, "host_io");
+    ASSERT_TRUE(io) << c.dump();
+    EXPECT_EQ((*io)["max_source"], source);
+    EXPECT_DOUBLE_EQ(
+        (*io)["max_Bps"].get<double>(),
+        (c["direction"] == "save" ? entry["write_Bps"] : entry["read_Bps"]).get<double>());
+    EXPECT_TRUE((*io)["fraction_of_max"].is_number()) << io->dump();
+  }
+  auto table = run({kCkptscope, "summary", dir / "t.db"}, dir);
+  EXPECT_THAT(table.out, HasSubstr(source));
+  // The report of a one-node job takes the node's calibration as the storage's.
+  auto rep = run({kCkptscope, "report", dir / "t.db", "--format", "json"}, dir);
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  const auto report = nlohmann::json::parse(rep.out);
+  EXPECT_THAT(report["checkpoints"][0]["storage_max_source"].get<std::string>(),
+              StartsWith(source + " ("));
+  EXPECT_TRUE(report["checkpoints"][0]["fraction_of_storage_max"].is_number());
+}
+
+TEST(CalibratedMaxima, AMalformedMaximaFileIsAWarningNamingItAndTheJobRuns) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  const std::string maxima = dir / "maxima.json";
+  std::ofstream(maxima) << "{\"version\": 1, \"mounts\": [{]}";
+  std::vector<std::string> argv = {kCkptscope, "run",           "--trace", dir / "t.db",
+                                   "--log",    dir / "job.log", "--"};
+  for (auto& a : small_checkpoint_job(dir)) argv.push_back(a);
+  auto r = run(argv, dir, env_for(maxima));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("calibrated maxima not used: " + maxima + ": "));
+  auto t = read_trace_or_fail(dir / "t.db");
+  EXPECT_THAT(t.job.trace_warning, HasSubstr(maxima));
+  ASSERT_FALSE(t.checkpoints.empty());
+  for (const auto& c : t.checkpoints)
+    for (const auto& s : c.stages)
+      if (s.name == "host_io") {
+        EXPECT_THAT(s.max_source, Not(StartsWith("calibrated")));
+      }
+}
+
+// scripts/demo.sh's promise: on a machine calibrated for nothing, the demo
+// measures its directory first and every host_io row has a fraction.
+TEST(CalibratedMaxima, TheDemoCalibratesItsDirectoryAndShowsFractions) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  const std::string maxima = dir / "maxima.json";
+  auto r = run({kCkptscope, "demo", "--dir", dir / "demo", "--shards", "2", "--shard-size", "4M",
+                "--checkpoints", "1", "--trace", dir / "t.db"},
+               dir, env_for(maxima));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("calibrate: " + dir.path().string()));
+  EXPECT_THAT(r.err, HasSubstr("saved for "));
+  EXPECT_THAT(r.err, Not(HasSubstr("demo: calibrating"))) << r.err;  // no failure said
+  const auto file = read_json(maxima);
+  ASSERT_EQ(file["mounts"].size(), 1u);
+  EXPECT_EQ(file["mounts"][0]["bytes"], 256u << 20);
+  // The table: host_io's max and percentage, never "unknown".
+  size_t rows = 0;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" host_io ") == std::string::npos) continue;
+    ++rows;
+    EXPECT_THAT(line, HasSubstr("%")) << line;
+    EXPECT_THAT(line, HasSubstr("calibrated 20")) << line;
+    EXPECT_THAT(line, Not(HasSubstr("unknown"))) << line;
+  }
+  EXPECT_EQ(rows, 2u) << r.err;  // one save, one load
+
+  // Run again: the calibration is there, so the demo does not measure anew.
+  auto again = run({kCkptscope, "demo", "--dir", dir / "demo", "--shards", "1", "--shard-size",
+                    "1M", "--checkpoints", "1", "--trace", dir / "t2.db", "--quiet"},
+                   dir, env_for(maxima));
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("was calibrated on "));
+  EXPECT_THAT(again.err, Not(HasSubstr("saved for ")));
+}
+
+}  // namespace
+}  // namespace ckpt::test

@@ -1,0 +1,340 @@
+#include "calibrate/maxima_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "json/json_io.h"
+
+namespace ckpt {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// "YYYY-MM-DDTHH:MM:SSZ", each field in range.
+bool is_iso8601_utc(const std::string& s) {
+  if (s.size() != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+      s[16] != ':' || s[19] != 'Z')
+    return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18})
+    if (s[i] < '0' || s[i] > '9') return false;
+  const int month = std::stoi(s.substr(5, 2)), day = std::stoi(s.substr(8, 2));
+  const int hour = std::stoi(s.substr(11, 2)), minute = std::stoi(s.substr(14, 2));
+  const int second = std::stoi(s.substr(17, 2));
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23 && minute <= 59 &&
+         second <= 60;
+}
+
+// The field readers: each error names the entry's place and the key.
+struct Fields {
+  const json& j;
+  std::string_view where;
+
+  Error bad(std::string_view key, std::string_view what) const {
+    return make_error(fmt::format("{}/{}: {}", where, key, what));
+  }
+  Expected<std::string> text(std::string_view key, bool required) const {
+    auto it = j.find(key);
+    if (it == j.end()) {
+      if (required) return bad(key, "missing");
+      return std::string();
+    }
+    if (!it->is_string()) return bad(key, fmt::format("must be a string (got {})", it->dump()));
+    return it->get<std::string>();
+  }
+  Expected<double> rate(std::string_view key) const {
+    auto it = j.find(key);
+    if (it == j.end()) return bad(key, "missing");
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
+      return bad(key,
+                 fmt::format("must be a positive number of bytes per second (got {})", it->dump()));
+    return it->get<double>();
+  }
+  Expected<double> seconds(std::string_view key) const {
+    auto it = j.find(key);
+    if (it == j.end()) return 0.0;
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+      return bad(key, fmt::format("must be a number of seconds, 0 or more (got {})", it->dump()));
+    return it->get<double>();
+  }
+  Expected<uint64_t> count(std::string_view key) const {
+    auto it = j.find(key);
+    if (it == j.end()) return uint64_t{0};
+    if (!it->is_number_unsigned())
+      return bad(key, fmt::format("must be a whole number, 0 or more (got {})", it->dump()));
+    return it->get<uint64_t>();
+  }
+  Expected<bool> flag(std::string_view key) const {
+    auto it = j.find(key);
+    if (it == j.end()) return false;
+    if (!it->is_boolean())
+      return bad(key, fmt::format("must be true or false (got {})", it->dump()));
+    return it->get<bool>();
+  }
+};
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Closes a descriptor when the scope ends (the lock goes with it).
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+std::string StorageCalibration::max_source() const { return "calibrated " + date.substr(0, 10); }
+
+json to_json(const StorageCalibration& c) {
+  return {{"mount_point", c.mount_point},
+          {"device", c.device},
+          {"fs_type", c.fs_type},
+          {"source", c.source},
+          {"dir", c.dir},
+          {"write_Bps", c.write_Bps},
+          {"read_Bps", c.read_Bps},
+          {"streams", c.streams},
+          {"bytes", c.bytes},
+          {"bytes_read", c.bytes_read},
+          {"block_bytes", c.block_bytes},
+          {"write_seconds", c.write_seconds},
+          {"read_seconds", c.read_seconds},
+          {"direct", c.direct},
+          {"io", c.io},
+          {"date", c.date},
+          {"tool_version", c.tool_version}};
+}
+
+Expected<StorageCalibration> calibration_from_json(const json& j, std::string_view where) {
+  if (!j.is_object()) return make_error(fmt::format("{}: must be an object", where));
+  Fields f{j, where};
+  StorageCalibration c;
+  auto mount_point = f.text("mount_point", true);
+  if (!mount_point) return mount_point.error();
+  if (mount_point->empty() || mount_point->front() != '/')
+    return f.bad("mount_point", fmt::format("must be an absolute path (got \"{}\")", *mount_point));
+  c.mount_point = *mount_point;
+  auto fs_type = f.text("fs_type", true);
+  if (!fs_type) return fs_type.error();
+  if (fs_type->empty()) return f.bad("fs_type", "must not be empty");
+  c.fs_type = *fs_type;
+  for (auto [key, out, required] : {std::tuple{"source", &c.source, true},
+                                    {"device", &c.device, false},
+                                    {"dir", &c.dir, false},
+                                    {"io", &c.io, false},
+                                    {"tool_version", &c.tool_version, false}}) {
+    auto v = f.text(key, required);
+    if (!v) return v.error();
+    *out = *v;
+  }
+  auto date = f.text("date", true);
+  if (!date) return date.error();
+  if (!is_iso8601_utc(*date))
+    return f.bad("date",
+                 fmt::format("must be a UTC time like 2026-12-02T10:11:12Z (got \"{}\")", *date));
+  c.date = *date;
+  auto write = f.rate("write_Bps");
+  if (!write) return write.error();
+  auto read = f.rate("read_Bps");
+  if (!read) return read.error();
+  c.write_Bps = *write;
+  c.read_Bps = *read;
+  for (auto [key, out] : {std::pair{"bytes", &c.bytes},
+                          {"bytes_read", &c.bytes_read},
+                          {"block_bytes", &c.block_bytes}}) {
+    auto v = f.count(key);
+    if (!v) return v.error();
+    *out = *v;
+  }
+  auto streams = f.count("streams");
+  if (!streams) return streams.error();
+  if (*streams > 1'000'000) return f.bad("streams", "must be at most 1000000");
+  c.streams = static_cast<unsigned>(*streams);
+  for (auto [key, out] :
+       {std::pair{"write_seconds", &c.write_seconds}, {"read_seconds", &c.read_seconds}}) {
+    auto v = f.seconds(key);
+    if (!v) return v.error();
+    *out = *v;
+  }
+  auto direct = f.flag("direct");
+  if (!direct) return direct.error();
+  c.direct = *direct;
+  return c;
+}
+
+Expected<MaximaFile> parse_maxima_file(std::string_view text, std::string_view origin) {
+  auto doc = parse_json(text, origin);
+  if (!doc) return doc.error();
+  if (!doc->is_object())
+    return make_error(fmt::format("{}: not a maxima file (not an object)", origin));
+  auto version = doc->find("version");
+  if (version == doc->end() || !version->is_number_integer())
+    return make_error(fmt::format("{}: /version: missing or not a whole number", origin));
+  if (version->get<int64_t>() != kMaximaFileVersion)
+    return make_error(fmt::format("{}: /version: {} (this ckptscope reads version {})", origin,
+                                  version->dump(), kMaximaFileVersion));
+  auto mounts = doc->find("mounts");
+  if (mounts == doc->end() || !mounts->is_array())
+    return make_error(fmt::format("{}: /mounts: missing or not a list", origin));
+  MaximaFile out;
+  for (size_t i = 0; i < mounts->size(); ++i) {
+    const std::string where = fmt::format("/mounts/{}", i);
+    auto c = calibration_from_json((*mounts)[i], where);
+    if (!c) {
+      out.skipped.push_back(fmt::format("{}: {} (entry ignored)", origin, c.error().message));
+      continue;
+    }
+    out.mounts.push_back(std::move(*c));
+  }
+  return out;
+}
+
+std::string maxima_file_text(const std::vector<StorageCalibration>& mounts) {
+  json list = json::array();
+  for (const auto& m : mounts) list.push_back(to_json(m));
+  return dump_json(json{{"version", kMaximaFileVersion}, {"mounts", list}}, 2) + "\n";
+}
+
+Expected<std::optional<MaximaFile>> load_maxima_file(const std::string& path) {
+  Fd in{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (in.fd < 0) {
+    if (errno == ENOENT) return std::optional<MaximaFile>();
+    return make_error(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(in.fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    // A maxima file is a few hundred bytes a mount: anything this big is not one.
+    if (text.size() > (16u << 20))
+      return make_error(fmt::format("{}: not a maxima file (over 16 MiB)", path));
+  }
+  auto parsed = parse_maxima_file(text, path);
+  if (!parsed) return parsed.error();
+  return std::optional<MaximaFile>(std::move(*parsed));
+}
+
+Expected<void> save_calibration(const std::string& path, const StorageCalibration& c) {
+  const fs::path file(path);
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+  // The lock is a file of its own beside it: the file itself is replaced by
+  // rename, and a lock on a replaced file locks nothing.
+  const std::string lock_path = path + ".lock";
+  Fd lock{open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
+  if (lock.fd < 0) return make_error(fmt::format("{}: {}", lock_path, errno_text(errno)));
+  if (flock(lock.fd, LOCK_EX) != 0)
+    return make_error(fmt::format("{}: lock: {}", lock_path, errno_text(errno)));
+  auto existing = load_maxima_file(path);
+  if (!existing)
+    return make_error(existing.error().message +
+                      "; not replaced (fix or remove it, then calibrate again)");
+  std::vector<StorageCalibration> mounts;
+  if (*existing) mounts = std::move((*existing)->mounts);
+  std::erase_if(mounts, [&](const StorageCalibration& m) { return m.same_mount(c); });
+  mounts.push_back(c);
+  std::sort(mounts.begin(), mounts.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.mount_point, a.source, a.fs_type) <
+           std::tie(b.mount_point, b.source, b.fs_type);
+  });
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  {
+    Fd out{open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    if (out.fd < 0) return make_error(fmt::format("{}: {}", tmp, errno_text(errno)));
+    const std::string text = maxima_file_text(mounts);
+    size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = write(out.fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = errno;
+        unlink(tmp.c_str());
+        return make_error(fmt::format("{}: write: {}", tmp, errno_text(err)));
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (fsync(out.fd) != 0) {
+      const int err = errno;
+      unlink(tmp.c_str());
+      return make_error(fmt::format("{}: fsync: {}", tmp, errno_text(err)));
+    }
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    unlink(tmp.c_str());
+    return make_error(fmt::format("rename {} to {}: {}", tmp, path, errno_text(err)));
+  }
+  return {};
+}
+
+MaximaFileInputs maxima_file_inputs() {
+  MaximaFileInputs in;
+  in.root = geteuid() == 0;
+  if (const char* p = std::getenv("CKPTSCOPE_MAXIMA_FILE")) in.override_path = p;
+  if (const char* x = std::getenv("XDG_STATE_HOME")) in.xdg_state_home = x;
+  if (const char* h = std::getenv("HOME")) in.home = h;
+  return in;
+}
+
+namespace {
+std::string user_state_file(const MaximaFileInputs& in) {
+  // XDG base directory rules: a relative XDG_STATE_HOME is ignored.
+  if (!in.xdg_state_home.empty() && in.xdg_state_home.front() == '/')
+    return (fs::path(in.xdg_state_home) / "ckptscope/maxima.json").string();
+  if (!in.home.empty()) return (fs::path(in.home) / ".local/state/ckptscope/maxima.json").string();
+  return {};
+}
+}  // namespace
+
+Expected<std::string> maxima_file_for_writing(const MaximaFileInputs& in) {
+  if (!in.override_path.empty()) return in.override_path;
+  if (in.root) return std::string(kNodeMaximaFile);
+  std::string user = user_state_file(in);
+  if (user.empty())
+    return make_error(
+        "no state directory for the maxima file: XDG_STATE_HOME and HOME are unset (set "
+        "CKPTSCOPE_MAXIMA_FILE)");
+  return user;
+}
+
+std::vector<std::string> maxima_files_for_reading(const MaximaFileInputs& in) {
+  if (!in.override_path.empty()) return {in.override_path};
+  std::vector<std::string> out;
+  if (!in.root)
+    if (std::string user = user_state_file(in); !user.empty()) out.push_back(user);
+  out.emplace_back(kNodeMaximaFile);
+  return out;
+}
+
+std::string iso8601_utc(int64_t unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace ckpt
