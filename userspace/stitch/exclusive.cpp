@@ -1,5 +1,6 @@
 #include "stitch/exclusive.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 
@@ -69,11 +70,13 @@ void set_exclusive_times(std::vector<StageRecord>& stages, const StageSpans& spa
   // not to: the transport is taken to carry them all (a FUSE or object-store
   // client's connections to its storage endpoint).
   const bool no_nfs = client.empty() && queue.empty() && rtt.empty();
-  auto networked = [&](const FileId& f) {
-    return no_nfs || client.count(f) || queue.count(f) || rtt.count(f);
-  };
-  // A directory (FileId{}) is on the network when any of the files is.
+  // A directory (FileId{}: its fsync, a mkdir) is on the network when any
+  // of the files is.
   const bool any_networked = no_nfs || !client.empty() || !queue.empty() || !rtt.empty();
+  auto networked = [&](const FileId& f) {
+    if (f == FileId{}) return any_networked;
+    return no_nfs || client.count(f) > 0 || queue.count(f) > 0 || rtt.count(f) > 0;
+  };
   std::vector<Interval> host_own_iv;
   std::vector<Interval> client_own_iv;
   std::vector<Interval> metadata_own_iv;
@@ -92,8 +95,7 @@ void set_exclusive_times(std::vector<StageRecord>& stages, const StageSpans& spa
   // A metadata call on a file over the network is an RPC of its own (OPEN,
   // RENAME, GETATTR: not page I/O), queued on the same transport.
   for (const auto& [file, set] : by_file(spans.of(kStageMetadata))) {
-    const bool over_network = file == FileId{} ? any_networked : networked(file);
-    IntervalSet own = over_network ? set_minus(set, transport) : set;
+    IntervalSet own = networked(file) ? set_minus(set, transport) : set;
     metadata_own_iv.insert(metadata_own_iv.end(), own.begin(), own.end());
   }
   // Files in parallel count once, as in busy_ns.
