@@ -73,7 +73,8 @@ std::string waterfall_svg(const CheckpointReport& cp, const CheckpointRecord& c,
   svg::Frame f{100, 10, 400, row * rows, 0, 0};
   const auto t = svg::ticks(static_cast<double>(longest) / unit.divisor, 6);
   f.x_max = t.back();
-  const double width = 900;
+  // Room right of the bars for "busy (own) · bytes · bandwidth · of max · bottleneck".
+  const double width = 1000;
   const double height = f.top + f.height + 42;
   std::string out =
       svg::open(width, height, fmt::format("stages of {}: busy time", checkpoint_label(cp)));
