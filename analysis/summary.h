@@ -26,8 +26,10 @@ namespace ckpt {
 //                     "bytes", "bytes_by_via": {"syscall": N, "io_uring": N,
 //                                   "copy_file_range": N, "sendfile": N, "mmap": N}
 //                                   (non-zero only), "files", "bottleneck": string|null,
-//                     "stages": [{"name", "bytes", "busy_ns", "bandwidth_Bps",
-//                                 "max_Bps": number|null, "max_source",
+//                     "stages": [{"name", "bytes", "busy_ns",
+//                                 "exclusive_ns": uint|null (of busy_ns, what no
+//                                 stage below it explained; null in older traces),
+//                                 "bandwidth_Bps", "max_Bps": number|null, "max_source",
 //                                 "fraction_of_max": number|null}],
 //                     "absent_stages": [names of kAllStages not measured],
 //                     "failures": [{"kind", "time_ns", "evidence"}],

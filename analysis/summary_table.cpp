@@ -114,17 +114,18 @@ void job_lines(std::string& out, const JobRecord& job, const FailureRecord* log_
   out += fmt::format("  {}{}, {}{}\n", where, mode, when, ran);
 }
 
-// Stage rows: marker, name, bytes, busy, bandwidth, max, % of max, then the
-// max's source in whatever room is left.
-constexpr std::string_view kStageRow = "  {:<2}{:<11}{:>10}{:>10}{:>13}{:>13}{:>8}  {}\n";
-constexpr size_t kStageFixedWidth = 71;  // columns before the source
+// Stage rows: marker, name, bytes, busy, own (exclusive) time, bandwidth,
+// max, % of max, then the max's source in whatever room is left.
+constexpr std::string_view kStageRow = "  {:<2}{:<11}{:>9}{:>9}{:>9}{:>12}{:>12}{:>8}  {}\n";
+constexpr size_t kStageFixedWidth = 76;  // columns before the source
 
 void stage_row(std::string& out, const StageRecord& s, bool bottleneck) {
   const auto fraction = s.fraction_of_max();
   const std::string source = s.max_source.empty() ? "-" : s.max_source;
   out += fmt::format(
       kStageRow, bottleneck ? "*" : "", s.name, format_bytes(s.bytes), format_duration(s.busy_ns),
-      format_bandwidth(s.bandwidth_Bps()), s.max_Bps ? format_bandwidth(*s.max_Bps) : "unknown",
+      s.exclusive_ns ? format_duration(*s.exclusive_ns) : "-", format_bandwidth(s.bandwidth_Bps()),
+      s.max_Bps ? format_bandwidth(*s.max_Bps) : "unknown",
       fraction ? format_percent(*fraction) : "-", fit_tail(source, kWidth - kStageFixedWidth));
 }
 
@@ -217,7 +218,7 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
                      to_string(c.direction),
                      format_offset_s(static_cast<int64_t>(c.start_ns - job.start_mono_ns)), took,
                      format_bytes(c.bytes), c.files, c.files == 1 ? "" : "s", bottleneck);
-  out += fmt::format(kStageRow, "", "stage", "bytes", "busy", "bandwidth", "max", "of max",
+  out += fmt::format(kStageRow, "", "stage", "bytes", "busy", "own", "bandwidth", "max", "of max",
                      "max from");
   auto known = [](std::string_view name) {
     return std::find(std::begin(kAllStages), std::end(kAllStages), name) != std::end(kAllStages);
@@ -231,7 +232,8 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
     }
     if (!present)
       out += fmt::format(
-          "    {:<11}  —  not traced in this build or on this node (see the warning)\n", name);
+          "    {:<11}  —  not measured: nothing of it in this checkpoint, or not traced here\n",
+          name);
   }
   // Stages outside the fixed vocabulary (a newer stitcher) still get shown.
   for (const StageRecord& s : c.stages) {

@@ -360,8 +360,12 @@ void decide_verdict(Report& r) {
   const StageRecord* s = find_stage(rec, v.bottleneck);
   std::string numbers;
   if (s) {
-    numbers = fmt::format("{} moved {} in {} busy ({})", s->name, format_bytes(s->bytes),
-                          format_duration(s->busy_ns), format_bandwidth(s->bandwidth_Bps()));
+    numbers = fmt::format("{} moved {} in {} busy ({}{})", s->name, format_bytes(s->bytes),
+                          format_duration(s->busy_ns),
+                          s->exclusive_ns
+                              ? fmt::format("{} of it its own, ", format_duration(*s->exclusive_ns))
+                              : std::string(),
+                          format_bandwidth(s->bandwidth_Bps()));
     if (auto f = s->fraction_of_max())
       numbers += fmt::format(", {} of its {} maximum ({})", format_percent(*f),
                              format_bandwidth(*s->max_Bps), s->max_source);

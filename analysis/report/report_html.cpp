@@ -43,6 +43,7 @@ svg{max-width:100%;height:auto;font-size:11px}
 svg text{fill:var(--fg)}svg .tick{fill:var(--muted)}svg .label{fill:var(--muted);font-size:11.5px}
 svg .axis{stroke:var(--muted);stroke-width:1}svg .grid{stroke:var(--grid);stroke-width:1}
 svg .bar{fill:var(--bar)}svg .bar.hot{fill:var(--hot)}svg .absent{fill:var(--absent)}
+svg .bar.busy{fill-opacity:.35}
 svg .span{stroke:var(--muted);stroke-dasharray:4 3}
 svg .bw{fill:var(--bar);fill-opacity:.35;stroke:var(--bar);stroke-width:1.5}
 svg .wire{fill:none;stroke:var(--hot);stroke-width:1.3}
@@ -59,8 +60,9 @@ std::string stage_text(const StageRecord& s) {
   return out;
 }
 
-// Busy time per stage against the checkpoint's duration; the bottleneck in
-// the hot color, stages not measured in gray.
+// Busy time per stage against the checkpoint's duration, the stage's own
+// (exclusive) part of it solid; the bottleneck in the hot color, stages not
+// measured in gray.
 std::string waterfall_svg(const CheckpointReport& cp, const CheckpointRecord& c,
                           uint64_t duration_ns) {
   uint64_t longest = duration_ns;
@@ -71,7 +73,8 @@ std::string waterfall_svg(const CheckpointReport& cp, const CheckpointRecord& c,
   svg::Frame f{100, 10, 400, row * rows, 0, 0};
   const auto t = svg::ticks(static_cast<double>(longest) / unit.divisor, 6);
   f.x_max = t.back();
-  const double width = 900;
+  // Room right of the bars for "busy (own) · bytes · bandwidth · of max · bottleneck".
+  const double width = 1000;
   const double height = f.top + f.height + 42;
   std::string out =
       svg::open(width, height, fmt::format("stages of {}: busy time", checkpoint_label(cp)));
@@ -91,12 +94,23 @@ std::string waterfall_svg(const CheckpointReport& cp, const CheckpointRecord& c,
     }
     const double w = std::max(1.0, f.x(static_cast<double>(s->busy_ns) / unit.divisor) - f.left);
     const bool hot = s->name == c.bottleneck;
+    // Traces from before exclusive times were measured: the whole bar solid.
+    const std::string own =
+        s->exclusive_ns ? fmt::format(" ({} own)", format_duration(*s->exclusive_ns)) : "";
     out += fmt::format(
-        R"(<rect class="bar{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"><title>{}: {} busy, {}</title></rect>)",
-        hot ? " hot" : "", f.left, y + 4, w, row - 8, h(s->name), format_duration(s->busy_ns),
-        h(stage_text(*s)));
-    out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}"{}>{} · {}{}</text>)", f.left + f.width + 10,
-                       y + 16, hot ? R"( class="hot")" : "", format_duration(s->busy_ns),
+        R"(<rect class="bar{}{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"><title>{}: {} busy{}, {}</title></rect>)",
+        hot ? " hot" : "", s->exclusive_ns ? " busy" : "", f.left, y + 4, w, row - 8, h(s->name),
+        format_duration(s->busy_ns), own, h(stage_text(*s)));
+    if (s->exclusive_ns && *s->exclusive_ns > 0) {
+      const double wo =
+          std::max(1.0, f.x(static_cast<double>(*s->exclusive_ns) / unit.divisor) - f.left);
+      out += fmt::format(
+          R"(<rect class="bar{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"><title>{}: {} own time</title></rect>)",
+          hot ? " hot" : "", f.left, y + 4, wo, row - 8, h(s->name),
+          format_duration(*s->exclusive_ns));
+    }
+    out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}"{}>{}{} · {}{}</text>)", f.left + f.width + 10,
+                       y + 16, hot ? R"( class="hot")" : "", format_duration(s->busy_ns), own,
                        h(stage_text(*s)), hot ? " · bottleneck" : "");
   }
   const double xd = f.x(static_cast<double>(duration_ns) / unit.divisor);
@@ -382,7 +396,8 @@ std::string checkpoints_section(const Report& r) {
       out += "<p>Bytes moved through: " + h(via) + ".</p>\n";
     out += fmt::format(
         "<figure class=\"waterfall\">{}<figcaption>Stages of {} by busy time (bars) against the "
-        "checkpoint's duration (dashed line); the bottleneck in red.</figcaption></figure>\n",
+        "checkpoint's duration (dashed line), solid the stage's own time (busy with no stage below "
+        "it busy on the same files), which names the bottleneck (red).</figcaption></figure>\n",
         waterfall_svg(cp, *slow.record, slow.duration_ns()),
         cp.nodes.size() > 1 ? "its slowest node, " + h(r.nodes[slow.node].node) + ","
                             : std::string("this checkpoint"));

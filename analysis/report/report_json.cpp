@@ -35,6 +35,7 @@ json stage_json(const StageRecord& s) {
   return {{"name", text(s.name)},
           {"bytes", s.bytes},
           {"busy_ns", s.busy_ns},
+          {"exclusive_ns", or_null(s.exclusive_ns)},
           {"bandwidth_Bps", s.bandwidth_Bps()},
           {"max_Bps", or_null(s.max_Bps)},
           {"max_source", text(s.max_source)},

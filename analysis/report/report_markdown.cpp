@@ -114,16 +114,20 @@ std::string report_markdown(const Report& r) {
                          format_duration(cp.median_node_ns));
     if (const std::string via = via_text(cp); !via.empty())
       out += "Bytes moved through: " + cell(via) + ".\n\n";
-    out += "| stage | bytes | busy | bandwidth | max | of max |\n|---|---:|---:|---:|---:|---:|\n";
+    out +=
+        "| stage | bytes | busy | own | bandwidth | max | of max |\n"
+        "|---|---:|---:|---:|---:|---:|---:|\n";
     for (auto name : kAllStages) {
       const StageRecord* s = find_stage(*slow.record, name);
       if (!s) {
-        out += fmt::format("| {} | | | | | not measured |\n", name);
+        out += fmt::format("| {} | | | | | | not measured |\n", name);
         continue;
       }
       bool hot = s->name == slow.record->bottleneck;
-      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", hot ? "**" + s->name + "**" : s->name,
-                         format_bytes(s->bytes), format_duration(s->busy_ns),
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n",
+                         hot ? "**" + s->name + "**" : s->name, format_bytes(s->bytes),
+                         format_duration(s->busy_ns),
+                         s->exclusive_ns ? format_duration(*s->exclusive_ns) : "",
                          format_bandwidth(s->bandwidth_Bps()),
                          s->max_Bps ? format_bandwidth(*s->max_Bps) : "unknown",
                          s->fraction_of_max() ? format_percent(*s->fraction_of_max()) : "");

@@ -35,8 +35,10 @@ namespace ckpt {
 // detail (pageable and pinned bytes, copies, devices). Version 6 added the
 // file layer's figures: io_calls.calls, via, busy_ns and storage_bytes,
 // files.mmap_bytes and storage_bytes, checkpoints.bytes_by_via and
-// job.probe_mode. Version 1 to 5 files still read.
-inline constexpr int kTraceSchemaVersion = 6;
+// job.probe_mode. Version 7 added stages.exclusive_ns, the part of a
+// stage's busy time the stages below it do not explain. Version 1 to 6
+// files still read.
+inline constexpr int kTraceSchemaVersion = 7;
 
 // The oldest schema version read_trace still reads.
 inline constexpr int kOldestTraceSchemaVersion = 1;
@@ -91,6 +93,8 @@ inline constexpr std::string_view kSchemaHistory[] = {
     "-- files.mmap_bytes and storage_bytes, checkpoints.bytes_by_via and\n"
     "-- job.probe_mode; older files lack them and read 1, 'syscall', the call's\n"
     "-- duration, 0, 0, 0, '{}' and '' (\"every call traced one by one, as syscalls\").\n",
+    "-- Version 7 added stages.exclusive_ns; older files lack it and read NULL\n"
+    "-- (\"not known\": their bottleneck was chosen by busy time).\n",
 };
 // NOLINTEND(bugprone-suspicious-missing-comma)
 
@@ -247,6 +251,12 @@ inline constexpr table::Column<StageRecord> kStagesColumns[] = {
     field<&StageRecord::max_source>("max_source", "TEXT NOT NULL",
                                     "where max_Bps came from, e.g. 'config:storage.write_Bps',\n"
                                     "'sysfs:/sys/class/net/eth0/speed', 'unknown'"),
+    field<&StageRecord::exclusive_ns>("exclusive_ns", "INTEGER",
+                                      "of busy_ns, the time no stage below it explained\n"
+                                      "on the same files (docs/stitching.md), what the\n"
+                                      "bottleneck is chosen by; NULL: not known (since\n"
+                                      "version 7)")
+        .added_in(7, "NULL"),
 };
 
 inline constexpr table::Table<StageRecord> kStagesTable{

@@ -19,7 +19,11 @@ before `rpc.nfsd 0` (stop_ns) and right after `rpc.nfsd 8` returned
     through while nfsd drained and the first major timeout hit another RPC
     between checkpoints, the job's); one a checkpoint holds also says when
     the server responded again;
-  - the stall between the save's start and end.
+  - the stall between the save's start and end;
+  - every stage of the save has an own time (exclusive_ns) within its busy
+    time, and the save's verdict names a stage below host_io (nfs_client,
+    rpc_queue, rpc_rtt, transport): its calls waited on the server, not on
+    local storage (docs/stitching.md "Exclusive time").
 Prints the outage window, every failure other than tcp_reset, and the count
 of each failure kind. Python 3 standard library only.
 """
@@ -117,6 +121,15 @@ def main():
     for f in stalls:
         c.check(save.get("start_ns", 0) <= f.get("time_ns", 0) <= save.get("end_ns", 0),
                 f"{f.get('kind')} at {f.get('time_ns', 0) / 1e9:.3f} s outside the save checkpoint")
+
+    c.say(f"save: bottleneck {save.get('bottleneck')}; stages busy/own: {v.own_times(save)};"
+          f" wait_by_queue_ns {(save.get('nfs') or {}).get('wait_by_queue_ns')}")
+    for name, s in v.stages(save).items():
+        c.say("    " + v.stage_row(s))
+    c.say(f"load: bottleneck {load.get('bottleneck')}; stages busy/own: {v.own_times(load)}")
+    v.check_own_times(c, "save", save)
+    v.check_own_times(c, "load", load)
+    v.check_verdict_below_host_io(c, "save", save)
     return c.finish()
 
 

@@ -196,9 +196,40 @@ def diff_fraction(a, b):
 def stage_row(s):
     frac = s.get("fraction_of_max")
     mx = s.get("max_Bps")
+    own = s.get("exclusive_ns")
     return (f"{s.get('name'):10} bytes {s.get('bytes'):>10}  busy {s.get('busy_ns', 0) / 1e6:8.1f} ms"
+            f"  own {'-' if own is None else f'{own / 1e6:8.1f} ms'}"
             f"  {s.get('bandwidth_Bps', 0) / 1e6:8.2f} MB/s  max {'-' if mx is None else f'{mx / 1e6:.2f} MB/s'}"
             f"  of max {'-' if frac is None else f'{frac:.3f}'}  ({s.get('max_source')})")
+
+
+# The stages a write on an NFS file waits on, in nesting order: a verdict that
+# names one of them names the network side, not the calls waiting for it.
+BELOW_HOST_IO = ("nfs_client", "rpc_queue", "rpc_rtt", "transport")
+
+
+def own_times(cp):
+    """'name busy/own ms, ...' of a checkpoint's stages, for messages."""
+    def own(s):
+        v = s.get("exclusive_ns")
+        return "-" if v is None else f"{v / 1e6:.0f}"
+    return ", ".join(f"{s.get('name')} {s.get('busy_ns', 0) / 1e6:.0f}/{own(s)} ms"
+                     for s in cp.get("stages", []))
+
+
+def check_own_times(c, label, cp):
+    """Every stage has an own time, never more than its busy time."""
+    for s in cp.get("stages", []):
+        own = s.get("exclusive_ns")
+        c.check(isinstance(own, int) and 0 <= own <= s.get("busy_ns", 0),
+                f"{label}: stage {s.get('name')} exclusive_ns {own} not within 0..busy_ns {s.get('busy_ns')}")
+
+
+def check_verdict_below_host_io(c, label, cp):
+    """The verdict names a stage the calls wait on (docs/stitching.md "Exclusive time")."""
+    c.check(cp.get("bottleneck") in BELOW_HOST_IO,
+            f"{label}: verdict {cp.get('bottleneck')!r}, want a stage below host_io {BELOW_HOST_IO}"
+            f" (stages busy/own: {own_times(cp)})")
 
 
 # /proc/self/mountstats: per NFS mount point, its per-op statistics

@@ -28,6 +28,10 @@ struct StageRecord {
   std::optional<double> max_Bps;  // the stage's maximum bandwidth, when known
   std::string max_source;         // where max_Bps came from, e.g. "config:storage.write_Bps",
                                   // "sysfs:/sys/class/net/eth0/speed", "unknown"
+  // Of busy_ns, the time no stage below it explains on the same files
+  // (docs/stitching.md "Exclusive time"): what the bottleneck is chosen by.
+  // Unknown in traces from before it was measured.
+  std::optional<uint64_t> exclusive_ns;
 
   [[nodiscard]] double bandwidth_Bps() const;                   // bytes / busy time; 0 when idle
   [[nodiscard]] std::optional<double> fraction_of_max() const;  // bandwidth / max, when max known

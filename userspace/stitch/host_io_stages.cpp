@@ -19,10 +19,10 @@ void HostIoStages::on_cpu(const CpuEvent& ev) {
 }
 
 void HostIoStages::add_stages(const OpenCheckpoint& c, Direction d, uint64_t bytes,
-                              std::vector<StageRecord>& stages) {
+                              std::vector<StageRecord>& stages, StageSpans& spans) {
   stages.push_back(serialize_stage(c, bytes));
-  stages.push_back(host_io_stage(c, d));
-  stages.push_back(metadata_stage(c));
+  stages.push_back(host_io_stage(c, d, spans));
+  stages.push_back(metadata_stage(c, spans));
 }
 
 void HostIoStages::prune(uint64_t horizon_ns) {
@@ -33,37 +33,45 @@ void HostIoStages::prune(uint64_t horizon_ns) {
   }
 }
 
-StageRecord HostIoStages::host_io_stage(const OpenCheckpoint& c, Direction d) {
+StageRecord HostIoStages::host_io_stage(const OpenCheckpoint& c, Direction d, StageSpans& spans) {
   StageRecord s;
   s.name = std::string(kStageHostIo);
   std::vector<Interval> iv;
+  std::vector<StageSpan> by_file;
   std::vector<FileId> files;
   for (const auto& ev : c.calls) {
     if (!is_data_op(ev.op)) continue;
     // Folded calls: the calls' summed time from the first start, not the
     // span they were spread over (the thread computed in between).
-    if (ev.calls > 1) {
-      iv.emplace_back(ev.start_ns, ev.start_ns + std::min(ev.busy_ns, ev.end_ns - ev.start_ns));
-    } else {
-      iv.emplace_back(ev.start_ns, ev.end_ns);
-    }
+    const uint64_t end =
+        ev.calls > 1 ? ev.start_ns + std::min(ev.busy_ns, ev.end_ns - ev.start_ns) : ev.end_ns;
+    iv.emplace_back(ev.start_ns, end);
+    // A directory's fsync serves no checkpoint file: no NFS I/O of a file
+    // explains it.
+    by_file.push_back(StageSpan{ev.is_directory ? FileId{} : call_key(ev), ev.start_ns, end});
     s.bytes += ev.bytes_moved();
     if (ev.file.known() && files.size() < 16) files.push_back(ev.file);
   }
   s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
+  spans.add(kStageHostIo, std::move(by_file), c.start_ns, c.end_ns);
   auto m = maxima_->host_io(d, files);
   s.max_Bps = m.Bps;
   s.max_source = m.source;
   return s;
 }
 
-StageRecord HostIoStages::metadata_stage(const OpenCheckpoint& c) {
+StageRecord HostIoStages::metadata_stage(const OpenCheckpoint& c, StageSpans& spans) {
   StageRecord s;
   s.name = std::string(kStageMetadata);
   std::vector<Interval> iv;
-  for (const auto& ev : c.calls)
-    if (is_metadata_op(ev.op)) iv.emplace_back(ev.start_ns, ev.end_ns);
+  std::vector<StageSpan> by_file;
+  for (const auto& ev : c.calls) {
+    if (!is_metadata_op(ev.op)) continue;
+    iv.emplace_back(ev.start_ns, ev.end_ns);
+    by_file.push_back(StageSpan{ev.is_directory ? FileId{} : call_key(ev), ev.start_ns, ev.end_ns});
+  }
   s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
+  spans.add(kStageMetadata, std::move(by_file), c.start_ns, c.end_ns);
   s.max_source = "n/a (moves no bytes)";
   return s;
 }

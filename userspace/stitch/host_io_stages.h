@@ -11,6 +11,7 @@
 
 #include "model/events.h"
 #include "model/records.h"
+#include "stitch/exclusive.h"
 #include "stitch/maxima.h"
 #include "stitch/open_checkpoint.h"
 
@@ -25,9 +26,10 @@ class HostIoStages {
   void on_cpu(const CpuEvent& ev);
   // A thread that is gone adds no more windows.
   void forget_thread(uint32_t tid) { cpu_windows_.erase(tid); }
-  // Appends serialize, host_io and metadata for the closing checkpoint.
+  // Appends serialize, host_io and metadata for the closing checkpoint, and
+  // host_io's and metadata's intervals, by file, to `spans`.
   void add_stages(const OpenCheckpoint& c, Direction d, uint64_t bytes,
-                  std::vector<StageRecord>& stages);
+                  std::vector<StageRecord>& stages, StageSpans& spans);
   // Drops the windows that ended before `horizon_ns`.
   void prune(uint64_t horizon_ns);
 
@@ -38,8 +40,8 @@ class HostIoStages {
     uint64_t cpu_ns;
   };
 
-  StageRecord host_io_stage(const OpenCheckpoint& c, Direction d);
-  static StageRecord metadata_stage(const OpenCheckpoint& c);
+  StageRecord host_io_stage(const OpenCheckpoint& c, Direction d, StageSpans& spans);
+  static StageRecord metadata_stage(const OpenCheckpoint& c, StageSpans& spans);
   StageRecord serialize_stage(const OpenCheckpoint& c, uint64_t bytes);
 
   std::shared_ptr<MaximaProvider> maxima_;

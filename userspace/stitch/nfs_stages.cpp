@@ -155,7 +155,7 @@ void NfsStages::prune(uint64_t horizon_ns) {
 void NfsStages::add_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
                            std::vector<FailureRecord>& failures,
                            std::vector<RpcCallRecord>& rpc_rows, const TransportStage& transport,
-                           bool transport_measured) {
+                           bool transport_measured, StageSpans& spans) {
   // NFS completions for a checkpoint's files come before its close/fsync
   // returns; allow the quiet gap for writeback that trails the last call.
   const uint64_t lo = c.start_ns;
@@ -165,10 +165,12 @@ void NfsStages::add_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
   auto ours = [&](const FileId& f) { return c.files_touched.count(f) > 0; };
 
   std::vector<Interval> client_iv;
+  std::vector<StageSpan> client_spans;
   uint64_t bytes = 0;
   for (const auto& io : nfs_io_) {
     if (io.end_ns < lo || io.start_ns > hi || !carries(io.kind) || !ours(io.file)) continue;
     client_iv.emplace_back(io.start_ns, io.end_ns);
+    client_spans.push_back(StageSpan{io.file, io.start_ns, io.end_ns});
     bytes += io.bytes();
   }
 
@@ -180,6 +182,8 @@ void NfsStages::add_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
   std::array<uint64_t, kRpcQueues> waits{};
   std::vector<Interval> queue_iv;
   std::vector<Interval> rtt_iv;
+  std::vector<StageSpan> queue_spans;
+  std::vector<StageSpan> rtt_spans;
   // The checkpoint's own I/O RPCs: finished page I/O on its files, moving
   // data its way, in its window.
   auto is_checkpoint_io = [&](const RpcPoint& r) {
@@ -197,6 +201,8 @@ void NfsStages::add_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
     queue_iv.emplace_back(r.start_ns, r.start_ns + r.queue_ns);
     const uint64_t xmit = r.start_ns + r.queue_ns;
     rtt_iv.emplace_back(xmit, xmit + r.rtt_ns);
+    queue_spans.push_back(StageSpan{r.file, r.start_ns, xmit});
+    rtt_spans.push_back(StageSpan{r.file, xmit, xmit + r.rtt_ns});
   }
   if (client_iv.empty() && nfs.io_rpcs == 0) return;  // nothing of it went over NFS
 
@@ -289,6 +295,9 @@ void NfsStages::add_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
   rec.stages.push_back(std::move(queue));
   rec.stages.push_back(std::move(rtt));
   rec.nfs = std::move(nfs);
+  spans.add(kStageNfsClient, std::move(client_spans), lo, hi);
+  spans.add(kStageRpcQueue, std::move(queue_spans), lo, hi);
+  spans.add(kStageRpcRtt, std::move(rtt_spans), lo, hi);
 }
 
 std::vector<RpcTotals> NfsStages::totals() const {

@@ -20,6 +20,7 @@
 
 #include "model/events.h"
 #include "model/records.h"
+#include "stitch/exclusive.h"
 #include "stitch/maxima.h"
 #include "stitch/open_checkpoint.h"
 #include "stitch/transport_stage.h"
@@ -55,10 +56,11 @@ class NfsStages {
   // The closing checkpoint's NFS stages and record when any of its I/O went
   // over NFS; its RPCs as rows to `rpc_rows`, its RPC failures to
   // `failures`. The transport's connections name the link; their samples
-  // describe it when `transport_measured`.
+  // describe it when `transport_measured`. The stages' intervals, by file,
+  // go to `spans`.
   void add_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
                   std::vector<FailureRecord>& failures, std::vector<RpcCallRecord>& rpc_rows,
-                  const TransportStage& transport, bool transport_measured);
+                  const TransportStage& transport, bool transport_measured, StageSpans& spans);
   // Drops the page I/O and RPCs that finished before `horizon_ns`.
   void prune(uint64_t horizon_ns);
   [[nodiscard]] std::vector<RpcTotals> totals() const;

@@ -6,6 +6,8 @@
 #include <iterator>
 #include <tuple>
 
+#include "stitch/exclusive.h"
+
 namespace ckpt {
 namespace {
 
@@ -95,20 +97,21 @@ std::vector<std::pair<std::string, uint64_t>> bytes_by_via(const OpenCheckpoint&
 }  // namespace
 
 std::string choose_bottleneck(const std::vector<StageRecord>& stages) {
-  uint64_t longest = 0;
-  for (const auto& s : stages) longest = std::max(longest, s.busy_ns);
-  if (longest == 0) return "";
-  // Stages within kContenderShare of the longest busy time all bound the
-  // checkpoint about equally (a pipeline whose stages overlap); among them
-  // the one running closest to its maximum is the limit, then the longest,
-  // then the one further down the pipeline.
+  // A stage's own time: its busy time less what the stages below it explain.
+  auto own = [](const StageRecord& s) { return s.exclusive_ns.value_or(s.busy_ns); };
+  uint64_t most = 0;
+  for (const auto& s : stages) most = std::max(most, own(s));
+  if (most == 0) return "";
+  // Stages within kContenderShare of the most own time are a near-tie: the
+  // one furthest down the pipeline is named, always, so that noise moving
+  // two such stages past each other does not flip the verdict between runs.
+  // Maxima play no part: the verdict is the same with them or without.
   const StageRecord* best = nullptr;
-  auto key = [](const StageRecord& s) {
-    return std::make_tuple(s.fraction_of_max().value_or(-1.0), s.busy_ns, pipeline_rank(s.name));
-  };
   for (const auto& s : stages) {
-    if (static_cast<double>(s.busy_ns) < kContenderShare * static_cast<double>(longest)) continue;
-    if (!best || key(s) > key(*best)) best = &s;
+    if (static_cast<double>(own(s)) < kContenderShare * static_cast<double>(most)) continue;
+    if (!best || std::make_tuple(pipeline_rank(s.name), own(s)) >
+                     std::make_tuple(pipeline_rank(best->name), own(*best)))
+      best = &s;
   }
   return best->name;
 }
@@ -376,17 +379,21 @@ void Stitcher::close_open() {
   rec.bytes_by_via = bytes_by_via(c);
   rec.files = static_cast<uint32_t>(rec.file_io.size());
 
-  // Each family adds its stages, in pipeline order but for transport.
+  // Each family adds its stages, in pipeline order but for transport, and
+  // the intervals behind them for the exclusive times.
+  StageSpans spans;
   if (available_.gpu)
     if (auto g = gpu_.stage(c, rec)) rec.stages.push_back(std::move(*g));
-  if (available_.job_io) host_io_.add_stages(c, rec.direction, bytes, rec.stages);
+  if (available_.job_io) host_io_.add_stages(c, rec.direction, bytes, rec.stages, spans);
   if (available_.nfs)
-    nfs_.add_stages(c, rec, failures, out_rpc_calls_, transport_, available_.transport);
+    nfs_.add_stages(c, rec, failures, out_rpc_calls_, transport_, available_.transport, spans);
   if (available_.transport) {
-    rec.stages.push_back(transport_.stage(c, rec.direction, failures, rec.id));
+    if (auto t = transport_.stage(c, rec.direction, failures, rec.id, spans))
+      rec.stages.push_back(std::move(*t));
     for (auto& f : group_resets(transport_.claim_resets(c), rec.id))
       failures.push_back(std::move(f));
   }
+  set_exclusive_times(rec.stages, spans);
   rec.bottleneck = choose_bottleneck(rec.stages);
   if (rec.nfs)
     rec.bottleneck = attribute_queue_verdict(rec.bottleneck, rec.stages, rec.nfs->wait_by_queue_ns);

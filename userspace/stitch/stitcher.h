@@ -121,10 +121,10 @@ class Stitcher : public EventSink {
   std::vector<TcpSampleRecord> out_tcp_samples_;
 };
 
-// The bottleneck rule (docs/stitching.md): the stage with the most
-// wall-clock busy time bounds the checkpoint; stages within 90% of it are
-// contenders, and among contenders the one closest to its known maximum wins,
-// then the longest, then the one further down the pipeline.
+// The bottleneck rule (docs/stitching.md): the stage with the most own time
+// (exclusive_ns; busy_ns where that is unknown) bounds the checkpoint;
+// stages within 90% of it are a near-tie, which the one furthest down the
+// pipeline wins. Maxima play no part.
 std::string choose_bottleneck(const std::vector<StageRecord>& stages);
 
 // A queue is never the limit itself: RPCs wait in rpc_queue because the stage

@@ -92,11 +92,13 @@ void TransportStage::on_tcp(const TcpEvent& ev) {
   }
 }
 
-StageRecord TransportStage::stage(const OpenCheckpoint& c, Direction d,
-                                  std::vector<FailureRecord>& failures, uint64_t id) {
+std::optional<StageRecord> TransportStage::stage(const OpenCheckpoint& c, Direction d,
+                                                 std::vector<FailureRecord>& failures, uint64_t id,
+                                                 StageSpans& spans) {
   StageRecord s;
   s.name = std::string(kStageTransport);
   std::vector<Interval> iv;
+  bool connected = false;
   const uint64_t interval = sample_interval_ns_;
   const double window_s = std::max(1e-9, static_cast<double>(c.end_ns - c.start_ns) / 1e9);
   const auto member = d == Direction::Save ? &TcpPoint::acked : &TcpPoint::received;
@@ -104,6 +106,7 @@ StageRecord TransportStage::stage(const OpenCheckpoint& c, Direction d,
     if (conn.points.empty() || conn.points.back().time_ns < c.start_ns ||
         conn.points.front().time_ns > c.end_ns + quiet_gap_ns_)
       continue;
+    connected = true;
     // Acknowledgements trail the sends by a round trip: count until one
     // sample interval after the checkpoint's last call.
     double moved = value_at(conn.points, c.end_ns + interval, member, interval) -
@@ -146,6 +149,11 @@ StageRecord TransportStage::stage(const OpenCheckpoint& c, Direction d,
                         id});
     }
   }
+  if (!connected) return std::nullopt;
+  std::vector<StageSpan> shared;
+  shared.reserve(iv.size());
+  for (auto [from, to] : iv) shared.push_back(StageSpan{FileId{}, from, to});
+  spans.add(kStageTransport, std::move(shared), c.start_ns, c.end_ns + interval);
   s.busy_ns = union_length(iv, c.start_ns, c.end_ns + interval);
   if (!s.max_Bps) {
     auto m = maxima_->transport("");

@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "model/events.h"
 #include "model/records.h"
+#include "stitch/exclusive.h"
 #include "stitch/maxima.h"
 #include "stitch/open_checkpoint.h"
 
@@ -41,9 +42,12 @@ class TransportStage {
 
   void on_tcp(const TcpEvent& ev);
   // The transport stage of the closing checkpoint, with its retransmit
-  // storms and zero windows added to `failures`.
-  StageRecord stage(const OpenCheckpoint& c, Direction d, std::vector<FailureRecord>& failures,
-                    uint64_t id);
+  // storms and zero windows added to `failures` and its intervals to
+  // `spans`. Absent when no storage connection was open during it (a
+  // checkpoint on local disk): nothing to measure is not a measured 0.
+  std::optional<StageRecord> stage(const OpenCheckpoint& c, Direction d,
+                                   std::vector<FailureRecord>& failures, uint64_t id,
+                                   StageSpans& spans);
   // The resets inside the checkpoint's window (acknowledged up to a sample
   // interval after it): they are its own and leave the pending list.
   std::vector<PendingReset> claim_resets(const OpenCheckpoint& c);

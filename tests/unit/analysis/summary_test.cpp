@@ -22,6 +22,7 @@ using ::testing::Not;
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr uint64_t kSec = 1'000'000'000;
+constexpr uint64_t kMs = 1'000'000;
 
 // One save with three measured stages (host_io the bottleneck at 1 GiB/s of
 // a 1.25 GiB/s maximum), one load with nothing measured, failures inside and
@@ -50,8 +51,8 @@ Trace known_trace() {
   save.bottleneck = "host_io";
   save.stages = {
       {"gpu_copy", 3 * kGiB, 1 * kSec, 24.0 * kGiB, "config:gpu.copy_Bps"},
-      {"host_io", 3 * kGiB, 3 * kSec, 1.25 * kGiB, "config:storage.write_Bps"},
-      {"transport", 3 * kGiB, 2 * kSec, std::nullopt, "unknown"},
+      {"host_io", 3 * kGiB, 3 * kSec, 1.25 * kGiB, "config:storage.write_Bps", 2500 * kMs},
+      {"transport", 3 * kGiB, 2 * kSec, std::nullopt, "unknown", 2 * kSec},
   };
   save.failures = {{"enospc", 13'500'000'000, "write(/ckpt/step100/model.pt) = -ENOSPC", 1}};
   save.file_io = {
@@ -243,9 +244,13 @@ TEST(SummaryJsonTest, StagesCarryBandwidthMaxAndFraction) {
   const json stages = summary_json(known_trace())["checkpoints"][0]["stages"];
   ASSERT_EQ(stages.size(), 3u);
   for (const json& s : stages) {
-    EXPECT_EQ(keys_of(s), (std::set<std::string>{"name", "bytes", "busy_ns", "bandwidth_Bps",
-                                                 "max_Bps", "max_source", "fraction_of_max"}));
+    EXPECT_EQ(keys_of(s),
+              (std::set<std::string>{"name", "bytes", "busy_ns", "exclusive_ns", "bandwidth_Bps",
+                                     "max_Bps", "max_source", "fraction_of_max"}));
   }
+  EXPECT_TRUE(stages[0]["exclusive_ns"].is_null()) << "not known: null, never 0";
+  EXPECT_EQ(stages[1]["exclusive_ns"], 2500 * kMs);
+  EXPECT_EQ(stages[2]["exclusive_ns"], 2 * kSec);
   const json& gpu = stages[0];
   EXPECT_EQ(gpu["name"], "gpu_copy");
   EXPECT_DOUBLE_EQ(gpu["bandwidth_Bps"].get<double>(), 3.0 * kGiB);
@@ -845,8 +850,12 @@ TEST(SummaryTableTest, CheckpointHeaderAndStageRows) {
   const std::string* host = find_line(lines, "  * host_io");
   ASSERT_NE(host, nullptr) << "the bottleneck row is marked";
   EXPECT_EQ(*host,
-            "  * host_io      3.00 GiB    3.00 s   1.00 GiB/s   1.25 GiB/s   80.0%  "
+            "  * host_io     3.00 GiB   3.00 s   2.50 s  1.00 GiB/s  1.25 GiB/s   80.0%  "
             "config:storage.write_Bps");
+  const std::string* columns = find_line(lines, "    stage ");
+  ASSERT_NE(columns, nullptr);
+  EXPECT_EQ(*columns,
+            "    stage          bytes     busy      own   bandwidth         max  of max  max from");
   const std::string* gpu = find_line(lines, "    gpu_copy");
   ASSERT_NE(gpu, nullptr);
   EXPECT_THAT(*gpu, HasSubstr("3.00 GiB/s"));
@@ -858,7 +867,8 @@ TEST(SummaryTableTest, CheckpointHeaderAndStageRows) {
   EXPECT_THAT(*transport, HasSubstr("unknown"));
   const std::string* serialize = find_line(lines, "    serialize");
   ASSERT_NE(serialize, nullptr);
-  EXPECT_THAT(*serialize, HasSubstr("not traced in this build"));
+  EXPECT_THAT(*serialize, HasSubstr("not measured: nothing of it in this checkpoint, or not "
+                                    "traced here"));
 
   const std::string* load = find_line(lines, "checkpoint 2 ");
   ASSERT_NE(load, nullptr);

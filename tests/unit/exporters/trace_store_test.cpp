@@ -116,10 +116,10 @@ Trace full_trace() {
   save.files = kU32Max;
   save.bottleneck = "host_io";
   save.stages = {
-      {"gpu_copy", 3'221'225'472, 1'000'000'000, 0.1 + 0.2, "config:gpu.copy_Bps"},
-      {"host_io", kU64Max, kAbove63, DBL_MAX, "sysfs:/sys/class/net/eth0/speed"},
-      {"metadata", 0, 0, 5e-324, "denormal"},
-      {"transport", 42, 7, std::nullopt, "unknown"},
+      {"gpu_copy", 3'221'225'472, 1'000'000'000, 0.1 + 0.2, "config:gpu.copy_Bps", 999'999'999},
+      {"host_io", kU64Max, kAbove63, DBL_MAX, "sysfs:/sys/class/net/eth0/speed", kAbove63},
+      {"metadata", 0, 0, 5e-324, "denormal", 0},
+      {"transport", 42, 7, std::nullopt, "unknown", std::nullopt},
   };
   save.failures = {
       {"enospc", 13'500'000'000, "write(/ckpt/模型.pt) = -ENOSPC", uint64_t{1}},
@@ -505,14 +505,21 @@ TEST_F(TraceStoreTest, SchemaTextIsStillVersion5AsShipped) {
   EXPECT_EQ(fnv1a(sql), 0xb4f26fe4cdea653full);
 }
 
-TEST_F(TraceStoreTest, SchemaTextIsVersion6AsShipped) {
+TEST_F(TraceStoreTest, SchemaTextIsStillVersion6AsShipped) {
+  // Rebuilt without version 7's column, it is what version 6 wrote.
+  const std::string sql = trace_schema_sql_of(6);
+  EXPECT_EQ(sql.size(), 23054u);
+  EXPECT_EQ(fnv1a(sql), 0xceac83db2ae730ebull);
+}
+
+TEST_F(TraceStoreTest, SchemaTextIsVersion7AsShipped) {
   // A deliberate change bumps kTraceSchemaVersion and adds a fingerprint:
   // compare `sqlite3 TRACE.db .schema` of traces from before and after.
   const std::string& sql = trace_schema_sql();
-  EXPECT_EQ(kTraceSchemaVersion, 6);
-  EXPECT_EQ(sql, trace_schema_sql_of(6));
-  EXPECT_EQ(sql.size(), 23054u);
-  EXPECT_EQ(fnv1a(sql), 0xceac83db2ae730ebull);
+  EXPECT_EQ(kTraceSchemaVersion, 7);
+  EXPECT_EQ(sql, trace_schema_sql_of(7));
+  EXPECT_EQ(sql.size(), 23496u);
+  EXPECT_EQ(fnv1a(sql), 0xf9601aad162bbebbull);
   const std::string path = file("schema.db");
   ASSERT_TRUE(write_trace(path, Trace{}));
   EXPECT_EQ(query_text(path,
@@ -525,6 +532,8 @@ TEST_F(TraceStoreTest, SchemaTextIsVersion6AsShipped) {
   EXPECT_EQ(query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('io_calls')"),
             "seq,start_ns,end_ns,tgid,tid,op,ret,bytes,path,checkpoint_id,calls,via,busy_ns,"
             "storage_bytes");
+  EXPECT_EQ(query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('stages')"),
+            "checkpoint_id,ordinal,name,bytes,busy_ns,max_Bps,max_source,exclusive_ns");
 }
 
 TEST_F(TraceStoreTest, UnsignedAbove2To63IsStoredTwosComplementAndDocumentedSo) {
@@ -784,6 +793,12 @@ TEST_F(TraceStoreTest, Version3FileWithoutAJobColumnNamesIt) {
 
 // ---- older schema versions ----
 
+// What a file of a version before 7 holds of `t`: no stage's own time.
+void forget_exclusive_times(Trace& t) {
+  for (CheckpointRecord& c : t.checkpoints)
+    for (StageRecord& st : c.stages) st.exclusive_ns.reset();
+}
+
 // The DDL of an older version, derived from today's: version 3 is version 4
 // without rpc_calls; version 2 is version 3 without the job's name, log and
 // failure columns and job_failure_evidence; version 1 is version 2 without
@@ -792,7 +807,9 @@ TEST_F(TraceStoreTest, Version3FileWithoutAJobColumnNamesIt) {
 std::string ddl_of_version(int version) {
   // Version 5 as it shipped, rebuilt from the descriptors (version 6 only
   // added columns, left out here).
-  std::string ddl = version < 6 ? trace_schema_sql_of(5) : trace_schema_sql();
+  std::string ddl = version < 6   ? trace_schema_sql_of(5)
+                    : version < 7 ? trace_schema_sql_of(6)
+                                  : trace_schema_sql();
   if (version < 5) {
     const size_t from = ddl.find("\n-- The gpu_copy stage's detail (since version 5)");
     const size_t to = from == std::string::npos ? from : ddl.find(");\n", from);
@@ -894,6 +911,7 @@ TEST_F(TraceStoreTest, Version2FileFromTheVersion3WriterMinusTheJobFailureStillR
   auto read = read_trace(path);
   ASSERT_TRUE(read) << read.error().message;
   Trace expected = full_trace();
+  forget_exclusive_times(expected);
   expected.rpc_calls.clear();
   expected.job.name.clear();
   expected.job.log_path.clear();
@@ -945,6 +963,7 @@ TEST_F(TraceStoreTest, Version1FileFromTheVersion2WriterMinusNfsTablesStillReads
   auto read = read_trace(path);
   ASSERT_TRUE(read) << read.error().message;
   Trace expected = full_trace();
+  forget_exclusive_times(expected);
   expected.rpc_calls.clear();
   expected.job.name.clear();
   expected.job.log_path.clear();
@@ -1031,6 +1050,7 @@ TEST_F(TraceStoreTest, Version3FileFromTheVersion4WriterMinusRpcCallsReadsWithou
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_THAT(read->rpc_calls, IsEmpty());
   Trace expected = full_trace();
+  forget_exclusive_times(expected);
   expected.rpc_calls.clear();
   expect_same_trace(expected, *read);  // everything else as written
 }
@@ -1214,6 +1234,47 @@ TEST_F(TraceStoreTest, Version5FileReadsTheFileLayerDefaults) {
   expect_same_trace(expected, *read);
 }
 
+TEST_F(TraceStoreTest, Version7ExclusiveTimesRoundTripAndAreQueryable) {
+  const std::string path = file("v7.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  expect_same_trace(full_trace(), *read);
+  EXPECT_EQ(query_text(path,
+                       "SELECT group_concat(name || ' ' || coalesce(exclusive_ns, 'NULL'), ',') "
+                       "FROM stages WHERE checkpoint_id = 1"),
+            "gpu_copy 999999999,host_io " + std::to_string(static_cast<int64_t>(kAbove63)) +
+                ",metadata 0,transport NULL");
+}
+
+TEST_F(TraceStoreTest, Version6FileReadsExclusiveTimesAsUnknown) {
+  // A version 6 file: version 6's DDL, with every row of the version 7
+  // writer's file copied in but for the column version 7 added.
+  const std::string v7 = file("v7-source.db");
+  ASSERT_TRUE(write_trace(v7, full_trace()));
+  const std::string path = file("v6-stages.db");
+  exec_sql(path, ddl_of_version(6));
+  std::string copy = "ATTACH DATABASE '" + v7 + "' AS v7; ";
+  for (const TraceTable& t : kTraceTables) {
+    const std::string name(t.name);
+    const std::string columns =
+        query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('" + name + "')");
+    ASSERT_FALSE(columns.empty()) << name;
+    EXPECT_EQ(columns.find("exclusive_ns"), std::string::npos);
+    copy += "INSERT INTO main." + name + " (" + columns + ") SELECT " + columns + " FROM v7." +
+            name + "; ";
+  }
+  copy +=
+      "DETACH DATABASE v7; PRAGMA user_version = 6; "
+      "UPDATE meta SET value = '6' WHERE key = 'schema_version'";
+  exec_sql(path, copy);
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  Trace expected = full_trace();
+  forget_exclusive_times(expected);
+  expect_same_trace(expected, *read);
+}
+
 TEST_F(TraceStoreTest, Version5FileMissingCheckpointGpuIsNamed) {
   const std::string path = file("v5-partial.db");
   ASSERT_TRUE(write_trace(path, gpu_trace()));
@@ -1276,8 +1337,8 @@ TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
 TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
   const std::string path = file("meta.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "6");
-  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "6");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "7");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "7");
   EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
               ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
   EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
@@ -1612,7 +1673,7 @@ TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message,
               HasSubstr("'" + path +
-                        "' has trace schema version 99, this ckptscope reads up to 6: "
+                        "' has trace schema version 99, this ckptscope reads up to 7: "
                         "upgrade ckptscope"));
 }
 

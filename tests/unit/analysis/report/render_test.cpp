@@ -21,8 +21,8 @@ Report sample() {
   a.trace().job.command = {"python", "train.py", "--tag=<script>alert(1)</script>"};
   auto& c = a.checkpoint(Direction::Save, 10 * kSec, 2 * kSec, 1ull << 30);
   c.bottleneck = "host_io";
-  TraceBuilder::stage(c, kStageHostIo, 1ull << 30, 2 * kSec, 1e9);
-  TraceBuilder::stage(c, kStageSerialize, 1ull << 30, 500 * kMs);
+  TraceBuilder::stage(c, kStageHostIo, 1ull << 30, 2 * kSec, 1e9).exclusive_ns = 1500 * kMs;
+  TraceBuilder::stage(c, kStageSerialize, 1ull << 30, 500 * kMs);  // as from an older trace
   c.failures.push_back({"enospc", c.start_ns + kSec, "write(/ckpt/a|b.pt) = -ENOSPC", 1});
   TraceBuilder b("node|b", 7 * kSec, 0, 100 * kSec);
   b.checkpoint(Direction::Save, 10 * kSec, kSec, 1ull << 30);
@@ -67,6 +67,8 @@ TEST(ReportJson, TheContractsKeysAndValues) {
   EXPECT_EQ(cp["slowest_node"], "node-a");
   EXPECT_EQ(cp["bottleneck"], "host_io");
   EXPECT_EQ(cp["stages"][0]["name"], "serialize");
+  EXPECT_TRUE(cp["stages"][0]["exclusive_ns"].is_null()) << "not known: null, never 0";
+  EXPECT_EQ(cp["stages"][1]["exclusive_ns"], 1500 * kMs);
   EXPECT_DOUBLE_EQ(cp["stages"][1]["fraction_of_max"].get<double>(),
                    static_cast<double>(1ull << 30) / 2e9);
   EXPECT_EQ(cp["absent_stages"].size(), 6u);
@@ -105,6 +107,11 @@ TEST(ReportHtml, HasEverySectionAndChart) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
   // Units on every axis.
   EXPECT_NE(html.find("busy time (s)"), std::string::npos);
+  // The waterfall: host_io's own time solid inside its busy bar; serialize,
+  // without one, one solid bar.
+  EXPECT_NE(html.find("<title>host_io: 1.50 s own time</title>"), std::string::npos);
+  EXPECT_NE(html.find(">2.00 s (1.50 s own) · "), std::string::npos);
+  EXPECT_EQ(html.find("serialize: 500 ms own"), std::string::npos);
   EXPECT_NE(html.find("data (GiB/s)"), std::string::npos);
   EXPECT_NE(html.find("time since the checkpoint started (s)"), std::string::npos);
   EXPECT_NE(html.find("RPC queue time not measured"), std::string::npos);
@@ -124,7 +131,13 @@ TEST(ReportMarkdown, TablesSurviveAPipeInAName) {
   for (const char* section : {"## Verdict", "## Job", "## Checkpoint cost to training",
                               "## Checkpoints", "## Failures", "## Recommendations", "### save #1"})
     EXPECT_NE(md.find(section), std::string::npos) << section;
-  EXPECT_NE(md.find("| **host_io** | 1.00 GiB | 2.00 s | 512 MiB/s | 954 MiB/s | 53.7% |"),
+  EXPECT_NE(md.find("| **host_io** | 1.00 GiB | 2.00 s | 1.50 s | 512 MiB/s | 954 MiB/s | 53.7% |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| serialize | 1.00 GiB | 500 ms |  | 2.00 GiB/s | unknown |  |"),
+            std::string::npos)
+      << "an own time not known is a blank cell";
+  EXPECT_NE(md.find("host_io moved 1.00 GiB in 2.00 s busy (1.50 s of it its own, 512 MiB/s)"),
             std::string::npos)
       << md;
 }

@@ -541,31 +541,36 @@ TEST_F(StitcherTest, RestartedCallsAreNotFailures) {
 }
 
 TEST(BottleneckTest, Rules) {
-  auto st = [](const char* name, uint64_t busy, std::optional<double> max, uint64_t bytes) {
+  auto st = [](const char* name, uint64_t busy, std::optional<double> max, uint64_t bytes,
+               std::optional<uint64_t> own = std::nullopt) {
     StageRecord s;
     s.name = name;
     s.busy_ns = busy;
+    s.exclusive_ns = own.value_or(busy);
     s.max_Bps = max;
     s.bytes = bytes;
     return s;
   };
-  // Largest busy time wins.
+  // The most own time wins.
   EXPECT_EQ(choose_bottleneck({st("serialize", 5, {}, 10), st("host_io", 9, 1e12, 10)}), "host_io");
   // A stage at its maximum for a moment does not beat one that holds the
   // checkpoint far longer: 10 ms at 100% of max against 80 ms of pickling.
   EXPECT_EQ(choose_bottleneck({st("serialize", 80 * kMs, {}, 10'000'000),
                                st("host_io", 10 * kMs, 1e9, 10'000'000)}),
             "serialize");
-  // Overlapping stages about equally busy: the one at its maximum is the limit.
-  EXPECT_EQ(choose_bottleneck({st("host_io", 100 * kMs, {}, 100'000'000),
-                               st("transport", 95 * kMs, 1e9, 95'000'000)}),
+  // Nested stages about equally busy: the one whose own time it is.
+  EXPECT_EQ(choose_bottleneck({st("host_io", 100 * kMs, 1e9, 100'000'000, 5 * kMs),
+                               st("transport", 95 * kMs, {}, 95'000'000)}),
             "transport");
-  // Contenders with unknown maxima: the longest.
-  EXPECT_EQ(choose_bottleneck({st("host_io", 100 * kMs, {}, 1), st("transport", 95 * kMs, {}, 1)}),
+  // Own times within 10%: the stage further down, maxima or not.
+  EXPECT_EQ(choose_bottleneck({st("host_io", 100 * kMs, 1e9, 1), st("transport", 95 * kMs, {}, 1)}),
+            "transport");
+  EXPECT_EQ(choose_bottleneck({st("host_io", 100 * kMs, {}, 1), st("transport", 89 * kMs, 1e9, 1)}),
             "host_io");
   // Exact ties go down the pipeline.
   EXPECT_EQ(choose_bottleneck({st("host_io", 5, {}, 1), st("metadata", 5, {}, 0)}), "metadata");
   EXPECT_EQ(choose_bottleneck({st("host_io", 0, {}, 0)}), "");
+  EXPECT_EQ(choose_bottleneck({st("host_io", 7, {}, 0, 0)}), "") << "busy, but none of it its own";
   EXPECT_EQ(choose_bottleneck({}), "");
 }
 
