@@ -3,13 +3,13 @@
 
 Starts `ckptscope exporter` on 127.0.0.1:<free port> and a real Prometheus
 (Debian's /usr/bin/prometheus) on 127.0.0.1:<free port> scraping it every
-second; runs ckptscope-workload as Slurm job 4242 (K checkpoints of N shards,
+second; runs ckptscope-workload as Slurm job J, a random id (K checkpoints of N shards,
 saved then loaded, fsync) and waits, with a deadline, until Prometheus,
 queried through its HTTP API, holds exactly the ground truth:
 
-  sum(ckptscope_checkpoint_bytes_total{workload="slurm-4242",direction="save",stage="host_io"})
+  sum(ckptscope_checkpoint_bytes_total{workload="slurm-J",direction="save",stage="host_io"})
       == bytes the workload wrote (and direction="load" == bytes it read)
-  sum(ckptscope_checkpoints_total{workload="slurm-4242",direction="save"}) == K  (and load)
+  sum(ckptscope_checkpoints_total{workload="slurm-J",direction="save"}) == K  (and load)
 
 It also checks up{job="ckptscope-exporter"} == 1, ckptscope_build_info in
 Prometheus, the same figures in a direct scrape, `promtool check metrics` on a
@@ -22,6 +22,7 @@ Exit: 0 pass, 1 fail, 77 skipped (not root, no prometheus).
 """
 import argparse
 import os
+import random
 import sys
 import time
 
@@ -33,7 +34,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     h.add_binary_args(ap)
     ap.add_argument("--prometheus", default="/usr/bin/prometheus")
-    ap.add_argument("--job-id", type=int, default=4242, help="the Slurm job id of the workload's cgroup")
+    # Random by default: the exporter traces the whole node, so two runs of this
+    # test on one machine (a developer's beside CI's) each counted the other's
+    # job too when both used one id (seen 2026-12-02: 6 checkpoints for 3).
+    ap.add_argument("--job-id", type=int, default=random.randint(10000, 99999),
+                    help="the Slurm job id of the workload's cgroup [random]")
     ap.add_argument("--checkpoints", type=int, default=3)
     ap.add_argument("--shards", type=int, default=4)
     ap.add_argument("--shard-size", default="8MiB")
