@@ -171,19 +171,25 @@ int calibrate_command(const CalibrateOptions& options) {
       {"maxima", {{"gpu_d2h_bandwidth", d2h}, {"gpu_h2d_bandwidth", h2d}}},
       {"calibration",
        {{"bytes_per_copy", options.bytes}, {"rounds", options.rounds}, {"devices", devices}}}};
-  const std::string text = dump_json(out, 2) + "\n";
-  if (options.out_path.empty()) {
+  const int rc = emit_calibration_result(out, options.out_path);
+  if (rc == 0 && !options.out_path.empty())
+    fmt::print(stderr, "calibrate: wrote {} (merge its \"maxima\" into the config)\n",
+               options.out_path);
+  return rc;
+}
+
+int emit_calibration_result(const nlohmann::json& result, const std::string& out_path) {
+  const std::string text = dump_json(result, 2) + "\n";
+  if (out_path.empty()) {
     fmt::print("{}", text);
     return 0;
   }
-  std::ofstream f(options.out_path);
+  std::ofstream f(out_path);
   f << text;
   if (!f) {
-    warn("calibrate: cannot write " + options.out_path);
+    warn("calibrate: cannot write " + out_path);
     return 1;
   }
-  fmt::print(stderr, "calibrate: wrote {} (merge its \"maxima\" into the config)\n",
-             options.out_path);
   return 0;
 }
 

@@ -13,7 +13,6 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -24,7 +23,6 @@
 #include "calibrate/maxima_file.h"
 #include "calibrate/mounts.h"
 #include "calibrate/storage_bench.h"
-#include "json/json_io.h"
 #include "stitch/maxima.h"
 
 namespace ckpt::cli {
@@ -242,18 +240,7 @@ int calibrate_storage_command(const CalibrateStorageOptions& options) {
     warn("calibrate: " + c.error().message);
     return g_stop ? 128 + g_signal.load() : 1;
   }
-  const std::string text = dump_json(report, 2) + "\n";
-  if (options.out_path.empty()) {
-    fmt::print("{}", text);
-    return 0;
-  }
-  std::ofstream f(options.out_path);
-  f << text;
-  if (!f) {
-    warn("calibrate: cannot write " + options.out_path);
-    return 1;
-  }
-  return 0;
+  return emit_calibration_result(report, options.out_path);
 }
 
 }  // namespace ckpt::cli

@@ -85,6 +85,9 @@ struct CalibrateOptions {
   std::string out_path;       // "" = standard output
 };
 int calibrate_command(const CalibrateOptions& options);
+// A calibration's JSON result on standard output, or in `out_path` when one
+// is given: 0, or 1 saying on stderr that the file could not be written.
+int emit_calibration_result(const nlohmann::json& result, const std::string& out_path);
 
 // `calibrate --storage DIR`: the mount's sequential write and read bandwidth,
 // kept in the maxima file for run, attach, demo and the exporter.
