@@ -139,6 +139,9 @@ NodeCollector::Workload& NodeCollector::workload_named(const std::string& name, 
     available.nfs = !probes_ || probes_->nfs_enabled();
     it->second.stitcher = std::make_unique<Stitcher>(
         config_, std::make_shared<SystemMaxima>(config_.maxima), available);
+    // The exporter has no metric for the unrecognised-I/O notice: the
+    // per-file accounting would be memory spent on nothing.
+    it->second.stitcher->count_unrecognised_io(false);
     listen_for_verdicts(*it->second.stitcher, [this](const FileId& file, bool is_checkpoint) {
       on_verdict(file, is_checkpoint);
     });
@@ -197,6 +200,11 @@ void NodeCollector::on_event(Event&& event) {
     workload_of(cpu->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) {
     workload_of(gpu->tgid, now).stitcher->on_event(std::move(event));
+  } else if (std::holds_alternative<OtherIoEvent>(event)) {
+    // The sums of calls on files ruled out feed only the unrecognised-I/O
+    // notice, which the exporter does not report (its clients, sent the
+    // raw records, count them themselves). Not the node's: never broadcast.
+    return;
   } else if (auto* proc = std::get_if<ProcEvent>(&event)) {
     const uint32_t tgid = proc->tgid;
     if (proc->kind == ProcEvent::Kind::Fork) {
