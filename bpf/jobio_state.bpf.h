@@ -316,6 +316,11 @@ __u64 mmap_folds_open = 0;
  * so no thread acts on a verdict that has since changed. */
 __u64 verdict_generation = 0;
 
+/* Set by user space while nobody wants the sums of calls on files ruled out
+ * (struct other_io): the node exporter with no client tracing, which reports
+ * none of it. Then such a call costs this load and nothing more. */
+__u32 other_io_paused = 0;
+
 /* ---- traced threads --------------------------------------------------------- */
 
 static __always_inline void count_drop(__u32 cause)
@@ -546,6 +551,13 @@ static __always_inline void flush_mmap_fold(struct thread_state *st, __u64 pid_t
 }
 
 /* ---- bytes through files ruled out ------------------------------------------ */
+
+/* Whether calls on files ruled out are summed now (other_io_paused): asked
+ * first, so a paused call costs this load and no more. */
+static __always_inline bool other_io_counting(void)
+{
+	return !*(volatile __u32 *)&other_io_paused;
+}
 
 static __always_inline bool other_io_empty(const struct other_io *o)
 {
@@ -801,6 +813,8 @@ static __always_inline void end_file_call(struct thread_state *st, long ret)
 
 	st->call = CALL_NONE;
 	if (call == CALL_OTHER && ret >= 0) {
+		if (!other_io_counting())
+			return;
 		if (ret > 0 && (st->cur.op == CKPT_OP_READ || st->cur.op == CKPT_OP_WRITE))
 			count_other_io(st, st->cur.dev, st->cur.ino, st->cur.op == CKPT_OP_WRITE,
 				       ret);
@@ -839,7 +853,8 @@ static __always_inline void begin_copy(struct thread_state *st, __u64 now, __u32
 		   thread_file_verdict(st, st->dev2, st->ino2) != CKPT_VERDICT_OTHER;
 
 	if (!src && !dst) {
-		if (st->cur.file_type == CKPT_FT_REGULAR || st->file_type2 == CKPT_FT_REGULAR)
+		if ((st->cur.file_type == CKPT_FT_REGULAR || st->file_type2 == CKPT_FT_REGULAR) &&
+		    other_io_counting())
 			st->call = CALL_OTHER_COPY;
 		return;
 	}

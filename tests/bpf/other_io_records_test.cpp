@@ -4,7 +4,8 @@
 // makes calls whose bytes it knows, and reads back what the kernel reported.
 // The sums must be exact to the byte and the call, cost no record per call
 // (two files in turn included), survive a third file evicting the oldest,
-// count both sides of a copy, and come out at close and at a thread's exit.
+// count both sides of a copy, come out at close and at a thread's exit, and
+// stop while paused (the exporter with no client).
 // In every probe mode this kernel allows (syscall here; the file layer where
 // fentry attaches, as in the tests/vm guests).
 #include <fcntl.h>
@@ -275,6 +276,27 @@ TEST_P(OtherIoRecords, AThreadThatExitsReportsWhatItStillHeld) {
   EXPECT_EQ(s.bytes_written, 2u << 20);
   EXPECT_EQ(s.write_calls, 2u);
   close(fd);
+  expect_no_drops();
+}
+
+// The exporter pauses the sums while no client traces: then a call on a file
+// ruled out costs the check and is neither summed nor recorded; resumed, the
+// calls after count.
+TEST_P(OtherIoRecords, PausedTheCallsAreNotSummed) {
+  const std::string path = dir_ / "paused.dat";
+  int fd = open_ruled_out(path);
+  ASSERT_GE(fd, 0);
+  std::vector<char> buf(1 << 20, 'p');
+  probes_->pause_other_io(true);
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(write(fd, buf.data(), buf.size()), 1 << 20);
+  probes_->pause_other_io(false);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(write(fd, buf.data(), buf.size()), 1 << 20);
+  close(fd);
+  drain();
+  const Sums s = sums(identity_of(path));
+  EXPECT_EQ(s.bytes_written, 3u << 20);
+  EXPECT_EQ(s.write_calls, 3u);
+  EXPECT_EQ(s.io_records, 0u);
   expect_no_drops();
 }
 
