@@ -10,6 +10,7 @@
 
 #include "analysis/json_values.h"
 #include "analysis/nfs_crosscheck.h"
+#include "analysis/unrecognised_notice.h"
 #include "model/vocabulary.h"
 
 namespace ckpt {
@@ -333,6 +334,7 @@ nlohmann::json summary_json(const Trace& trace) {
       {"connections", std::move(connections)},
       {"drops", drops_json(trace.drops)},
       {"nfs_mounts", std::move(nfs_mounts)},
+      {"unrecognised_io", unrecognised_io_json(trace.unrecognised_io)},
   };
 }
 

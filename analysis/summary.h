@@ -61,7 +61,14 @@ namespace ckpt {
 //                    "crosscheck": null | [{"op", "mountstats_ops", "ebpf_ops",
 //                                           "ops_diff_fraction", "mountstats_bytes",
 //                                           "ebpf_bytes", "bytes_diff_fraction",
-//                                           "agree": bool}]}]}
+//                                           "agree": bool}]}],
+//    "unrecognised_io": null | {"total_bytes", "bytes_read", "bytes_written",
+//                               "file_count", "notice_bytes",
+//                               "files": [{"path": string|null, "dev": "MAJ:MIN", "ino",
+//                                          "bytes_read", "bytes_written",
+//                                          "checkpoint_glob": string|null,
+//                                          "checkpoint_dir": string|null}],
+//                               "hint"}}
 //
 // where RPC_OP is {"op", "count", "errors", "major_timeouts", "transmissions",
 // "bytes_sent", "bytes_received", "queue_ns", "rtt_ns", "execute_ns"} (sums
@@ -90,6 +97,17 @@ namespace ckpt {
 // the "evidence" lines in the classifier's order, each with its 1-based
 // "line" (0 when not from a log) in its "source" (the job log's path, "kmsg"
 // or "exit_status"), and the "symptoms", other classes seen, as text.
+//
+// "unrecognised_io" is the notice that the job moved more than "notice_bytes"
+// (checkpoint.unrecognised_notice_mib) through regular files that no
+// checkpoint pattern recognised (docs/stitching.md, "Unrecognised I/O"):
+// null when it moved no more than that, or the trace did not count it (not
+// traced, or older than schema version 7). "files" are the largest (at most
+// 5, largest first), "path" null when not known (then "dev" and "ino" name
+// it), "checkpoint_glob" the --checkpoint-glob value (name_globs entry) that
+// would include it, "checkpoint_dir" the --checkpoint-dir value (dir_globs
+// entry) that would, null when a directory is not enough (a name that is not
+// generic); "hint" says what to do, in words.
 //
 // Top-level "failures" are the job-level ones (outside any checkpoint), among
 // them those from the kernel log ("gpu_xid", "oom_kill",

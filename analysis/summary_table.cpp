@@ -12,6 +12,7 @@
 #include "analysis/format.h"
 #include "analysis/nfs_crosscheck.h"
 #include "analysis/summary.h"
+#include "analysis/unrecognised_notice.h"
 
 namespace ckpt {
 namespace {
@@ -252,6 +253,37 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
   }
 }
 
+// An unrecognised file's row: bytes, written, read, then its name (free text last).
+constexpr std::string_view kUnrecognisedRow = "  {:>10} {:>10} {:>10}  {}\n";
+
+// The unrecognised-I/O notice (docs/stitching.md), when above its threshold:
+// the totals, the largest files with their bytes and the flags that would
+// include each (paths and flags never cut: they are there to be copied), then
+// what to do, wrapped to the width.
+void unrecognised_lines(std::string& out, const std::optional<UnrecognisedIoRecord>& io) {
+  if (!io || !io->notice()) return;
+  out += fmt::format(
+      "\nunrecognised I/O: {} through {} file{} that no checkpoint pattern "
+      "recognised\n",
+      format_bytes(io->bytes()), io->files, io->files == 1 ? "" : "s");
+  out += fmt::format(kUnrecognisedRow, "bytes", "written", "read", "file");
+  for (const UnrecognisedFileRecord& f : io->largest) {
+    out += fmt::format(kUnrecognisedRow, format_bytes(f.bytes()), format_bytes(f.bytes_written),
+                       format_bytes(f.bytes_read), one_line(unrecognised_file_name(f)));
+    const std::string flags = include_flags(f);
+    if (!flags.empty()) out += "      include with " + one_line(flags) + "\n";
+  }
+  std::vector<std::string> words;
+  const std::string hint = unrecognised_hint();
+  for (size_t at = 0; at < hint.size();) {
+    size_t space = hint.find(' ', at);
+    if (space == std::string::npos) space = hint.size();
+    words.push_back(hint.substr(at, space - at));
+    at = space + 1;
+  }
+  wrapped_line(out, " ", words, 2);
+}
+
 // The eBPF cross-check of one mount, when the probes ran for it: a verdict,
 // then one row per op that disagrees.
 void crosscheck_lines(std::string& out, const std::vector<NfsOpCrosscheck>& rows) {
@@ -394,6 +426,7 @@ std::string summary_table(const Trace& trace) {
   job_lines(out, trace.job, job_log_incomplete(trace));
   if (trace.checkpoints.empty()) out += "\ncheckpoints: none detected\n";
   for (const CheckpointRecord& c : trace.checkpoints) checkpoint_lines(out, c, trace.job);
+  unrecognised_lines(out, trace.unrecognised_io);
   nfs_mount_lines(out, trace.nfs_mounts);
   failure_lines(out, trace);
   connection_lines(out, trace.connections);

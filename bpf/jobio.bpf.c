@@ -196,6 +196,9 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	case CALL_COPY:
 		end_copy(st, ret);
 		return 0;
+	case CALL_OTHER_COPY:
+		end_other_copy(st, ret);
+		return 0;
 	default:
 		end_path_call(task, st, ret);
 		return 0;
@@ -236,6 +239,7 @@ static __always_inline void switched_out(struct thread_state *st, __u64 prev_id,
 {
 	if (!st->mfold.in_fault)
 		flush_folds(st, prev_id);
+	flush_aged_other_io(st, prev_id, now, other_io_flush_ns);
 	if (!st->in_io)
 		flush_cpu_window(st, prev_id, now, cpu_flush_min_ns);
 }
@@ -438,6 +442,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	st = running_state(task);
 	if (st) {
 		flush_folds(st, ((__u64)tgid << 32) | tid);
+		flush_aged_other_io(st, ((__u64)tgid << 32) | tid, bpf_ktime_get_ns(), 0);
 		if (!st->in_io)
 			flush_cpu_window(st, ((__u64)tgid << 32) | tid, bpf_ktime_get_ns(), 0);
 	}

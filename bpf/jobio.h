@@ -34,6 +34,11 @@ enum ckpt_record_kind {
 	/* Pages of a mapped file faulted into the job's page tables: struct
 	 * ckpt_mmap_record, contiguous faults folded into one range. */
 	CKPT_REC_MMAP = 8,
+	/* What one thread moved through one file user space ruled out
+	 * (CKPT_VERDICT_OTHER), summed in the kernel: struct
+	 * ckpt_other_io_record. Those calls have no record of their own, and
+	 * bulk data through files no pattern recognised must not go unsaid. */
+	CKPT_REC_OTHER_IO = 9,
 };
 
 /* Calls on an open file descriptor. */
@@ -182,6 +187,28 @@ struct ckpt_mmap_record {
 	__u64 busy_ns;	     /* time in the faults (0 where only tracepoints see them) */
 	__u32 faults;	     /* faults folded in */
 	__u32 page_shift;    /* PAGE_SHIFT of the kernel */
+};
+
+/*
+ * The successful reads and writes of one thread on one regular file that user
+ * space ruled out (CKPT_VERDICT_OTHER), summed: those calls cost a lookup and
+ * an addition each, no record. Reported when the thread turns to a third such
+ * file (two are summed at once: a loop reading one and writing another costs
+ * no record per call), closes the file, is switched out with sums older than
+ * `other_io_flush_ns`, or exits. A copy adds a read of its source and a write
+ * of its destination, an io_uring completion a read or write; page faults on
+ * a mapping are not counted. hdr.start_ns: when the first call summed here
+ * returned (the first of a new file); hdr.end_ns: the report. No CPU window
+ * (cpu_ns 0): the calls' time stayed the thread's CPU time, as it always did.
+ */
+struct ckpt_other_io_record {
+	struct ckpt_record_header hdr;
+	__u64 dev; /* inode->i_sb->s_dev, the kernel's encoding */
+	__u64 ino;
+	__u64 bytes_read;
+	__u64 bytes_written;
+	__u32 read_calls; /* saturate at 2^32 - 1 */
+	__u32 write_calls;
 };
 
 struct ckpt_path_record {

@@ -124,8 +124,11 @@ static __always_inline int uring_completed(struct io_kiocb *req, int res)
 		return 0;
 	c.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	c.ino = BPF_CORE_READ(inode, i_ino);
-	if (res >= 0 && thread_file_verdict(st, c.dev, c.ino) == CKPT_VERDICT_OTHER)
+	if (res >= 0 && thread_file_verdict(st, c.dev, c.ino) == CKPT_VERDICT_OTHER) {
+		if (res > 0 && other_io_counting())
+			count_other_io(st, c.dev, c.ino, c.op == CKPT_OP_WRITE, res);
 		return 0;
+	}
 	c.via = CKPT_VIA_IO_URING;
 	/* The submitter ran on while the request was in flight: no CPU window
 	 * is closed by it. */

@@ -97,6 +97,9 @@ static __always_inline int fl_call_exit(long ret)
 	case CALL_COPY:
 		end_copy(st, ret);
 		break;
+	case CALL_OTHER_COPY:
+		end_other_copy(st, ret);
+		break;
 	case CALL_PATH:
 		end_path_call(task, st, ret);
 		break;

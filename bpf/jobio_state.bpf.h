@@ -38,6 +38,11 @@ const volatile __u32 probe_mode = CKPT_MODE_SYSCALL;
  * start within fold_window_ns of the first call of a fold join it; 0: never. */
 const volatile __u64 fold_window_ns = 1000000;
 const volatile __u64 fold_max_bytes = 65536;
+/* A thread's sums of calls on ruled-out files (struct other_io) are reported
+ * at a switch once the oldest call in them is this old: user space learns of
+ * a long-running thread's bulk I/O within about this long, at a record per
+ * file per period rather than per time slice. */
+const volatile __u64 other_io_flush_ns = 1000000000;
 /* PAGE_SHIFT (not in BTF): from sysconf(_SC_PAGESIZE) in user space. */
 const volatile __u32 page_shift = 12;
 /* enum ckpt_syscall_kind per syscall number of this architecture. */
@@ -53,6 +58,7 @@ const struct ckpt_proc_record *unused_proc_record __attribute__((unused));
 const struct ckpt_open_file_record *unused_open_file_record __attribute__((unused));
 const struct ckpt_copy_record *unused_copy_record __attribute__((unused));
 const struct ckpt_mmap_record *unused_mmap_record __attribute__((unused));
+const struct ckpt_other_io_record *unused_other_io_record __attribute__((unused));
 
 /* ---- maps ----------------------------------------------------------------- */
 
@@ -92,10 +98,11 @@ struct {
 
 enum call_state {
 	CALL_NONE = 0,
-	CALL_FD = 1,	/* a data or flush call on a file we report is in progress */
-	CALL_PATH = 2,	/* a path call is in progress: details in path_calls */
-	CALL_COPY = 3,	/* a copy between two files is in progress */
-	CALL_OTHER = 4, /* a call on a file user space said is not a checkpoint */
+	CALL_FD = 1,	     /* a data or flush call on a file we report is in progress */
+	CALL_PATH = 2,	     /* a path call is in progress: details in path_calls */
+	CALL_COPY = 3,	     /* a copy between two files is in progress */
+	CALL_OTHER = 4,	     /* a call on a file user space said is not a checkpoint */
+	CALL_OTHER_COPY = 5, /* a copy neither side of which can be a checkpoint */
 };
 
 /* Small successful calls of one thread on one file, not yet reported. */
@@ -132,6 +139,18 @@ struct mmap_fold {
 	__u32 faults;	/* 0: nothing folded */
 	__u32 in_fault; /* between filemap_fault's entry and exit (file layer) */
 	__u64 fault_start_ns;
+};
+
+/* Successful data calls of one thread on one file ruled out (bpf/jobio.h
+ * struct ckpt_other_io_record), not yet reported. */
+struct other_io {
+	__u64 dev;
+	__u64 ino;
+	__u64 bytes_read;
+	__u64 bytes_written;
+	__u32 read_calls; /* both 0: empty */
+	__u32 write_calls;
+	__u64 first_ns;
 };
 
 /* One call on one file: the thread's call in progress, or an io_uring
@@ -190,6 +209,10 @@ struct thread_state {
 	__u64 acc_ns;	       /* on-CPU ns outside calls since window_start_ns */
 	struct io_fold fold;
 	struct mmap_fold mfold;
+	/* The last two files ruled out that it moved data through: `other`
+	 * the latest, `other_prev` the one before. */
+	struct other_io other;
+	struct other_io other_prev;
 };
 
 struct {
@@ -292,6 +315,11 @@ __u64 mmap_folds_open = 0;
  * one. A thread's cached verdict from an older generation is looked up again,
  * so no thread acts on a verdict that has since changed. */
 __u64 verdict_generation = 0;
+
+/* Set by user space while nobody wants the sums of calls on files ruled out
+ * (struct other_io): the node exporter with no client tracing, which reports
+ * none of it. Then such a call costs this load and nothing more. */
+__u32 other_io_paused = 0;
 
 /* ---- traced threads --------------------------------------------------------- */
 
@@ -522,6 +550,119 @@ static __always_inline void flush_mmap_fold(struct thread_state *st, __u64 pid_t
 	m->faults = 0;
 }
 
+/* ---- bytes through files ruled out ------------------------------------------ */
+
+/* Whether calls on files ruled out are summed now (other_io_paused): asked
+ * first, so a paused call costs this load and no more. */
+static __always_inline bool other_io_counting(void)
+{
+	return !*(volatile __u32 *)&other_io_paused;
+}
+
+static __always_inline bool other_io_empty(const struct other_io *o)
+{
+	return !o->read_calls && !o->write_calls;
+}
+
+/* Reports the sums in `o`, if any, and empties it. */
+static __always_inline void flush_other_io(struct other_io *o, __u64 pid_tgid, __u64 now)
+{
+	struct ckpt_other_io_record *rec;
+
+	if (other_io_empty(o))
+		return;
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+	} else {
+		fill_header(&rec->hdr, CKPT_REC_OTHER_IO, 0, pid_tgid, o->first_ns, now);
+		rec->hdr.cpu_window_start_ns = o->first_ns;
+		rec->hdr.cpu_ns = 0;
+		rec->dev = o->dev;
+		rec->ino = o->ino;
+		rec->bytes_read = o->bytes_read;
+		rec->bytes_written = o->bytes_written;
+		rec->read_calls = o->read_calls;
+		rec->write_calls = o->write_calls;
+		bpf_ringbuf_submit(rec, submit_flags());
+	}
+	o->read_calls = 0;
+	o->write_calls = 0;
+	o->bytes_read = 0;
+	o->bytes_written = 0;
+}
+
+static __always_inline bool other_io_is(const struct other_io *o, __u64 dev, __u64 ino)
+{
+	return !other_io_empty(o) && o->dev == dev && o->ino == ino;
+}
+
+/*
+ * A successful read or write of `bytes` (> 0) on a file ruled out. The same
+ * file as one of the last two costs additions only; a third reports the older
+ * of the two, and reads the clock for its start.
+ */
+static __always_inline void count_other_io(struct thread_state *st, __u64 dev, __u64 ino,
+					   bool is_write, __u64 bytes)
+{
+	struct other_io *o = &st->other;
+
+	if (!other_io_is(o, dev, ino)) {
+		o = &st->other_prev;
+		if (!other_io_is(o, dev, ino)) {
+			__u64 now = bpf_ktime_get_ns();
+
+			flush_other_io(o, bpf_get_current_pid_tgid(), now);
+			st->other_prev = st->other;
+			o = &st->other;
+			o->dev = dev;
+			o->ino = ino;
+			o->bytes_read = 0;
+			o->bytes_written = 0;
+			o->read_calls = 0;
+			o->write_calls = 0;
+			o->first_ns = now;
+		}
+	}
+	if (is_write) {
+		o->bytes_written += bytes;
+		if (o->write_calls != 0xffffffffu)
+			o->write_calls += 1;
+	} else {
+		o->bytes_read += bytes;
+		if (o->read_calls != 0xffffffffu)
+			o->read_calls += 1;
+	}
+}
+
+/* The thread closed a file ruled out: what it moved through it is told now. */
+static __always_inline void other_file_closed(struct thread_state *st, __u64 dev, __u64 ino)
+{
+	bool last = other_io_is(&st->other, dev, ino);
+	bool prev = other_io_is(&st->other_prev, dev, ino);
+	__u64 pid_tgid;
+	__u64 now;
+
+	if (!last && !prev)
+		return;
+	now = bpf_ktime_get_ns();
+	pid_tgid = bpf_get_current_pid_tgid();
+	if (last)
+		flush_other_io(&st->other, pid_tgid, now);
+	if (prev)
+		flush_other_io(&st->other_prev, pid_tgid, now);
+}
+
+/* At a switch (`min_age_ns` other_io_flush_ns) or the thread's exit (0). */
+static __always_inline void flush_aged_other_io(struct thread_state *st, __u64 pid_tgid, __u64 now,
+						__u64 min_age_ns)
+{
+	if (!other_io_empty(&st->other) && now - st->other.first_ns >= min_age_ns)
+		flush_other_io(&st->other, pid_tgid, now);
+	if (!other_io_empty(&st->other_prev) && now - st->other_prev.first_ns >= min_age_ns)
+		flush_other_io(&st->other_prev, pid_tgid, now);
+}
+
 /* Everything this thread still holds folded, before a record that must
  * follow it (timeline order per thread) or at its exit. */
 static __always_inline void flush_folds(struct thread_state *st, __u64 pid_tgid)
@@ -671,8 +812,16 @@ static __always_inline void end_file_call(struct thread_state *st, long ret)
 	__u64 now;
 
 	st->call = CALL_NONE;
-	if (call == CALL_OTHER && ret >= 0)
+	if (call == CALL_OTHER && ret >= 0) {
+		if (!other_io_counting())
+			return;
+		if (ret > 0 && (st->cur.op == CKPT_OP_READ || st->cur.op == CKPT_OP_WRITE))
+			count_other_io(st, st->cur.dev, st->cur.ino, st->cur.op == CKPT_OP_WRITE,
+				       ret);
+		else if (st->cur.op == CKPT_OP_CLOSE)
+			other_file_closed(st, st->cur.dev, st->cur.ino);
 		return;
+	}
 	now = bpf_ktime_get_ns();
 	if (call == CALL_OTHER) {
 		/* A failure on any file of the job is a job failure: report it,
@@ -694,7 +843,8 @@ static __always_inline void end_file_call(struct thread_state *st, long ret)
 /* ---- copies between files ---------------------------------------------------- */
 
 /* A copy begins; dev/ino/file_type name the source, dev2/ino2/file_type2 the
- * destination. Reported unless neither side can be a checkpoint. */
+ * destination. Reported unless neither side can be a checkpoint; then a side
+ * that is a regular file (one ruled out) has its bytes summed at the end. */
 static __always_inline void begin_copy(struct thread_state *st, __u64 now, __u32 via, __u64 len)
 {
 	bool src = st->cur.file_type == CKPT_FT_REGULAR &&
@@ -702,13 +852,30 @@ static __always_inline void begin_copy(struct thread_state *st, __u64 now, __u32
 	bool dst = st->file_type2 == CKPT_FT_REGULAR &&
 		   thread_file_verdict(st, st->dev2, st->ino2) != CKPT_VERDICT_OTHER;
 
-	if (!src && !dst)
+	if (!src && !dst) {
+		if ((st->cur.file_type == CKPT_FT_REGULAR || st->file_type2 == CKPT_FT_REGULAR) &&
+		    other_io_counting())
+			st->call = CALL_OTHER_COPY;
 		return;
+	}
 	st->call = CALL_COPY;
 	st->cur.start_ns = now;
 	st->cur.via = via;
 	st->cur.requested = len;
 	cpu_pause(st, now);
+}
+
+/* The copy begun as CALL_OTHER_COPY returns: a read of its source and a write
+ * of its destination, where they are regular files. */
+static __always_inline void end_other_copy(struct thread_state *st, long ret)
+{
+	st->call = CALL_NONE;
+	if (ret <= 0)
+		return;
+	if (st->cur.file_type == CKPT_FT_REGULAR)
+		count_other_io(st, st->cur.dev, st->cur.ino, false, ret);
+	if (st->file_type2 == CKPT_FT_REGULAR)
+		count_other_io(st, st->dev2, st->ino2, true, ret);
 }
 
 static __always_inline void end_copy(struct thread_state *st, long ret)

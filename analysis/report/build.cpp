@@ -73,6 +73,7 @@ NodeInfo node_info(const NodeTrace& t) {
   n.failure = job.failure;
   n.drop_counts = t.trace.drops;
   for (const auto& d : t.trace.drops) n.drops += d.count;
+  n.unrecognised_io = t.trace.unrecognised_io;
   return n;
 }
 
@@ -312,6 +313,20 @@ void compute_cost(Report& r) {
   }
 }
 
+// What the nodes moved through files no pattern recognised, when that is
+// worth a notice: " The job moved 32.0 MiB through files no checkpoint
+// pattern recognised (recommendation unrecognised_io names them)."; "" when not.
+std::string unrecognised_sentence(const Report& r) {
+  uint64_t bytes = 0;
+  for (const auto& n : r.nodes)
+    if (n.unrecognised_io && n.unrecognised_io->notice()) bytes += n.unrecognised_io->bytes();
+  if (bytes == 0) return "";
+  return fmt::format(
+      " The job moved {} through files no checkpoint pattern recognised (the recommendation "
+      "unrecognised_io names them, with the flags that would include them).",
+      format_bytes(bytes));
+}
+
 // The stage that held back the most checkpoint time (each checkpoint's
 // bottleneck is its slowest node's), with the numbers of its longest checkpoint.
 void decide_verdict(Report& r) {
@@ -327,7 +342,8 @@ void decide_verdict(Report& r) {
         std::any_of(r.nodes.begin(), r.nodes.end(), [](const NodeInfo& n) { return n.traced; });
     v.text = traced ? "No checkpoint I/O was seen: no file matched the checkpoint patterns "
                       "(checkpoint.name_globs, file_globs and dir_globs in the config; "
-                      "--checkpoint-glob and --checkpoint-dir for one run)."
+                      "--checkpoint-glob and --checkpoint-dir for one run)." +
+                          unrecognised_sentence(r)
                     : "Nothing was traced (see the warnings): no verdict.";
     return;
   }

@@ -11,6 +11,7 @@
 
 #include "analysis/format.h"
 #include "analysis/report/report_internal.h"
+#include "analysis/unrecognised_notice.h"
 #include "model/vocabulary.h"
 
 namespace ckpt::report {
@@ -327,6 +328,26 @@ Evidence failures_of(const Report& r, std::initializer_list<std::string_view> ki
   return ev;
 }
 
+// unrecognised_io: a node moved more than its trace's threshold
+// (checkpoint.unrecognised_notice_mib) through files no pattern recognised.
+// One line per node with the totals, then one per file it names.
+Evidence unrecognised_io(const Report& r) {
+  Evidence ev;
+  for (const auto& n : r.nodes) {
+    if (!n.unrecognised_io || !n.unrecognised_io->notice()) continue;
+    const UnrecognisedIoRecord& io = *n.unrecognised_io;
+    ev.push_back({std::nullopt, n.node, unrecognised_headline(io)});
+    for (const UnrecognisedFileRecord& f : io.largest) {
+      const std::string flags = include_flags(f);
+      ev.push_back({std::nullopt, n.node,
+                    fmt::format("{}: {} written, {} read{}", unrecognised_file_name(f),
+                                format_bytes(f.bytes_written), format_bytes(f.bytes_read),
+                                flags.empty() ? "" : "; include with " + flags)});
+    }
+  }
+  return ev;
+}
+
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> kRules = {
       {"pageable_staging", "GPU copies run below the bus's maximum",
@@ -432,6 +453,13 @@ const std::vector<Rule>& rules() {
        "data "
        "loaders'; stage in smaller pieces, reuse one buffer, or give the job's cgroup more memory.",
        [](const Report& r) { return failures_of(r, {kFailureOomKill}); }},
+      {"unrecognised_io", "Bulk data moved through files no checkpoint pattern recognised",
+       "If these files are checkpoints, ckptscope did not see them as such: run or attach with "
+       "--checkpoint-glob GLOB (a file name) or --checkpoint-dir DIR (a directory of generic "
+       "names such as *.pt), as each file's line says, or add them to checkpoint.name_globs or "
+       "checkpoint.dir_globs in the config. If they are not (a dataset, logs), "
+       "checkpoint.exclude_globs or a larger checkpoint.unrecognised_notice_mib quiets this.",
+       unrecognised_io},
   };
   return kRules;
 }

@@ -53,6 +53,9 @@ struct NodeInfo {
   std::optional<JobFailure> failure;
   uint64_t drops = 0;  // events the probes or the collector could not keep
   std::vector<DropRecord> drop_counts;
+  // Its data through files no checkpoint pattern recognised (the notice when
+  // above its threshold); absent when the trace does not say.
+  std::optional<UnrecognisedIoRecord> unrecognised_io;
 };
 
 // One node's part of a checkpoint.

@@ -6,6 +6,7 @@
 #include "analysis/format.h"
 #include "analysis/json_values.h"
 #include "analysis/report/report_internal.h"
+#include "analysis/unrecognised_notice.h"
 
 namespace ckpt::report {
 namespace {
@@ -170,7 +171,8 @@ json node_json(const Report& r, const NodeInfo& n) {
           {"probe_mode", text(n.probe_mode)},
           {"drops", n.drops},
           {"drop_counts", drops},
-          {"failure", failure_json(n.failure)}};
+          {"failure", failure_json(n.failure)},
+          {"unrecognised_io", unrecognised_io_json(n.unrecognised_io)}};
 }
 
 // The job failed when any node did; its cause is the first failing node's.

@@ -258,6 +258,15 @@ void Collector::flush_outputs() {
   if (!samples.empty()) count(writer_.append_tcp_samples(samples));
   std::move(samples.begin(), samples.end(), std::back_inserter(trace_.tcp_samples));
   for (const auto& conn : stitcher_->connections()) count(writer_.upsert_connection(conn));
+  // Only a traced job has these figures (untraced: not counted, not zero);
+  // rewritten when they changed, so a killed profiler keeps the latest.
+  if (probes_) {
+    UnrecognisedIoRecord io = stitcher_->unrecognised_io();
+    if (trace_.unrecognised_io != io) {
+      count(writer_.set_unrecognised_io(io));
+      trace_.unrecognised_io = std::move(io);
+    }
+  }
   count(writer_.set_drops(current_drops()));
   count(writer_.commit());
 }

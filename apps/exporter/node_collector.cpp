@@ -100,6 +100,9 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
   if (!probes) return probes.error();
   c->probes_ = std::move(*probes);
   ProbeManager* pm = c->probes_.get();
+  // Only a client's unrecognised-I/O notice wants the kernel's sums of calls
+  // on files ruled out: paused until one traces (step(), tracing_started).
+  pm->pause_other_io(true);
   c->verdict_sink_ = [pm](const FileId& file, bool is_checkpoint) {
     pm->set_file_verdict(file, is_checkpoint);
   };
@@ -126,7 +129,11 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
     hooks.probe_mode = [pm] { return pm->probe_mode(); };
     // OTHER verdicts were made without the new client's globs: the kernel
     // must record its processes' files until they are decided again.
-    hooks.tracing_started = [pm] { pm->forget_other_verdicts(); };
+    // The kernel sums calls on files ruled out again, for the client's notice.
+    hooks.tracing_started = [pm] {
+      pm->pause_other_io(false);
+      pm->forget_other_verdicts();
+    };
     c->metrics_.register_rejection_reasons(
         std::vector<std::string>(std::begin(kRejectReasons), std::end(kRejectReasons)));
     auto server = RegistrationServer::listen(c->options_.registration, std::move(hooks));
@@ -146,6 +153,9 @@ NodeCollector::Workload& NodeCollector::workload_named(const std::string& name, 
     available.nfs = !probes_ || probes_->nfs_enabled();
     it->second.stitcher = std::make_unique<Stitcher>(
         config_, std::make_shared<SystemMaxima>(config_.maxima, "/sys", calibrated_), available);
+    // The exporter has no metric for the unrecognised-I/O notice: the
+    // per-file accounting would be memory spent on nothing.
+    it->second.stitcher->count_unrecognised_io(false);
     listen_for_verdicts(*it->second.stitcher, [this](const FileId& file, bool is_checkpoint) {
       on_verdict(file, is_checkpoint);
     });
@@ -204,6 +214,12 @@ void NodeCollector::on_event(Event&& event) {
     workload_of(cpu->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) {
     workload_of(gpu->tgid, now).stitcher->on_event(std::move(event));
+  } else if (auto* other = std::get_if<OtherIoEvent>(&event)) {
+    // The sums of calls on files ruled out feed only the unrecognised-I/O
+    // notice, which the exporter does not report (its clients, sent the
+    // raw records, count them themselves). Not the node's: never broadcast.
+    note_client_file(other->tgid, other->file);
+    return;
   } else if (auto* proc = std::get_if<ProcEvent>(&event)) {
     const uint32_t tgid = proc->tgid;
     if (proc->kind == ProcEvent::Kind::Fork) {
@@ -381,8 +397,9 @@ void NodeCollector::step(uint64_t now_ns) {
     export_outputs(label, w);
   }
   retire_idle(now_ns);
-  if (!client_traces_ && !(registration_ && registration_->traces_any()))
-    verdict_gate_.clients_gone();
+  const bool clients_trace = registration_ && registration_->traces_any();
+  if (!client_traces_ && !clients_trace) verdict_gate_.clients_gone();
+  if (probes_) probes_->pause_other_io(!clients_trace);
   publish_drops();
   metrics_.observe_collection("stitch", seconds(std::chrono::steady_clock::now() - t0), true);
 }

@@ -10,8 +10,8 @@
 // read, and older readers read ours): a column's name, type, comment and
 // place are the file format; a new version only adds. trace_schema_sql(5)
 // rebuilds version 5 from the descriptors, and
-// tests/unit/exporters/trace_store_test.cpp compares it, and version 6, with
-// the text as they shipped.
+// tests/unit/exporters/trace_store_test.cpp compares it, and versions 6 and 7,
+// with the text as they shipped.
 #pragma once
 
 #include <array>
@@ -36,9 +36,10 @@ namespace ckpt {
 // file layer's figures: io_calls.calls, via, busy_ns and storage_bytes,
 // files.mmap_bytes and storage_bytes, checkpoints.bytes_by_via and
 // job.probe_mode. Version 7 added stages.exclusive_ns, the part of a
-// stage's busy time the stages below it do not explain. Version 1 to 6
-// files still read.
-inline constexpr int kTraceSchemaVersion = 7;
+// stage's busy time the stages below it do not explain. Version 8 added
+// unrecognised_io and unrecognised_files, the job's data through files no
+// checkpoint pattern recognised. Version 1 to 7 files still read.
+inline constexpr int kTraceSchemaVersion = 8;
 
 // The oldest schema version read_trace still reads.
 inline constexpr int kOldestTraceSchemaVersion = 1;
@@ -95,6 +96,8 @@ inline constexpr std::string_view kSchemaHistory[] = {
     "-- duration, 0, 0, 0, '{}' and '' (\"every call traced one by one, as syscalls\").\n",
     "-- Version 7 added stages.exclusive_ns; older files lack it and read NULL\n"
     "-- (\"not known\": their bottleneck was chosen by busy time).\n",
+    "-- Version 8 added unrecognised_io and unrecognised_files; older files lack\n"
+    "-- them and mean \"not counted\".\n",
 };
 // NOLINTEND(bugprone-suspicious-missing-comma)
 
@@ -746,6 +749,59 @@ inline constexpr table::Table<CheckpointGpuRecord> kCheckpointGpuTable{
     .columns = kCheckpointGpuColumns,
 };
 
+inline constexpr table::Column<UnrecognisedIoRecord> kUnrecognisedIoColumns[] = {
+    constant<UnrecognisedIoRecord>("id", "INTEGER PRIMARY KEY CHECK (id = 1)", 1),
+    field<&UnrecognisedIoRecord::bytes_read>("bytes_read", "INTEGER NOT NULL",
+                                             "read from such files, all of them"),
+    field<&UnrecognisedIoRecord::bytes_written>("bytes_written", "INTEGER NOT NULL",
+                                                "written to them"),
+    field<&UnrecognisedIoRecord::files>("files", "INTEGER NOT NULL", "distinct files"),
+    field<&UnrecognisedIoRecord::notice_bytes>(
+        "notice_bytes", "INTEGER NOT NULL",
+        "checkpoint.unrecognised_notice_mib in bytes: the summary and\n"
+        "the report tell of these files when bytes_read +\n"
+        "bytes_written is above it"),
+};
+
+inline constexpr table::Table<UnrecognisedIoRecord> kUnrecognisedIoTable{
+    .name = "unrecognised_io",
+    .since = 8,
+    .comment =
+        "The job's data through regular files no checkpoint pattern recognised (and\n"
+        "exclude_globs did not rule out), since version 8: successful reads and\n"
+        "writes, io_uring and copies included, page faults not. One row, id = 1,\n"
+        "replaced as the trace goes; absent: not counted (not traced).",
+    .columns = kUnrecognisedIoColumns,
+};
+
+inline constexpr table::Column<UnrecognisedFileRecord> kUnrecognisedFilesColumns[] = {
+    row_id<UnrecognisedFileRecord>("seq", "INTEGER PRIMARY KEY"),
+    field<&UnrecognisedFileRecord::path>("path", "TEXT NOT NULL",
+                                         "as the job opened it; '' when not known"),
+    field<&UnrecognisedFileRecord::dev>("dev", "INTEGER NOT NULL", "st_dev"),
+    field<&UnrecognisedFileRecord::ino>("ino", "INTEGER NOT NULL", "st_ino"),
+    field<&UnrecognisedFileRecord::bytes_read>("bytes_read", "INTEGER NOT NULL"),
+    field<&UnrecognisedFileRecord::bytes_written>("bytes_written", "INTEGER NOT NULL"),
+    field<&UnrecognisedFileRecord::checkpoint_glob>(
+        "checkpoint_glob", "TEXT NOT NULL",
+        "the --checkpoint-glob value (a checkpoint.name_globs\n"
+        "entry) that would include it; '' when the path is not known"),
+    field<&UnrecognisedFileRecord::checkpoint_dir>(
+        "checkpoint_dir", "TEXT NOT NULL",
+        "the --checkpoint-dir value (a checkpoint.dir_globs entry)\n"
+        "that would; '' when a directory is not enough (its name is\n"
+        "not a generic one)"),
+};
+
+inline constexpr table::Table<UnrecognisedFileRecord> kUnrecognisedFilesTable{
+    .name = "unrecognised_files",
+    .since = 8,
+    .comment =
+        "The largest of those files (at most 5), largest first (ORDER BY seq), since\n"
+        "version 8; replaced with the unrecognised_io row.",
+    .columns = kUnrecognisedFilesColumns,
+};
+
 // Calls `f` with every table, in the order of the schema.
 template <typename F>
 constexpr void for_each_table(F&& f) {
@@ -767,6 +823,8 @@ constexpr void for_each_table(F&& f) {
   f(kJobFailureEvidenceTable);
   f(kRpcCallsTable);
   f(kCheckpointGpuTable);
+  f(kUnrecognisedIoTable);
+  f(kUnrecognisedFilesTable);
 }
 
 }  // namespace trace_tables

@@ -80,6 +80,7 @@ class Reader {
     if (auto r = read_list(kTcpSamplesTable, t.tcp_samples); !r) return r.error();
     if (auto r = read_list(kDropsTable, t.drops); !r) return r.error();
     if (auto r = read_nfs_mounts(t.nfs_mounts); !r) return r.error();
+    if (auto r = read_unrecognised_io(t); !r) return r.error();
     return t;
   }
 
@@ -265,6 +266,25 @@ class Reader {
                                 static_cast<int64_t>(row.owner.value_or(0)))));
       }
       (*m)->ebpf_ops->push_back(std::move(op));
+      return Expected<void>{};
+    });
+  }
+
+  // Absent before version 8 (not counted), and in a file with no row.
+  Expected<void> read_unrecognised_io(Trace& t) {
+    using namespace trace_tables;  // NOLINT(google-build-using-namespace): the table names
+    auto read =
+        read_table(kUnrecognisedIoTable, [&](UnrecognisedIoRecord&& io, const table::RowFound&) {
+          t.unrecognised_io = std::move(io);
+          return Expected<void>{};
+        });
+    if (!read) return read;
+    return read_table(kUnrecognisedFilesTable, [&](UnrecognisedFileRecord&& f,
+                                                   const table::RowFound&) {
+      if (!t.unrecognised_io) {
+        return Expected<void>(damaged("unrecognised_files has rows but unrecognised_io has none"));
+      }
+      t.unrecognised_io->largest.push_back(std::move(f));
       return Expected<void>{};
     });
   }

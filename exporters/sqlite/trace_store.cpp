@@ -33,6 +33,9 @@ Expected<void> write_all(TraceWriter& w, const Trace& trace) {
   if (auto r = w.append_tcp_samples(trace.tcp_samples); !r) return r;
   if (auto r = w.set_drops(trace.drops); !r) return r;
   if (auto r = w.set_nfs_mounts(trace.nfs_mounts); !r) return r;
+  if (trace.unrecognised_io) {
+    if (auto r = w.set_unrecognised_io(*trace.unrecognised_io); !r) return r;
+  }
   return w.close();
 }
 

@@ -63,6 +63,8 @@ class TraceWriter {
   // Replaces all NFS mounts (with their mountstats ops and eBPF ops); the
   // mounts are known only once the trace ends, from the closing snapshot.
   Expected<void> set_nfs_mounts(const std::vector<NfsMountRecord>& mounts);
+  // Replaces the unrecognised-I/O figures (the row and its largest files).
+  Expected<void> set_unrecognised_io(const UnrecognisedIoRecord& io);
 
   // Makes everything appended so far durable, then starts the next batch.
   Expected<void> commit();

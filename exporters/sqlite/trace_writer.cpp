@@ -50,7 +50,8 @@ struct TraceWriter::Impl {
 
   Stmt job, job_evidence_clear, job_evidence, checkpoint, stage, failure, file, io_call, rpc_call,
       connection_insert, connection_update, tcp_sample, drops_clear, drop, checkpoint_nfs,
-      checkpoint_gpu, rpc_op, nfs_mount, nfs_mount_op, nfs_mount_ebpf_op;
+      checkpoint_gpu, rpc_op, nfs_mount, nfs_mount_op, nfs_mount_ebpf_op, unrecognised_clear,
+      unrecognised_io, unrecognised_file;
 
   // Every statement but the clears comes from its table's descriptor.
   Expected<void> prepare_all() {
@@ -81,6 +82,10 @@ struct TraceWriter::Impl {
         {&nfs_mount, table::insert_sql(kNfsMountsTable)},
         {&nfs_mount_op, table::insert_sql(kNfsMountOpsTable)},
         {&nfs_mount_ebpf_op, table::insert_sql(kNfsMountEbpfOpsTable)},
+        {&unrecognised_clear, "DELETE FROM unrecognised_files"},
+        // The single row is replaced, never added to.
+        {&unrecognised_io, table::insert_sql(kUnrecognisedIoTable, "INSERT OR REPLACE")},
+        {&unrecognised_file, table::insert_sql(kUnrecognisedFilesTable)},
     };
     for (const auto& e : entries) {
       auto stmt = Stmt::prepare(db.get(), e.sql);
@@ -227,6 +232,13 @@ struct TraceWriter::Impl {
     return {};
   }
 
+  Expected<void> replace_unrecognised_io(const UnrecognisedIoRecord& io) {
+    using namespace trace_tables;  // NOLINT(google-build-using-namespace): the table names
+    if (auto r = insert(unrecognised_io, kUnrecognisedIoTable, io); !r) return r;
+    if (auto r = unrecognised_clear.run(); !r) return r;
+    return insert_all(unrecognised_file, kUnrecognisedFilesTable, io.largest);
+  }
+
   // COMMIT, then BEGIN the next batch. A failed COMMIT may or may not have
   // ended the transaction; either way the writer keeps one open afterwards.
   Expected<void> commit_batch() {
@@ -371,6 +383,13 @@ Expected<void> TraceWriter::set_nfs_mounts(const std::vector<NfsMountRecord>& mo
   if (!impl) return impl.error();
   Impl& w = **impl;
   return w.atomically("NFS mounts", [&]() { return w.replace_nfs_mounts(mounts); });
+}
+
+Expected<void> TraceWriter::set_unrecognised_io(const UnrecognisedIoRecord& io) {
+  auto impl = live();
+  if (!impl) return impl.error();
+  Impl& w = **impl;
+  return w.atomically("unrecognised I/O", [&]() { return w.replace_unrecognised_io(io); });
 }
 
 Expected<void> TraceWriter::commit() {

@@ -211,6 +211,30 @@ TEST(ExporterTest, RunRegisteredWithTheExporterNeedsNoPrivilegesAndCountsExactly
   EXPECT_EQ(exporter.stop(), 0) << exporter.err();
 }
 
+// Issue 19 through the exporter: the client's own summary tells of the 32 MiB
+// its job wrote to a file no pattern recognises, to the byte (the exporter
+// withholds OTHER verdicts on a client's files, so every call reaches it).
+TEST(ExporterTest, RunThroughTheExporterStillTellsOfUnrecognisedBulkIo) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  Exporter exporter(dir);
+  ASSERT_TRUE(exporter.ready()) << exporter.err();
+  const std::string file = dir / "out/model_state.dat";
+  auto r = run({kCkptscope, "run", "--json", "--exporter-socket", exporter.socket(), "--trace",
+                dir / "t.db", "--log", dir / "job.log", "--", "sh", "-c",
+                "mkdir -p " + quote(dir / "out") + " && dd if=/dev/zero of=" + quote(file) +
+                    " bs=1M count=32 status=none"},
+               dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("tracing through the node exporter at " + exporter.socket()));
+  const auto io = nlohmann::json::parse(r.out)["unrecognised_io"];
+  ASSERT_TRUE(io.is_object()) << r.out;
+  ASSERT_GE(io["files"].size(), 1u);
+  EXPECT_EQ(io["files"][0]["path"], file);
+  EXPECT_EQ(io["files"][0]["bytes_written"], 32u << 20);
+  EXPECT_EQ(exporter.stop(), 0) << exporter.err();
+}
+
 TEST(ExporterTest, AnExporterThatDiesMidJobChangesNothingInTheJobAndSaysWhatWasLost) {
   REQUIRE_ROOT();
   ScratchDir dir;

@@ -14,7 +14,11 @@ touched) against ckptscope's summary and trace, by tests/clients/expect.py:
     and a cp across file systems, copy_file_range for a cp within one, mmap
     plus the header reads for numpy);
   - per file (the trace's files table) the bytes written and read;
-  - the job traced and exit 0, nothing dropped, no checkpoint no client made.
+  - the job traced and exit 0, nothing dropped, no checkpoint no client made;
+  - issue 19 (unrecognised.json, a run of its own): dd's 32 MiB into
+    /tmp/local/out/model_state.dat and cp's copy of it are no checkpoint, and
+    the unrecognised_io notice names both with their exact bytes (the file
+    layer's sums of calls on files ruled out) and the flag for each.
 Prints every figure it compared. Exit 0 when all hold. Python 3 standard library only.
 """
 import gzip
@@ -27,6 +31,35 @@ import vmcheck as v
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients"))
 import expect  # noqa: E402
+
+
+MIB = 1 << 20
+
+
+def check_unrecognised(c, s):
+    """The issue-19 run: no checkpoint, and the notice with the exact bytes."""
+    c.check(s.get("probe_mode") == "file_layer", f"unrecognised run: probe_mode {s.get('probe_mode')!r}")
+    c.check(not s.get("checkpoints"), "unrecognised run: a checkpoint was detected")
+    io = s.get("unrecognised_io")
+    if not c.check(isinstance(io, dict), "unrecognised run: no unrecognised_io notice"):
+        return
+    files = {f.get("path"): f for f in io.get("files", [])}
+    want = {
+        "/tmp/local/out/model_state.dat": (32 * MIB, 32 * MIB, "model_state.dat"),
+        "/tmp/local/out/model_copy.dat": (32 * MIB, 0, "model_copy.dat"),
+    }
+    for path, (written, read, glob) in want.items():
+        f = files.get(path)
+        if not c.check(f is not None, f"unrecognised run: {path} not among {sorted(files)}"):
+            continue
+        c.say(f"unrecognised: {path} written {f.get('bytes_written')} read {f.get('bytes_read')} "
+              f"glob {f.get('checkpoint_glob')!r}")
+        c.check(f.get("bytes_written") == written, f"{path}: bytes_written {f.get('bytes_written')} != {written}")
+        c.check(f.get("bytes_read") == read, f"{path}: bytes_read {f.get('bytes_read')} != {read}")
+        c.check(f.get("checkpoint_glob") == glob, f"{path}: checkpoint_glob {f.get('checkpoint_glob')!r}")
+    c.check(io.get("total_bytes", 0) >= 96 * MIB, f"unrecognised run: total_bytes {io.get('total_bytes')}")
+    drops = s.get("drops", {}).get("total")
+    c.check(drops == 0, f"unrecognised run: {drops} events dropped")
 
 
 def main():
@@ -50,6 +83,9 @@ def main():
         expect.compare(c.check, c.say, summary, truth, files, "file_layer")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    unrecognised = c.load("unrecognised.json")
+    if unrecognised is not None:
+        check_unrecognised(c, unrecognised)
     return c.finish()
 
 

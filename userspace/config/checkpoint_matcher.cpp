@@ -92,6 +92,18 @@ bool CheckpointMatcher::decide_file(const std::string& path) const {
   return generic_name && rules_.dir_globs.empty();
 }
 
+bool CheckpointMatcher::is_excluded(const std::string& path) const {
+  const size_t slash = path.rfind('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (is_ckptscope_file(name) || matches_any(rules_.exclude_globs, name)) return true;
+  return slash != std::string::npos && judge_dirs(std::string_view(path).substr(0, slash)).excluded;
+}
+
+bool CheckpointMatcher::is_generic_name(const std::string& name) const {
+  return matches_any(rules_.file_globs, name) ||
+         (rules_.extensionless_files && has_no_extension(name));
+}
+
 bool CheckpointMatcher::is_checkpoint_file(const std::string& path) {
   return remembered(file_cache_, path, [&] { return decide_file(path); });
 }

@@ -23,6 +23,13 @@ class CheckpointMatcher {
   bool is_checkpoint_file(const std::string& path);
   // A directory that is, or is inside, a checkpoint directory (mkdir, fsync).
   bool is_checkpoint_dir(const std::string& path);
+  // A file ruled out by name whatever the other globs say: its name or one of
+  // its directories matches exclude_globs, or it is one of ckptscope's own.
+  // Not cached (asked once per file, by the unrecognised-I/O accounting).
+  [[nodiscard]] bool is_excluded(const std::string& path) const;
+  // A generic name (file_globs, or no extension with extensionless_files):
+  // under a checkpoint directory, the file would be a checkpoint file.
+  [[nodiscard]] bool is_generic_name(const std::string& name) const;
 
  private:
   struct DirVerdict {

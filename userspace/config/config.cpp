@@ -168,8 +168,9 @@ class Section {
   } while (0)
 
 Expected<void> parse_checkpoint(const Section& s, CheckpointRules& out) {
-  CKPT_TRY_VOID(s.check_keys({"name_globs", "file_globs", "dir_globs", "exclude_globs",
-                              "extensionless_files", "quiet_gap_ms", "stall_s"}));
+  CKPT_TRY_VOID(
+      s.check_keys({"name_globs", "file_globs", "dir_globs", "exclude_globs", "extensionless_files",
+                    "quiet_gap_ms", "stall_s", "unrecognised_notice_mib"}));
   if (s.has("name_globs")) {
     CKPT_TRY(v, s.name_glob_list("name_globs", "; directories go in checkpoint.dir_globs"));
     out.name_globs = v;
@@ -203,6 +204,10 @@ Expected<void> parse_checkpoint(const Section& s, CheckpointRules& out) {
   if (s.has("stall_s")) {
     CKPT_TRY(v, s.positive_integer("stall_s"));
     out.stall_ns = v * 1000 * kNsPerMs;
+  }
+  if (s.has("unrecognised_notice_mib")) {
+    CKPT_TRY(v, s.positive_integer("unrecognised_notice_mib"));
+    out.unrecognised_notice_bytes = v << 20;
   }
   return {};
 }
@@ -334,7 +339,8 @@ nlohmann::json Config::to_json() const {
                      {"exclude_globs", checkpoint.exclude_globs},
                      {"extensionless_files", checkpoint.extensionless_files},
                      {"quiet_gap_ms", checkpoint.quiet_gap_ns / kNsPerMs},
-                     {"stall_s", checkpoint.stall_ns / (1000 * kNsPerMs)}};
+                     {"stall_s", checkpoint.stall_ns / (1000 * kNsPerMs)},
+                     {"unrecognised_notice_mib", checkpoint.unrecognised_notice_bytes >> 20}};
   json endpoints = json::array();
   for (const auto& ep : storage_endpoints) endpoints.push_back(endpoint_to_string(ep));
   j["storage"] = {{"endpoints", endpoints}};

@@ -32,6 +32,9 @@ struct CheckpointRules {
   bool extensionless_files = false;  // Orbax `d/<hex>`, DeepSpeed `latest`
   uint64_t quiet_gap_ns = 0;         // a burst ends after this long without checkpoint I/O
   uint64_t stall_ns = 0;             // a checkpoint with no progress this long is flagged
+  // The summary, table and report name the largest unrecognised files when
+  // the job moved more than this through files no pattern recognised.
+  uint64_t unrecognised_notice_bytes = 16ull << 20;
 };
 
 struct StorageEndpoint {

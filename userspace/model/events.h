@@ -292,8 +292,25 @@ struct GpuCopyEvent {
   }
 };
 
+// What one thread moved through one regular file the stitcher ruled out (no
+// checkpoint: bpf/jobio.h ckpt_other_io_record), summed in the kernel: those
+// calls have no IoEvent of their own. Only the unrecognised-I/O notice counts
+// them (docs/stitching.md); they are nobody's checkpoint and no call in flight.
+struct OtherIoEvent {
+  uint64_t start_ns = 0;  // the first call summed returned
+  uint64_t end_ns = 0;    // the kernel reported the sums
+  uint32_t tgid = 0;
+  uint32_t tid = 0;
+  FileId file;
+  std::string path;  // the name it was opened under; "" when not known
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t read_calls = 0;
+  uint64_t write_calls = 0;
+};
+
 using Event = std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent, CallStartEvent, NfsIoEvent,
-                           RpcEvent, GpuCopyEvent>;
+                           RpcEvent, GpuCopyEvent, OtherIoEvent>;
 
 uint64_t event_time_ns(const Event& e);  // the time the stitcher orders by (the end of a call)
 

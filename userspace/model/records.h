@@ -366,6 +366,47 @@ struct JobRecord {
   bool operator==(const JobRecord&) const = default;
 };
 
+// One regular file the job moved data through that no checkpoint pattern
+// recognised (and exclude_globs did not rule out).
+struct UnrecognisedFileRecord {
+  std::string path;  // as the job opened it; "" when not known (dev and ino name it)
+  uint64_t dev = 0;  // st_dev
+  uint64_t ino = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  // What would include it (docs/frameworks.md): a name glob for
+  // --checkpoint-glob / checkpoint.name_globs, always set when the path is
+  // known; and a directory for --checkpoint-dir / checkpoint.dir_globs, set
+  // only when its name is a generic one (file_globs), which a checkpoint
+  // directory is enough for. "" when there is none.
+  std::string checkpoint_glob;
+  std::string checkpoint_dir;
+
+  [[nodiscard]] uint64_t bytes() const { return bytes_read + bytes_written; }
+  bool operator==(const UnrecognisedFileRecord&) const = default;
+};
+
+// The job's data through regular files that were not recognised as
+// checkpoints: what the unrecognised-I/O notice says (docs/stitching.md) so
+// that a checkpoint layout the patterns miss is never silent. Reads and
+// writes (syscalls, io_uring, copies) that succeeded; not page faults.
+struct UnrecognisedIoRecord {
+  uint64_t bytes_read = 0;  // all such files
+  uint64_t bytes_written = 0;
+  uint64_t files = 0;  // distinct files
+  // checkpoint.unrecognised_notice_mib when traced: the notice is shown when
+  // bytes() is above it.
+  uint64_t notice_bytes = 0;
+  // The largest (bytes read + written), largest first, at most
+  // kUnrecognisedFilesKept; ties by path.
+  std::vector<UnrecognisedFileRecord> largest;
+
+  [[nodiscard]] uint64_t bytes() const { return bytes_read + bytes_written; }
+  [[nodiscard]] bool notice() const { return bytes() > notice_bytes; }
+  bool operator==(const UnrecognisedIoRecord&) const = default;
+};
+inline constexpr size_t kUnrecognisedFilesKept = 5;
+
 struct Trace {
   JobRecord job;
   std::vector<CheckpointRecord> checkpoints;
@@ -376,6 +417,8 @@ struct Trace {
   std::vector<TcpSampleRecord> tcp_samples;
   std::vector<DropRecord> drops;
   std::vector<NfsMountRecord> nfs_mounts;
+  // Absent when not known: untraced, or a trace from before schema version 8.
+  std::optional<UnrecognisedIoRecord> unrecognised_io;
 
   bool operator==(const Trace&) const = default;
 };

@@ -442,6 +442,11 @@ void ProbeManager::bump_verdict_generation() {
   __atomic_fetch_add(&jobio_->bss->verdict_generation, 1, __ATOMIC_SEQ_CST);
 }
 
+void ProbeManager::pause_other_io(bool paused) {
+  // The .bss is mmap'd by the skeleton; the programs read it at every call.
+  __atomic_store_n(&jobio_->bss->other_io_paused, paused ? 1u : 0u, __ATOMIC_RELAXED);
+}
+
 void ProbeManager::forget_other_verdicts() {
   const int fd = bpf_map__fd(jobio_->maps.file_verdicts);
   std::vector<FileVerdictKey> others;

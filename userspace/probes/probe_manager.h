@@ -122,6 +122,10 @@ class ProbeManager : public ProbeFeed {
   // Deletes every CKPT_VERDICT_OTHER verdict (the exporter, when a client
   // starts tracing processes whose globs it does not know); failures counted.
   void forget_other_verdicts();
+  // Whether the kernel sums the calls on files ruled out (bpf/jobio.h
+  // ckpt_other_io_record); on from the start. The exporter pauses it while no
+  // client traces: it reports none of it, and each such call then costs less.
+  void pause_other_io(bool paused);
   [[nodiscard]] uint64_t verdicts_written() const { return verdicts_written_; }
   // The threads whose state is in a CPU's hot slot now (bpf/jobio_state.bpf.h
   // hot_slots: the threads running traced I/O), by tid; for diagnostics and

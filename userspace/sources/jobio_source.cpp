@@ -174,6 +174,30 @@ void JobIoSource::on_mmap(const ckpt_mmap_record& r) {
   emit(std::move(ev));
 }
 
+void JobIoSource::on_other_io(const ckpt_other_io_record& r) {
+  // The kernel sums only calls that moved bytes, and reports only sums with
+  // some: calls without bytes (or bytes without calls) are a corrupt record.
+  const bool reads = r.read_calls != 0;
+  const bool writes = r.write_calls != 0;
+  if ((!reads && !writes) || reads != (r.bytes_read != 0) || writes != (r.bytes_written != 0)) {
+    ++malformed_;
+    return;
+  }
+  OtherIoEvent ev;
+  ev.start_ns = r.hdr.start_ns;
+  ev.end_ns = r.hdr.end_ns;
+  ev.tgid = r.hdr.tgid;
+  ev.tid = r.hdr.tid;
+  ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
+  // The calls named no fd: the file is known by the name it was opened under.
+  ev.path = resolver_.path_of(r.hdr.tgid, -1, ev.file);
+  ev.bytes_read = r.bytes_read;
+  ev.bytes_written = r.bytes_written;
+  ev.read_calls = r.read_calls;
+  ev.write_calls = r.write_calls;
+  emit(std::move(ev));
+}
+
 void JobIoSource::on_path(const ckpt_path_record& r) {
   auto op = io_op(r.hdr.op);
   if (!op) {
@@ -253,6 +277,9 @@ void JobIoSource::on_record(const void* data, size_t size) {
     case CKPT_REC_MMAP:
       if (size < sizeof(ckpt_mmap_record)) break;
       return on_mmap(*static_cast<const ckpt_mmap_record*>(data));
+    case CKPT_REC_OTHER_IO:
+      if (size < sizeof(ckpt_other_io_record)) break;
+      return on_other_io(*static_cast<const ckpt_other_io_record*>(data));
     case CKPT_REC_IO_START: {
       if (size < sizeof(ckpt_io_record)) break;
       const auto& r = *static_cast<const ckpt_io_record*>(data);

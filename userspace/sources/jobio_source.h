@@ -2,7 +2,8 @@
 // into events, resolving each call's file to a path. A copy record becomes
 // two events (a read of its source, a write of its destination); an mmap
 // record one Mmap event carrying its page range (the stitcher counts the
-// distinct pages per checkpoint).
+// distinct pages per checkpoint); the sums of calls on a file ruled out one
+// OtherIoEvent.
 #pragma once
 
 #include <unordered_map>
@@ -14,6 +15,7 @@ struct ckpt_io_record;
 struct ckpt_path_record;
 struct ckpt_copy_record;
 struct ckpt_mmap_record;
+struct ckpt_other_io_record;
 
 namespace ckpt {
 
@@ -33,6 +35,7 @@ class JobIoSource : public RecordSource {
   void on_path(const ::ckpt_path_record& r);
   void on_copy(const ::ckpt_copy_record& r);
   void on_mmap(const ::ckpt_mmap_record& r);
+  void on_other_io(const ::ckpt_other_io_record& r);
 
   struct OpenFiles {
     std::vector<FileId> files;

@@ -142,6 +142,7 @@ Stitcher::Stitcher(const Config& config, std::shared_ptr<MaximaProvider> maxima,
       matcher_(config.checkpoint),
       maxima_(std::move(maxima)),
       available_(available),
+      unrecognised_(config.checkpoint),
       host_io_(maxima_),
       nfs_(maxima_, config.checkpoint.quiet_gap_ns),
       transport_(maxima_, config.tcp_sample_interval_ns, config.checkpoint.quiet_gap_ns,
@@ -158,6 +159,30 @@ void Stitcher::on_event(Event&& event) {
   if (auto* nfs = std::get_if<NfsIoEvent>(&event)) return nfs_.on_nfs_io(*nfs);
   if (auto* rpc = std::get_if<RpcEvent>(&event)) return on_rpc(*rpc);
   if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) return gpu_.on_gpu_copy(std::move(*gpu));
+  if (auto* other = std::get_if<OtherIoEvent>(&event)) return on_other_io(*other);
+}
+
+void Stitcher::on_other_io(const OtherIoEvent& ev) {
+  if (!count_unrecognised_) return;
+  // Sums the kernel kept while the file was ruled out; one decided a
+  // checkpoint since (renamed to a checkpoint's name) was recognised after all.
+  auto it = file_is_checkpoint_.find(ev.file);
+  if (it != file_is_checkpoint_.end() && it->second) return;
+  unrecognised_.add(ev.file, ev.path, ev.bytes_read, ev.bytes_written);
+}
+
+void Stitcher::note_unrecognised(const IoEvent& ev) {
+  if (!count_unrecognised_) return;
+  // What the kernel sums for a file ruled out (bpf/jobio.h
+  // ckpt_other_io_record), from the calls it recorded before it knew:
+  // successful reads and writes of regular files, not page faults.
+  if ((ev.op == IoOp::Read || ev.op == IoOp::Write) && !ev.is_directory) {
+    const uint64_t bytes = ev.bytes_moved();
+    unrecognised_.add(ev.file, ev.path, ev.op == IoOp::Read ? bytes : 0,
+                      ev.op == IoOp::Write ? bytes : 0);
+  } else if (ev.op == IoOp::Rename && ev.ret == 0 && ev.file.known()) {
+    unrecognised_.renamed(ev.file, ev.path2);
+  }
 }
 
 void Stitcher::on_rpc(const RpcEvent& ev) {
@@ -260,9 +285,11 @@ void Stitcher::on_io(IoEvent&& ev) {
   host_io_.add_cpu_window(ev.tid, ev.cpu_window_start_ns, ev.cpu_window_end(), ev.cpu_ns);
   detectors_.on_call_returned(ev.tid);  // whatever this thread had in flight has returned
   if (!is_checkpoint_call(ev)) {
+    note_unrecognised(ev);
     if (auto f = job_failure(ev)) out_failures_.push_back(std::move(*f));
     return;
   }
+  if (ev.file.known()) unrecognised_.recognised(ev.file);
   if (open_ && ev.start_ns > open_->last_activity_ns + config_.checkpoint.quiet_gap_ns)
     close_open();
   // A save followed at once by a load (or the reverse): data moving the

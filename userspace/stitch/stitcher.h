@@ -32,6 +32,7 @@
 #include "stitch/nfs_stages.h"
 #include "stitch/open_checkpoint.h"
 #include "stitch/transport_stage.h"
+#include "stitch/unrecognised_io.h"
 
 namespace ckpt {
 
@@ -80,12 +81,19 @@ class Stitcher : public EventSink {
   // NFS events the stitcher could not keep (its buffers are bounded).
   [[nodiscard]] std::vector<DropRecord> drops() const;
 
+  // The job's data through files not recognised as checkpoints, so far.
+  [[nodiscard]] UnrecognisedIoRecord unrecognised_io() const { return unrecognised_.record(); }
+  // Off: that accounting is skipped (the node exporter, which reports none of it).
+  void count_unrecognised_io(bool yes) { count_unrecognised_ = yes; }
+
  private:
   void on_io(IoEvent&& ev);
   void on_call_start(CallStartEvent&& ev);
   void on_proc(const ProcEvent& ev);
   void on_tcp(const TcpEvent& ev);
   void on_rpc(const RpcEvent& ev);
+  void on_other_io(const OtherIoEvent& ev);
+  void note_unrecognised(const IoEvent& ev);
   bool is_checkpoint_call(const IoEvent& ev);
   void decide(const FileId& file, bool is_checkpoint, bool tell_always);
   static void count_mapped_pages(OpenCheckpoint& c, IoEvent& ev);
@@ -106,6 +114,8 @@ class Stitcher : public EventSink {
   // Per data-call file: is it a checkpoint file? Keyed by dev:ino; renames update it.
   std::unordered_map<FileId, bool, FileIdHash> file_is_checkpoint_;
   VerdictListener verdict_listener_;
+  UnrecognisedIo unrecognised_;
+  bool count_unrecognised_ = true;
 
   // The probe families, each with the buffers it builds its stages from.
   HostIoStages host_io_;

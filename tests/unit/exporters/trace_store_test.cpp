@@ -58,6 +58,12 @@ void expect_same_trace(const Trace& expected, const Trace& actual) {
   expect_same_list("tcp_samples", expected.tcp_samples, actual.tcp_samples);
   expect_same_list("drops", expected.drops, actual.drops);
   expect_same_list("nfs_mounts", expected.nfs_mounts, actual.nfs_mounts);
+  EXPECT_EQ(actual.unrecognised_io.has_value(), expected.unrecognised_io.has_value());
+  if (actual.unrecognised_io && expected.unrecognised_io) {
+    EXPECT_TRUE(*actual.unrecognised_io == *expected.unrecognised_io) << "unrecognised_io";
+    expect_same_list("unrecognised_io.largest", expected.unrecognised_io->largest,
+                     actual.unrecognised_io->largest);
+  }
   // The lists above are what a Trace holds; the whole comparison catches one
   // added to Trace and not here.
   EXPECT_TRUE(actual == expected) << "the traces differ";
@@ -456,6 +462,9 @@ Trace trace_filled_by_the_descriptors() {
   m.ops = {filled(kNfsMountOpsTable, seed)};
   m.ebpf_ops->push_back(filled(kNfsMountEbpfOpsTable, seed));
   t.nfs_mounts = {m};
+  t.unrecognised_io = filled(kUnrecognisedIoTable, seed);
+  t.unrecognised_io->largest = {filled(kUnrecognisedFilesTable, seed),
+                                filled(kUnrecognisedFilesTable, seed)};
   return t;
 }
 
@@ -506,20 +515,28 @@ TEST_F(TraceStoreTest, SchemaTextIsStillVersion5AsShipped) {
 }
 
 TEST_F(TraceStoreTest, SchemaTextIsStillVersion6AsShipped) {
-  // Rebuilt without version 7's column, it is what version 6 wrote.
+  // Rebuilt without version 7's column and version 8's tables, it is what
+  // version 6 wrote.
   const std::string sql = trace_schema_sql_of(6);
   EXPECT_EQ(sql.size(), 23054u);
   EXPECT_EQ(fnv1a(sql), 0xceac83db2ae730ebull);
 }
 
-TEST_F(TraceStoreTest, SchemaTextIsVersion7AsShipped) {
+TEST_F(TraceStoreTest, SchemaTextIsStillVersion7AsShipped) {
+  // Rebuilt without version 8's tables, it is what version 7 wrote.
+  const std::string sql = trace_schema_sql_of(7);
+  EXPECT_EQ(sql.size(), 23496u);
+  EXPECT_EQ(fnv1a(sql), 0xf9601aad162bbebbull);
+}
+
+TEST_F(TraceStoreTest, SchemaTextIsVersion8AsShipped) {
   // A deliberate change bumps kTraceSchemaVersion and adds a fingerprint:
   // compare `sqlite3 TRACE.db .schema` of traces from before and after.
   const std::string& sql = trace_schema_sql();
-  EXPECT_EQ(kTraceSchemaVersion, 7);
-  EXPECT_EQ(sql, trace_schema_sql_of(7));
-  EXPECT_EQ(sql.size(), 23496u);
-  EXPECT_EQ(fnv1a(sql), 0xf9601aad162bbebbull);
+  EXPECT_EQ(kTraceSchemaVersion, 8);
+  EXPECT_EQ(sql, trace_schema_sql_of(8));
+  EXPECT_EQ(sql.size(), 25316u);
+  EXPECT_EQ(fnv1a(sql), 0xa6360dd49030ab11ull);
   const std::string path = file("schema.db");
   ASSERT_TRUE(write_trace(path, Trace{}));
   EXPECT_EQ(query_text(path,
@@ -527,7 +544,7 @@ TEST_F(TraceStoreTest, SchemaTextIsVersion7AsShipped) {
                        "WHERE type = 'table' ORDER BY rowid)"),
             "meta,job,checkpoints,stages,failures,files,io_calls,connections,tcp_samples,drops,"
             "checkpoint_nfs,rpc_ops,nfs_mounts,nfs_mount_ops,nfs_mount_ebpf_ops,"
-            "job_failure_evidence,rpc_calls,checkpoint_gpu");
+            "job_failure_evidence,rpc_calls,checkpoint_gpu,unrecognised_io,unrecognised_files");
   // Only columns were added, at the ends of their tables.
   EXPECT_EQ(query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('io_calls')"),
             "seq,start_ns,end_ns,tgid,tid,op,ret,bytes,path,checkpoint_id,calls,via,busy_ns,"
@@ -807,9 +824,7 @@ void forget_exclusive_times(Trace& t) {
 std::string ddl_of_version(int version) {
   // Version 5 as it shipped, rebuilt from the descriptors (version 6 only
   // added columns, left out here).
-  std::string ddl = version < 6   ? trace_schema_sql_of(5)
-                    : version < 7 ? trace_schema_sql_of(6)
-                                  : trace_schema_sql();
+  std::string ddl = version < 6 ? trace_schema_sql_of(5) : trace_schema_sql_of(version);
   if (version < 5) {
     const size_t from = ddl.find("\n-- The gpu_copy stage's detail (since version 5)");
     const size_t to = from == std::string::npos ? from : ddl.find(");\n", from);
@@ -1205,6 +1220,7 @@ TEST_F(TraceStoreTest, Version5FileReadsTheFileLayerDefaults) {
   exec_sql(path, ddl_of_version(5));
   std::string copy = "ATTACH DATABASE '" + v6 + "' AS v6; ";
   for (const TraceTable& t : kTraceTables) {
+    if (t.since > 5) continue;  // not in a version 5 file
     const std::string name(t.name);
     const std::string columns =
         query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('" + name + "')");
@@ -1256,6 +1272,7 @@ TEST_F(TraceStoreTest, Version6FileReadsExclusiveTimesAsUnknown) {
   exec_sql(path, ddl_of_version(6));
   std::string copy = "ATTACH DATABASE '" + v7 + "' AS v7; ";
   for (const TraceTable& t : kTraceTables) {
+    if (t.since > 6) continue;
     const std::string name(t.name);
     const std::string columns =
         query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('" + name + "')");
@@ -1273,6 +1290,91 @@ TEST_F(TraceStoreTest, Version6FileReadsExclusiveTimesAsUnknown) {
   Trace expected = full_trace();
   forget_exclusive_times(expected);
   expect_same_trace(expected, *read);
+}
+
+// The unrecognised-I/O figures (version 8): the row and its largest files,
+// in order, as written; the incremental writer replaces them.
+Trace unrecognised_trace() {
+  Trace t;
+  t.job.traced = true;
+  UnrecognisedIoRecord& io = t.unrecognised_io.emplace();
+  io.bytes_read = 2 << 20;
+  io.bytes_written = kAbove63;
+  io.files = 3;
+  io.notice_bytes = 16 << 20;
+  io.largest = {{"/job/out/model_state.dat", 2049, 77, 0, kAbove63, "model_state.dat", ""},
+                {"", 2049, 78, 2 << 20, 0, "", ""},
+                {"/job/runs/1/w.pt", 2049, 79, 1, 1, "w.pt", "/job/runs/1"}};
+  return t;
+}
+
+TEST_F(TraceStoreTest, UnrecognisedIoRoundTripsInOrderAndIsQueryable) {
+  const std::string path = file("v8.db");
+  ASSERT_TRUE(write_trace(path, unrecognised_trace()));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  expect_same_trace(unrecognised_trace(), *read);
+  EXPECT_EQ(query_text(path, "SELECT files || '/' || notice_bytes FROM unrecognised_io"),
+            "3/16777216");
+  EXPECT_EQ(query_text(path,
+                       "SELECT group_concat(ino, ',') FROM (SELECT ino FROM "
+                       "unrecognised_files ORDER BY seq)"),
+            "77,78,79");
+  // Not counted: no row, read back as absent (not as zero).
+  Trace none = unrecognised_trace();
+  none.unrecognised_io.reset();
+  ASSERT_TRUE(write_trace(path, none));
+  read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->unrecognised_io.has_value());
+}
+
+TEST_F(TraceStoreTest, TheIncrementalWriterReplacesTheUnrecognisedFigures) {
+  const std::string path = file("live.db");
+  auto w = TraceWriter::open(path);
+  ASSERT_TRUE(w) << w.error().message;
+  Trace t = unrecognised_trace();
+  ASSERT_TRUE(w->set_unrecognised_io(*t.unrecognised_io));
+  ASSERT_TRUE(w->commit());
+  t.unrecognised_io->bytes_read += 5;
+  t.unrecognised_io->largest.resize(1);
+  ASSERT_TRUE(w->set_unrecognised_io(*t.unrecognised_io));
+  ASSERT_TRUE(w->close());
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_TRUE(read->unrecognised_io);
+  EXPECT_TRUE(*read->unrecognised_io == *t.unrecognised_io);
+  EXPECT_EQ(query_text(path, "SELECT count(*) FROM unrecognised_io"), "1");
+}
+
+TEST_F(TraceStoreTest, Version7FileReadsWithoutUnrecognisedIo) {
+  // A version 7 file: the version 8 writer's file without its new tables.
+  const std::string path = file("v7-older.db");
+  ASSERT_TRUE(write_trace(path, unrecognised_trace()));
+  exec_sql(path,
+           "DROP TABLE unrecognised_files; DROP TABLE unrecognised_io; PRAGMA user_version = 7; "
+           "UPDATE meta SET value = '7' WHERE key = 'schema_version'");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->unrecognised_io.has_value()) << "not counted, never zero";
+}
+
+TEST_F(TraceStoreTest, Version8FileMissingAnUnrecognisedTableOrItsRowIsDamaged) {
+  for (const char* table : {"unrecognised_io", "unrecognised_files"}) {
+    const std::string path = file(std::string("v8-no-") + table + ".db");
+    ASSERT_TRUE(write_trace(path, unrecognised_trace()));
+    exec_sql(path, std::string("DROP TABLE ") + table);
+    auto read = read_trace(path);
+    ASSERT_FALSE(read) << table;
+    EXPECT_THAT(read.error().message, HasSubstr(std::string("table '") + table + "' is missing"));
+  }
+  const std::string path = file("v8-orphans.db");
+  ASSERT_TRUE(write_trace(path, unrecognised_trace()));
+  exec_sql(path, "DELETE FROM unrecognised_io");
+  auto read = read_trace(path);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message,
+              HasSubstr("unrecognised_files has rows but unrecognised_io has none"));
 }
 
 TEST_F(TraceStoreTest, Version5FileMissingCheckpointGpuIsNamed) {
@@ -1337,8 +1439,8 @@ TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
 TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
   const std::string path = file("meta.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "7");
-  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "7");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "8");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "8");
   EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
               ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
   EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
@@ -1673,7 +1775,7 @@ TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message,
               HasSubstr("'" + path +
-                        "' has trace schema version 99, this ckptscope reads up to 7: "
+                        "' has trace schema version 99, this ckptscope reads up to 8: "
                         "upgrade ckptscope"));
 }
 

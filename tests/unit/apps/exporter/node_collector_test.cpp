@@ -131,6 +131,30 @@ TEST_F(NodeCollectorTest, TwoJobsCheckpointingAtOnceAreTwoCheckpoints) {
   EXPECT_EQ(node_->workloads(), 2u);
 }
 
+// The kernel's sums of calls on files ruled out feed only the run's own
+// unrecognised-I/O notice: the exporter drops them, makes no workload for
+// them, and its checkpoints are what they were.
+TEST_F(NodeCollectorTest, SumsOfFilesRuledOutAreDroppedNotRouted) {
+  node_->step(kT0);
+  write(100, "/ckpt/a/checkpoint-1/shard-0.pt", 11, kT0, kT0 + 4 * kMs, static_cast<int64_t>(kMiB));
+  for (uint32_t tgid : {100u, 200u, 999u}) {
+    OtherIoEvent e;
+    e.tgid = tgid;
+    e.tid = tgid;
+    e.start_ns = kT0 + kMs;
+    e.end_ns = kT0 + 2 * kMs;
+    e.file = FileId{8, 12};
+    e.path = "/ckpt/a/out/model_state.dat";
+    e.bytes_written = 64 * kMiB;
+    e.write_calls = 16;
+    sink().on_event(std::move(e));
+  }
+  EXPECT_EQ(node_->workloads(), 1u) << "no workload for a process seen only in such sums";
+  node_->step(kT0 + 10'000 * kMs);
+  EXPECT_EQ(bytes("slurm-42"), 1.0 * kMiB);
+  EXPECT_EQ(checkpoints("slurm-42"), 1);
+}
+
 TEST_F(NodeCollectorTest, ProcessInNoJobIsOther) {
   node_->step(kT0);
   write(300, "/home/u/checkpoints/model.pt", 33, kT0, kT0 + kMs, 1000);

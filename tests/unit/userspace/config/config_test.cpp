@@ -15,13 +15,15 @@ TEST(ConfigTest, DefaultsWatchNfsAndCheckpointDirs) {
   ASSERT_EQ(c.storage_endpoints.size(), 1u);
   EXPECT_EQ(c.storage_endpoints[0], (StorageEndpoint{"", 2049}));
   EXPECT_EQ(c.checkpoint.quiet_gap_ns, 1'000'000'000u);
+  EXPECT_EQ(c.checkpoint.unrecognised_notice_bytes, 16ull << 20);
   EXPECT_THAT(c.checkpoint.file_globs, ::testing::Contains("*.safetensors"));
   EXPECT_THAT(c.checkpoint.dir_globs, ::testing::Contains("global_step*"));
 }
 
 TEST(ConfigTest, ParsesEveryField) {
   auto c = parse_config(R"({
-    "checkpoint": {"file_globs": ["*.pt"], "dir_globs": [], "quiet_gap_ms": 250, "stall_s": 30},
+    "checkpoint": {"file_globs": ["*.pt"], "dir_globs": [], "quiet_gap_ms": 250, "stall_s": 30,
+                   "unrecognised_notice_mib": 64},
     "storage": {"endpoints": ["10.0.0.5:2049", "[fd00::1]:20049"],
                 "read_bandwidth": "700GB/s", "write_bandwidth": 2.5e11},
     "maxima": {"serialize_bandwidth": "2 GiB/s", "transport_bandwidth": "100Gbit/s",
@@ -36,6 +38,8 @@ TEST(ConfigTest, ParsesEveryField) {
   EXPECT_TRUE(c->checkpoint.dir_globs.empty());
   EXPECT_EQ(c->checkpoint.quiet_gap_ns, 250'000'000u);
   EXPECT_EQ(c->checkpoint.stall_ns, 30'000'000'000u);
+  EXPECT_EQ(c->checkpoint.unrecognised_notice_bytes, 64ull << 20);
+  EXPECT_EQ(c->to_json()["checkpoint"]["unrecognised_notice_mib"], 64);
   ASSERT_EQ(c->storage_endpoints.size(), 2u);
   EXPECT_EQ(c->storage_endpoints[1], (StorageEndpoint{"fd00::1", 20049}));
   EXPECT_DOUBLE_EQ(*c->maxima.storage_read_Bps, 700e9);
@@ -169,6 +173,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Issue 22: a number no double holds aborted the parser's caller.
         BadConfig{R"({"checkpoint":{"quiet_gap_ms":1e400}})", "not valid JSON: number overflow"},
         BadConfig{R"({"storage":{"read_bandwidth":-1e400}})", "not valid JSON: number overflow"},
+        BadConfig{R"({"checkpoint":{"unrecognised_notice_mib":0}})",
+                  "checkpoint.unrecognised_notice_mib: must be a positive integer"},
+        BadConfig{R"({"checkpoint":{"unrecognised_notice_mib":"16MiB"}})",
+                  "checkpoint.unrecognised_notice_mib: must be a positive integer"},
         BadConfig{R"({"checkpoint":{"stall_s":1e300}})",
                   "checkpoint.stall_s: must be a positive integer up to 86400000 (got 1e+300)"},
         BadConfig{"{\"log_dir\": \"/x\xff\"}", "not valid JSON"}));

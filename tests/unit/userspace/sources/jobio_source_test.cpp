@@ -136,6 +136,63 @@ TEST(JobIoSourceTest, MalformedRecordsAreCountedNotDecoded) {
   EXPECT_EQ(src.drops()[1].count, 0u);
 }
 
+// The kernel's sums of calls on a file ruled out: one OtherIoEvent, the file
+// named as it was opened, the device converted.
+TEST(JobIoSourceTest, DecodesTheSumsOfAFileRuledOut) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  resolver.remember(FileId{makedev(8, 3), 91}, "/job/out/model_state.dat");
+  ckpt_other_io_record r{};
+  r.hdr = header(CKPT_REC_OTHER_IO, 0);
+  r.hdr.cpu_ns = 0;
+  r.dev = (8ull << 20) | 3;
+  r.ino = 91;
+  r.bytes_read = 5;
+  r.bytes_written = (20ull << 20) + 7;
+  r.read_calls = 1;
+  r.write_calls = 5121;
+  src.on_record(&r, sizeof(r));
+  ASSERT_EQ(sink.events.size(), 1u);
+  const auto& e = std::get<OtherIoEvent>(sink.events[0]);
+  EXPECT_EQ(e.file.dev, makedev(8, 3));
+  EXPECT_EQ(e.file.ino, 91u);
+  EXPECT_EQ(e.path, "/job/out/model_state.dat");
+  EXPECT_EQ(e.bytes_read, 5u);
+  EXPECT_EQ(e.bytes_written, (20ull << 20) + 7);
+  EXPECT_EQ(e.read_calls, 1u);
+  EXPECT_EQ(e.write_calls, 5121u);
+  EXPECT_EQ(e.tgid, r.hdr.tgid);
+  EXPECT_EQ(e.tid, r.hdr.tid);
+  EXPECT_EQ(e.start_ns, 1000u);
+  EXPECT_EQ(e.end_ns, 3000u);
+  EXPECT_EQ(event_time_ns(sink.events[0]), 3000u);
+  EXPECT_EQ(src.drops()[0].count, 0u);
+}
+
+TEST(JobIoSourceTest, SumsThatCannotBeAreMalformed) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  ckpt_other_io_record good{};
+  good.hdr = header(CKPT_REC_OTHER_IO, 0);
+  good.bytes_written = 4096;
+  good.write_calls = 1;
+  auto bad = [&](auto change) {
+    ckpt_other_io_record r = good;
+    change(r);
+    src.on_record(&r, sizeof(r));
+  };
+  bad([](ckpt_other_io_record& r) { r.write_calls = 0; });    // bytes without calls
+  bad([](ckpt_other_io_record& r) { r.bytes_written = 0; });  // calls without bytes
+  bad([](ckpt_other_io_record& r) { r.read_calls = 3; });     // reads without bytes
+  src.on_record(&good, sizeof(good) - 1);                     // cut short
+  EXPECT_TRUE(sink.events.empty());
+  EXPECT_EQ(src.drops()[0].count, 4u);
+  src.on_record(&good, sizeof(good));
+  EXPECT_EQ(sink.events.size(), 1u);
+}
+
 // openat(dirfd, "x.pt") read after the dirfd is closed, or a name cut at
 // 255 bytes: the new fd names the file, once it is checked to be that file.
 TEST(JobIoSourceTest, OpenNamesComeFromTheFdWhenTheGivenNameCannot) {

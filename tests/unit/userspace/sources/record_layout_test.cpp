@@ -69,6 +69,14 @@ TEST(RecordLayoutTest, JobioRecordsMatchTheBpfObject) {
                 {{"dev", offsetof(ckpt_open_file_record, dev)},
                  {"ino", offsetof(ckpt_open_file_record, ino)},
                  {"fd", offsetof(ckpt_open_file_record, fd)}});
+  expect_layout(kJobio, "ckpt_other_io_record", sizeof(ckpt_other_io_record),
+                {{"hdr", offsetof(ckpt_other_io_record, hdr)},
+                 {"dev", offsetof(ckpt_other_io_record, dev)},
+                 {"ino", offsetof(ckpt_other_io_record, ino)},
+                 {"bytes_read", offsetof(ckpt_other_io_record, bytes_read)},
+                 {"bytes_written", offsetof(ckpt_other_io_record, bytes_written)},
+                 {"read_calls", offsetof(ckpt_other_io_record, read_calls)},
+                 {"write_calls", offsetof(ckpt_other_io_record, write_calls)}});
 }
 
 TEST(RecordLayoutTest, TcpRecordMatchesTheBpfObject) {
