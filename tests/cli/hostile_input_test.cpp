@@ -123,7 +123,7 @@ TEST(HostileInput, LogwatchTrainsOnBytesThatAreNotUtf8) {
 
 TEST(HostileInput, TheNotifierAnswersARequestOfAnyBytesWithJson) {
   ScratchDir dir;
-  for (const std::string request :
+  for (const std::string& request :
        {std::string("{\"mode\": \"\xff\"}"), std::string("{\"mode\": \"check\", \"targets\": \xff"),
         std::string("{\"n\": 1e400}"), std::string("\xc3")}) {
     std::ofstream(dir / "req", std::ios::binary) << request;
