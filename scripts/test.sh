@@ -36,14 +36,14 @@ stage_summary() {
   done
   printf 'test.sh:   %-14s %6d s\n' total "$(($(date +%s) - run_t0))"
 }
-# A failing stage still says how long it ran, and what ran before it; the
-# sanitizer build running in the background stops with it.
-san_pid=""
+# A failing stage still says how long it ran, and what ran before it; what
+# runs in the background (the sanitizer build, lint) stops with it.
+background_pids=()
 on_exit() {
-  local rc=$?
-  if [ -n "$san_pid" ]; then
-    kill -- -"$san_pid" 2>/dev/null || true
-  fi
+  local rc=$? pid
+  for pid in "${background_pids[@]}"; do
+    kill -- -"$pid" 2>/dev/null || true
+  done
   if [ -n "$stage_name" ]; then
     echo "test.sh: $stage_name FAILED (exit $rc) after $(($(date +%s) - stage_t0)) s" >&2
     stage_summary >&2
@@ -105,12 +105,25 @@ run_ctest() {
 run_vm_tests() {
   "${sudo_cmd[@]}" ctest --preset default -j 1 --timeout 600 -L '^vm$'
 }
+# clang-tidy only what changed since .ci/tidy-clean-at, closed over the
+# build's header dependencies (scripts/tidy_targets.py says what and why);
+# CKPT_LINT_FULL=1 checks every TU.
+run_lint() {
+  if [ -n "${CKPT_LINT_FULL:-}" ]; then
+    scripts/lint.sh --full
+  else
+    scripts/lint.sh
+  fi
+}
+
 # The sanitizer build starts with the ctest stage and goes on beside the VM
 # tests, at the lowest priority: it takes what the tests leave idle (ctest
 # waits on servers, timeouts and RUN_SERIAL tests a good part of the time;
-# the guest keeps a whole core, as the VM tests check its timings).
-# CKPT_CI_SEQUENTIAL=1: one after the other (stages ctest, vm, asan-build),
-# each timed alone.
+# the guest keeps a whole core, as the VM tests check its timings). Lint
+# needs only build/: it follows the sanitizer build, also at the lowest
+# priority, and so takes what is still idle beside the VM tests and the
+# stages after them; the lint stage waits for it. CKPT_CI_SEQUENTIAL=1: one
+# after the other (stages ctest, vm, asan-build, ..., lint), each timed alone.
 if [ -n "${CKPT_CI_SEQUENTIAL:-}" ]; then
   stage_start ctest
   run_ctest
@@ -124,8 +137,11 @@ if [ -n "${CKPT_CI_SEQUENTIAL:-}" ]; then
 else
   mkdir -p build-fuzz
   san_log=build-fuzz/asan-build.log
-  # Its own process group (job control on while it forks), so that a failing
-  # stage before the wait stops the whole build with it (on_exit).
+  san_done=build-fuzz/asan-build.done
+  lint_log=build/lint.log
+  rm -f "$san_done"
+  # Each in a process group of its own (job control on while they fork), so
+  # that a failing stage stops the whole of them (on_exit).
   set -m
   (
     renice -n 19 -p "$BASHPID" >/dev/null
@@ -133,10 +149,24 @@ else
     rc=0
     san_build || rc=$?
     echo "test.sh: asan-build (beside ctest and the VM tests) took $(($(date +%s) - t0)) s, exit $rc"
+    touch "$san_done"
     exit "$rc"
   ) >"$san_log" 2>&1 &
   san_pid=$!
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    # Not beside the sanitizer build: the two would share the idle core,
+    # and the asan-ctest stage waits for the build.
+    while [ ! -e "$san_done" ]; do sleep 5; done
+    t0=$(date +%s)
+    rc=0
+    run_lint || rc=$?
+    echo "test.sh: lint (in the background) took $(($(date +%s) - t0)) s, exit $rc"
+    exit "$rc"
+  ) >"$lint_log" 2>&1 &
+  lint_pid=$!
   set +m
+  background_pids=("$san_pid" "$lint_pid")
   stage_start ctest
   run_ctest
   stage_end
@@ -147,7 +177,7 @@ else
   echo "test.sh: vm (beside the ASan build) took $(($(date +%s) - vm_t0)) s, exit $vm_rc"
   san_rc=0
   wait "$san_pid" || san_rc=$?
-  san_pid=""
+  background_pids=("$lint_pid")
   echo "test.sh: the ASan build's output ($san_log):"
   cat "$san_log"
   if [ "$vm_rc" -ne 0 ] || [ "$san_rc" -ne 0 ]; then
@@ -171,14 +201,19 @@ stage_start fuzz
 CKPT_FUZZ_NO_BUILD=1 scripts/fuzz.sh 15
 stage_end
 
-# clang-tidy only what changed since .ci/tidy-clean-at, closed over the
-# build's header dependencies (scripts/tidy_targets.py says what and why);
-# CKPT_LINT_FULL=1 checks every TU.
 stage_start lint
-if [ -n "${CKPT_LINT_FULL:-}" ]; then
-  scripts/lint.sh --full
+if [ -n "${CKPT_CI_SEQUENTIAL:-}" ]; then
+  run_lint
 else
-  scripts/lint.sh
+  lint_rc=0
+  wait "$lint_pid" || lint_rc=$?
+  background_pids=()
+  echo "test.sh: lint's output ($lint_log):"
+  cat "$lint_log"
+  if [ "$lint_rc" -ne 0 ]; then
+    echo "test.sh: lint exit $lint_rc" >&2
+    exit 1
+  fi
 fi
 stage_end
 stage_summary
