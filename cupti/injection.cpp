@@ -1,7 +1,8 @@
 // The entry point the CUDA driver calls: it loads the library named by
 // CUDA_INJECTION64_PATH during cuInit and calls InitializeInjection once
 // (the CUPTI injection samples do the same). The only symbol this library
-// exports; everything else is built with -fvisibility=hidden.
+// exports; everything else is built with -fvisibility=hidden and made local
+// by exports.map.
 #include <cstdlib>
 #include <exception>
 #include <memory>

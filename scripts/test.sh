@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test: installs dependencies, builds, runs the unit tests, the
 # real-kernel eBPF tests (as root), the workload's tests, the unit tests again
-# under AddressSanitizer+UndefinedBehaviorSanitizer, the fuzz targets for a
-# bounded time (scripts/fuzz.sh), and the linters.
+# under AddressSanitizer+UndefinedBehaviorSanitizer (clang, in the fuzz
+# targets' build), the fuzz targets for a bounded time (scripts/fuzz.sh), and
+# the linters.
 #
 # Each stage prints "test.sh: STAGE took N s" and the run ends with the whole
 # budget, stage by stage (docs/ci.md has the figures and what they cost).
@@ -35,9 +36,14 @@ stage_summary() {
   done
   printf 'test.sh:   %-14s %6d s\n' total "$(($(date +%s) - run_t0))"
 }
-# A failing stage still says how long it ran, and what ran before it.
+# A failing stage still says how long it ran, and what ran before it; what
+# runs in the background (the sanitizer build, lint) stops with it.
+background_pids=()
 on_exit() {
-  local rc=$?
+  local rc=$? pid
+  for pid in "${background_pids[@]}"; do
+    kill -- -"$pid" 2>/dev/null || true
+  done
   if [ -n "$stage_name" ]; then
     echo "test.sh: $stage_name FAILED (exit $rc) after $(($(date +%s) - stage_t0)) s" >&2
     stage_summary >&2
@@ -65,86 +71,149 @@ cmake --preset default >/dev/null
 cmake --build --preset default -j "$jobs"
 stage_end
 
+# One sanitizer build serves the asan-ctest and fuzz stages: build-fuzz/
+# (`cmake --preset fuzz`: clang-14, -O1, ASan+UBSan, failures fatal; the
+# libraries also carry libFuzzer's coverage instrumentation) holds the fuzz
+# targets and every binary with tests labelled unit. It replaced a gcc ASan
+# build of the unit tests (the asan preset, still there for developers) that
+# compiled every library a second time (docs/ci.md).
+unit_targets=(unit_tests workload_tests logwatch_unit_tests fleet_common_unit_tests
+  fleet_html_unit_tests fleet_records_unit_tests fleet_prometheus_unit_tests
+  fleet_attribution_unit_tests fleet_checkpoints_unit_tests fuzz_replay)
+san_build() {
+  # (Called where `set -e` does not reach into it: each step says if it failed.)
+  cmake --preset fuzz >/dev/null || return
+  local targets
+  mapfile -t targets <build-fuzz/tests/fuzz/targets.txt || return
+  targets=("${targets[@]/#/fuzz_}" "${unit_targets[@]}")
+  # The CUPTI library's unit tests, where CMake found the CUDA toolkit.
+  if grep -q '^CKPTSCOPE_HAVE_CUPTI:BOOL=ON' build-fuzz/CMakeCache.txt; then
+    targets+=(cupti_unit_tests)
+  fi
+  cmake --build --preset fuzz -j "$jobs" --target "${targets[@]}"
+}
+
 # The eBPF tests load programs: they need root and skip (saying so) without it.
 # -j: tests that share machine-wide state (eBPF programs, the kernel log,
 # /var/log/ckptscope, the exporter's cgroups) are RUN_SERIAL and run alone;
 # the rest two at a time. ctest's "Label Time Summary" gives each label's share.
-stage_start ctest
-"${sudo_cmd[@]}" ctest --preset default -j "$jobs" --timeout 600 -LE '^vm$'
-stage_end
-# The report as Chromium rendered it (tests/html): kept for a look.
-ls -l build/test-artifacts/ 2>/dev/null || true
-
-asan_targets=(unit_tests workload_tests logwatch_unit_tests fleet_common_unit_tests
-  fleet_html_unit_tests fleet_records_unit_tests fleet_prometheus_unit_tests
-  fleet_attribution_unit_tests fleet_checkpoints_unit_tests fuzz_replay)
-asan_build() {
-  # (Called where `set -e` does not reach into it: each step says if it failed.)
-  cmake --preset asan >/dev/null || return
-  # The CUPTI library's unit tests, where CMake found the CUDA toolkit.
-  if grep -q '^CKPTSCOPE_HAVE_CUPTI:BOOL=ON' build-asan/CMakeCache.txt; then
-    asan_targets+=(cupti_unit_tests)
-  fi
-  cmake --build --preset asan -j "$jobs" --target "${asan_targets[@]}"
+run_ctest() {
+  "${sudo_cmd[@]}" ctest --preset default -j "$jobs" --timeout 600 -LE '^vm$'
 }
 # The VM tests (tests/vm, label vm) boot one single-CPU TCG guest at a time:
-# ~10 minutes with one core busy. The ASan build takes the other core
-# meanwhile, at the lowest priority so that the guest keeps a whole core (the
-# tests check its timings). CKPT_CI_SEQUENTIAL=1: one after the other, each
-# timed alone.
-if [ -n "${CKPT_CI_SEQUENTIAL:-}" ]; then
-  stage_start vm
+# about 16 minutes with one core busy.
+run_vm_tests() {
   "${sudo_cmd[@]}" ctest --preset default -j 1 --timeout 600 -L '^vm$'
+}
+# clang-tidy only what changed since .ci/tidy-clean-at, closed over the
+# build's header dependencies (scripts/tidy_targets.py says what and why);
+# CKPT_LINT_FULL=1 checks every TU.
+run_lint() {
+  if [ -n "${CKPT_LINT_FULL:-}" ]; then
+    scripts/lint.sh --full
+  else
+    scripts/lint.sh
+  fi
+}
+
+# The sanitizer build starts with the ctest stage and goes on beside the VM
+# tests, at the lowest priority: it takes what the tests leave idle (ctest
+# waits on servers, timeouts and RUN_SERIAL tests a good part of the time;
+# the guest keeps a whole core, as the VM tests check its timings). Lint
+# needs only build/: it follows the sanitizer build, also at the lowest
+# priority, and so takes what is still idle beside the VM tests and the
+# stages after them; the lint stage waits for it. CKPT_CI_SEQUENTIAL=1: one
+# after the other (stages ctest, vm, asan-build, ..., lint), each timed alone.
+if [ -n "${CKPT_CI_SEQUENTIAL:-}" ]; then
+  stage_start ctest
+  run_ctest
+  stage_end
+  stage_start vm
+  run_vm_tests
   stage_end
   stage_start asan-build
-  asan_build
+  san_build
   stage_end
 else
-  stage_start vm+asan-build
-  mkdir -p build-asan
-  asan_log=build-asan/asan-build.log
+  mkdir -p build-fuzz
+  san_log=build-fuzz/asan-build.log
+  san_done=build-fuzz/asan-build.done
+  lint_log=build/lint.log
+  rm -f "$san_done"
+  # Each in a process group of its own (job control on while they fork), so
+  # that a failing stage stops the whole of them (on_exit).
+  set -m
   (
     renice -n 19 -p "$BASHPID" >/dev/null
     t0=$(date +%s)
     rc=0
-    asan_build || rc=$?
-    echo "test.sh: asan-build (beside the VM tests) took $(($(date +%s) - t0)) s, exit $rc"
+    san_build || rc=$?
+    echo "test.sh: asan-build (beside ctest and the VM tests) took $(($(date +%s) - t0)) s, exit $rc"
+    touch "$san_done"
     exit "$rc"
-  ) >"$asan_log" 2>&1 &
-  asan_pid=$!
+  ) >"$san_log" 2>&1 &
+  san_pid=$!
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    # Not beside the sanitizer build: the two would share the idle core,
+    # and the asan-ctest stage waits for the build.
+    while [ ! -e "$san_done" ]; do sleep 5; done
+    t0=$(date +%s)
+    rc=0
+    run_lint || rc=$?
+    echo "test.sh: lint (in the background) took $(($(date +%s) - t0)) s, exit $rc"
+    exit "$rc"
+  ) >"$lint_log" 2>&1 &
+  lint_pid=$!
+  set +m
+  background_pids=("$san_pid" "$lint_pid")
+  stage_start ctest
+  run_ctest
+  stage_end
+  stage_start vm+asan-build
   vm_t0=$(date +%s)
   vm_rc=0
-  "${sudo_cmd[@]}" ctest --preset default -j 1 --timeout 600 -L '^vm$' || vm_rc=$?
+  run_vm_tests || vm_rc=$?
   echo "test.sh: vm (beside the ASan build) took $(($(date +%s) - vm_t0)) s, exit $vm_rc"
-  asan_rc=0
-  wait "$asan_pid" || asan_rc=$?
-  echo "test.sh: the ASan build's output ($asan_log):"
-  cat "$asan_log"
-  if [ "$vm_rc" -ne 0 ] || [ "$asan_rc" -ne 0 ]; then
-    echo "test.sh: vm tests exit $vm_rc, ASan build exit $asan_rc" >&2
+  san_rc=0
+  wait "$san_pid" || san_rc=$?
+  background_pids=("$lint_pid")
+  echo "test.sh: the ASan build's output ($san_log):"
+  cat "$san_log"
+  if [ "$vm_rc" -ne 0 ] || [ "$san_rc" -ne 0 ]; then
+    echo "test.sh: vm tests exit $vm_rc, ASan build exit $san_rc" >&2
     exit 1
   fi
   stage_end
 fi
+# The report as Chromium rendered it (tests/html): kept for a look.
+ls -l build/test-artifacts/ 2>/dev/null || true
+
+# The unit tests (label unit) under clang's ASan+UBSan, from build-fuzz/.
 stage_start asan-ctest
-ctest --preset asan -j "$jobs"
+ctest --preset fuzz -j "$jobs"
 stage_end
 
-# libFuzzer targets (clang-14, build-fuzz/): every parser of outside input,
-# 15 s each, two at a time; fails on any crash and names its input
-# (tests/fuzz/README.md). About 5 minutes on 2 cores with the build.
+# libFuzzer targets (build-fuzz/, built above): every parser of outside
+# input, 15 s each, two at a time; fails on any crash and names its input
+# (tests/fuzz/README.md). About 2 minutes on 2 cores.
 stage_start fuzz
-scripts/fuzz.sh 15
+CKPT_FUZZ_NO_BUILD=1 scripts/fuzz.sh 15
 stage_end
 
-# clang-tidy only what changed since .ci/tidy-clean-at, closed over the
-# build's header dependencies (scripts/tidy_targets.py says what and why);
-# CKPT_LINT_FULL=1 checks every TU.
 stage_start lint
-if [ -n "${CKPT_LINT_FULL:-}" ]; then
-  scripts/lint.sh --full
+if [ -n "${CKPT_CI_SEQUENTIAL:-}" ]; then
+  run_lint
 else
-  scripts/lint.sh
+  lint_rc=0
+  wait "$lint_pid" || lint_rc=$?
+  background_pids=()
+  echo "test.sh: lint's output ($lint_log):"
+  cat "$lint_log"
+  if [ "$lint_rc" -ne 0 ]; then
+    echo "test.sh: lint exit $lint_rc" >&2
+    exit 1
+  fi
 fi
 stage_end
 stage_summary
