@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/above_max_note.h"
 #include "analysis/json_values.h"
 #include "analysis/nfs_crosscheck.h"
 #include "analysis/unrecognised_notice.h"
@@ -184,6 +185,8 @@ json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
   }
   json failures = json::array();
   for (const FailureRecord& f : c.failures) failures.push_back(failure_json(f));
+  json notes = json::array();
+  for (const std::string& n : above_max_notes(c)) notes.push_back(text(n));
   return {
       {"id", c.id},
       {"direction", to_string(c.direction)},
@@ -198,6 +201,7 @@ json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
       {"bottleneck", c.bottleneck.empty() ? json(nullptr) : text(c.bottleneck)},
       {"stages", std::move(stages)},
       {"absent_stages", std::move(absent)},
+      {"notes", std::move(notes)},
       {"failures", std::move(failures)},
       {"nfs", c.nfs ? checkpoint_nfs_json(*c.nfs) : json(nullptr)},
       {"gpu", c.gpu ? checkpoint_gpu_json(*c.gpu) : json(nullptr)},

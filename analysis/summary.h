@@ -32,6 +32,8 @@ namespace ckpt {
 //                                 "bandwidth_Bps", "max_Bps": number|null, "max_source",
 //                                 "fraction_of_max": number|null}],
 //                     "absent_stages": [names of kAllStages not measured],
+//                     "notes": [a sentence per stage above 1.05 of its maximum,
+//                               saying why (analysis/above_max_note.h)],
 //                     "failures": [{"kind", "time_ns", "evidence"}],
 //                     "nfs": null | {"servers": ["addr:port", ..], "io_rpcs", "io_bytes",
 //                             "rpc_ops": [RPC_OP, ..],

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/above_max_note.h"
 #include "analysis/format.h"
 #include "analysis/nfs_crosscheck.h"
 #include "analysis/summary.h"
@@ -127,7 +128,11 @@ void stage_row(std::string& out, const StageRecord& s, bool bottleneck) {
       kStageRow, bottleneck ? "*" : "", s.name, format_bytes(s.bytes), format_duration(s.busy_ns),
       s.exclusive_ns ? format_duration(*s.exclusive_ns) : "-", format_bandwidth(s.bandwidth_Bps()),
       s.max_Bps ? format_bandwidth(*s.max_Bps) : "unknown",
-      fraction ? format_percent(*fraction) : "-", fit_tail(source, kWidth - kStageFixedWidth));
+      fraction ? format_percent(*fraction) : "-",
+      // A calibration's date is what to read first ("calibrated 2026-12-02
+      // (memory copy, 2 threads)"); a sysfs path's end.
+      source.starts_with("calibrated ") ? fit_head(source, kWidth - kStageFixedWidth)
+                                        : fit_tail(source, kWidth - kStageFixedWidth));
 }
 
 // "p50 1.20 ms, p99 4.50 ms", or "-" when no RPC was timed.
@@ -156,6 +161,18 @@ void wrapped_line(std::string& out, const std::string& head, const std::vector<s
   }
   line.pop_back();
   out += line + "\n";
+}
+
+// A sentence's words, for wrapped_line.
+std::vector<std::string> words_of(std::string_view text) {
+  std::vector<std::string> words;
+  for (size_t at = 0; at < text.size();) {
+    size_t space = text.find(' ', at);
+    if (space == std::string_view::npos) space = text.size();
+    words.push_back(one_line(text.substr(at, space - at)));
+    at = space + 1;
+  }
+  return words;
 }
 
 // "a, b, c": each item but the last gets a comma; the last gets `end`.
@@ -240,6 +257,8 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
   for (const StageRecord& s : c.stages) {
     if (!known(s.name)) stage_row(out, s, s.name == c.bottleneck);
   }
+  for (const std::string& note : above_max_notes(c))
+    wrapped_line(out, "  note:", words_of(note), 8);
   via_line(out, c);
   if (c.nfs) nfs_line(out, *c.nfs);
   if (c.gpu) {
@@ -273,15 +292,7 @@ void unrecognised_lines(std::string& out, const std::optional<UnrecognisedIoReco
     const std::string flags = include_flags(f);
     if (!flags.empty()) out += "      include with " + one_line(flags) + "\n";
   }
-  std::vector<std::string> words;
-  const std::string hint = unrecognised_hint();
-  for (size_t at = 0; at < hint.size();) {
-    size_t space = hint.find(' ', at);
-    if (space == std::string::npos) space = hint.size();
-    words.push_back(hint.substr(at, space - at));
-    at = space + 1;
-  }
-  wrapped_line(out, " ", words, 2);
+  wrapped_line(out, " ", words_of(unrecognised_hint()), 2);
 }
 
 // The eBPF cross-check of one mount, when the probes ran for it: a verdict,

@@ -14,7 +14,7 @@ namespace {
 class NoMaxima : public MaximaProvider {
  public:
   StageMax host_io(Direction, const std::vector<FileId>&) override { return {}; }
-  StageMax serialize() override { return {}; }
+  StageMax serialize(size_t /*threads*/) override { return {}; }
   StageMax transport(const std::string&) override { return {}; }
 };
 

@@ -108,6 +108,21 @@ int calibrate_storage_command(const CalibrateStorageOptions& options);
 Expected<StorageCalibration> calibrate_storage(const CalibrateStorageOptions& options,
                                                nlohmann::json* report);
 
+// `calibrate --memory`: the node's memory-copy bandwidth, the serialize
+// stage's ceiling, kept in the maxima file beside the mounts.
+struct CalibrateMemoryOptions {
+  uint64_t bytes = 256ull << 20;  // --bytes: copied per round
+  unsigned rounds = 5;            // --rounds: timed rounds (the best is kept)
+  unsigned threads = 0;           // --threads: 0 = every CPU it may run on
+  std::string out_path;           // -o: the JSON result ("" = standard output)
+  std::string maxima_file;        // "" = maxima_file_for_writing()
+};
+int calibrate_memory_command(const CalibrateMemoryOptions& options);
+// Measures and saves, saying on stderr what it measured; `report` (when
+// given) gets the JSON result. An error says what stopped it.
+Expected<MemoryCalibration> calibrate_memory(const CalibrateMemoryOptions& options,
+                                             nlohmann::json* report);
+
 struct DemoOptions {
   std::string dir;  // where the workload writes; a temp dir by default
   std::string shard_size = "32M";

@@ -65,6 +65,29 @@ void calibrate_demo_dir(const TraceFlags& flags, const std::string& dir) {
                     where.string(), c.error().message));
 }
 
+// The serialize stage's maximum, so that it gets a fraction too: the node's
+// memory-copy calibration when there is one, else a short one now (a second
+// or two). A failure is a warning: serialize's maximum is then unknown.
+void calibrate_demo_memory(const TraceFlags& flags) {
+  if (auto config = load_effective_config(flags); config && config->maxima.serialize_Bps) {
+    fmt::print(stderr, "ckptscope demo: the serialize maximum comes from {}\n", config->source);
+    return;
+  }
+  auto known = CalibratedMaxima::for_this_process([](const std::string& m) { warn("demo: " + m); });
+  if (auto m = known->memory()) {
+    fmt::print(stderr,
+               "ckptscope demo: the memory copy was calibrated on {}: one thread {} (ckptscope "
+               "calibrate --memory measures it again)\n",
+               m->date, format_bandwidth(m->one_thread_Bps));
+    return;
+  }
+  CalibrateMemoryOptions o;
+  o.rounds = 3;
+  if (auto m = calibrate_memory(o, nullptr); !m)
+    warn(fmt::format("demo: calibrating the memory copy failed: {}; serialize's maximum is unknown",
+                     m.error().message));
+}
+
 }  // namespace
 
 int demo_command(const TraceFlags& flags, const DemoOptions& demo) {
@@ -94,6 +117,7 @@ int demo_command(const TraceFlags& flags, const DemoOptions& demo) {
                                       "200",
                                       "--fsync"};
   calibrate_demo_dir(flags, dir);
+  calibrate_demo_memory(flags);
   fmt::print(stderr, "ckptscope demo: {} checkpoints of {} x {} shards in {}, saved then loaded\n",
              demo.checkpoints, demo.shards, demo.shard_size, dir);
   RunOptions run;

@@ -251,20 +251,25 @@ void add_calibrate_command(CLI::App& app, CommandList& commands) {
     CalibrateOptions calibrate;
     std::string size = "1G";
     CalibrateStorageOptions storage;
-    std::string bytes = "1G";
+    CalibrateMemoryOptions memory;
+    bool use_memory = false;
+    std::string bytes;  // --storage: 1G, --memory: 256M
     std::string block = "1M";
   };
   auto o = std::make_shared<Options>();
   auto* calibrate_cmd = app.add_subcommand(
       "calibrate",
       "measure each GPU's copy bandwidth (large pinned copies) for the gpu_copy stage's maxima, "
-      "or with --storage DIR the mount's write and read bandwidth for host_io's");
+      "with --storage DIR the mount's write and read bandwidth for host_io's, or with --memory "
+      "the node's memory-copy bandwidth for serialize's");
   auto* device =
       calibrate_cmd->add_option("--device", o->calibrate.device, "one GPU (default: every GPU)")
           ->check(number_in(0, 1023));
   auto* size = calibrate_cmd->add_option("--size", o->size, "bytes per copy (default 1G)");
   auto* rounds =
-      calibrate_cmd->add_option("--rounds", o->calibrate.rounds, "timed copies each way (median)")
+      calibrate_cmd
+          ->add_option("--rounds", o->calibrate.rounds,
+                       "timed copies each way, the median kept (--memory: timed rounds, the best)")
           ->check(number_in(1, 100));
   calibrate_cmd->add_option("-o,--output", o->calibrate.out_path,
                             "write the result (JSON) here (default: standard output)");
@@ -278,11 +283,23 @@ void add_calibrate_command(CLI::App& app, CommandList& commands) {
                        "for run, attach, demo and the exporter (docs/calibrate.md)")
           ->check(CLI::ExistingDirectory);
   storage->excludes(device)->excludes(size)->excludes(rounds);
+  auto* memory =
+      calibrate_cmd
+          ->add_flag("--memory", o->use_memory,
+                     "measure the node's memory-copy bandwidth instead (one thread, then every "
+                     "CPU), the serialize stage's maximum, kept in the same maxima file")
+          ->excludes(device)
+          ->excludes(size)
+          ->excludes(storage);
+  auto* bytes_opt = calibrate_cmd->add_option(
+      "--bytes", o->bytes,
+      "--storage: bytes written in all, then read back (default 1G); twice as much must be "
+      "free. --memory: bytes copied a round (default 256M)");
   calibrate_cmd
-      ->add_option("--bytes", o->bytes,
-                   "--storage: bytes written in all, then read back (default 1G); twice as much "
-                   "must be free")
-      ->needs(storage);
+      ->add_option("--threads", o->memory.threads,
+                   "--memory: threads copying at once (default: every CPU it may run on)")
+      ->check(number_in(1u, 4096u))
+      ->needs(memory);
   calibrate_cmd
       ->add_option("--seconds", o->storage.seconds,
                    "--storage: at most this long, half for the writes and half for the reads "
@@ -302,44 +319,62 @@ void add_calibrate_command(CLI::App& app, CommandList& commands) {
                    "--storage: the config whose storage maxima to show beside the result")
       ->check(CLI::ExistingFile)
       ->needs(storage);
-  commands.push_back({calibrate_cmd, [o, storage] {
-                        auto sized = [](const char* flag, const std::string& text, uint64_t& out) {
-                          auto bytes = ckpt::notify::parse_size(text);
-                          if (!bytes || *bytes == 0) {
-                            fmt::print(stderr, "ckptscope calibrate: {} {}: {}\n", flag, text,
-                                       bytes ? "must be more than 0" : bytes.error().message);
-                            return false;
-                          }
-                          out = *bytes;
-                          return true;
-                        };
-                        if (*storage) {
-                          if (!sized("--bytes", o->bytes, o->storage.bytes) ||
-                              !sized("--block", o->block, o->storage.block_bytes))
-                            return 2;
-                          if (o->storage.block_bytes % 4096 != 0 ||
-                              o->storage.block_bytes > (1ull << 30)) {
-                            fmt::print(stderr,
-                                       "ckptscope calibrate: --block {}: must be a multiple of "
-                                       "4K (O_DIRECT's alignment), at most 1G\n",
-                                       o->block);
-                            return 2;
-                          }
-                          if (o->storage.bytes < o->storage.block_bytes * o->storage.streams) {
-                            fmt::print(stderr,
-                                       "ckptscope calibrate: --bytes {}: less than one --block "
-                                       "{} for each of --streams {}\n",
-                                       o->bytes, o->block, o->storage.streams);
-                            return 2;
-                          }
-                          o->storage.out_path = o->calibrate.out_path;
-                          return calibrate_storage_command(o->storage);
-                        }
-                        uint64_t bytes = 0;
-                        if (!sized("--size", o->size, bytes)) return 2;
-                        o->calibrate.bytes = bytes;
-                        return calibrate_command(o->calibrate);
-                      }});
+  commands.push_back(
+      {calibrate_cmd, [o, storage, memory, bytes_opt] {
+         auto sized = [](const char* flag, const std::string& text, uint64_t& out) {
+           auto bytes = ckpt::notify::parse_size(text);
+           if (!bytes || *bytes == 0) {
+             fmt::print(stderr, "ckptscope calibrate: {} {}: {}\n", flag, text,
+                        bytes ? "must be more than 0" : bytes.error().message);
+             return false;
+           }
+           out = *bytes;
+           return true;
+         };
+         if (*bytes_opt && !*storage && !*memory) {
+           fmt::print(stderr, "ckptscope calibrate: --bytes: for --storage or --memory\n");
+           return 2;
+         }
+         if (*memory) {
+           if (*bytes_opt && !sized("--bytes", o->bytes, o->memory.bytes)) return 2;
+           if (o->memory.bytes < (1ull << 20)) {
+             fmt::print(stderr,
+                        "ckptscope calibrate: --bytes {}: at least 1M for "
+                        "--memory, and far more than the caches hold\n",
+                        o->bytes);
+             return 2;
+           }
+           o->memory.rounds = static_cast<unsigned>(o->calibrate.rounds);
+           o->memory.out_path = o->calibrate.out_path;
+           return calibrate_memory_command(o->memory);
+         }
+         if (*storage) {
+           if ((*bytes_opt && !sized("--bytes", o->bytes, o->storage.bytes)) ||
+               !sized("--block", o->block, o->storage.block_bytes))
+             return 2;
+           if (o->storage.block_bytes % 4096 != 0 || o->storage.block_bytes > (1ull << 30)) {
+             fmt::print(stderr,
+                        "ckptscope calibrate: --block {}: must be a multiple of "
+                        "4K (O_DIRECT's alignment), at most 1G\n",
+                        o->block);
+             return 2;
+           }
+           if (o->storage.bytes < o->storage.block_bytes * o->storage.streams) {
+             fmt::print(stderr,
+                        "ckptscope calibrate: --bytes {}: less than one --block "
+                        "{} for each of --streams {}\n",
+                        o->bytes.empty() ? "1G (the default)" : o->bytes, o->block,
+                        o->storage.streams);
+             return 2;
+           }
+           o->storage.out_path = o->calibrate.out_path;
+           return calibrate_storage_command(o->storage);
+         }
+         uint64_t bytes = 0;
+         if (!sized("--size", o->size, bytes)) return 2;
+         o->calibrate.bytes = bytes;
+         return calibrate_command(o->calibrate);
+       }});
 }
 
 void add_demo_command(CLI::App& app, CommandList& commands) {

@@ -1,7 +1,8 @@
-// The calibrated storage maxima in real traces: what `calibrate --storage`
-// measured of a mount becomes the host_io maximum of checkpoints on it in
-// `run`'s trace, summary and report, and in `demo`'s table; a maxima file
-// that cannot be read is a warning naming it, and the run goes on.
+// The calibrated maxima in real traces: what `calibrate --storage` measured
+// of a mount becomes the host_io maximum of checkpoints on it in `run`'s
+// trace, summary and report, and in `demo`'s table; what `calibrate
+// --memory` measured becomes serialize's; a maxima file that cannot be read
+// is a warning naming it, and the run goes on.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -92,8 +93,66 @@ TEST(CalibratedMaxima, AMalformedMaximaFileIsAWarningNamingItAndTheJobRuns) {
       }
 }
 
+// `calibrate --memory` gives serialize its maximum: one thread's copy rate
+// for a checkpoint one thread did, as the trace, summary and table say.
+TEST(CalibratedMaxima, RunsSerializeMaximumIsTheNodesMemoryCopy) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  const std::string maxima = dir / "maxima.json";
+  auto cal = run({kCkptscope, "calibrate", "--memory", "--bytes", "16M", "--rounds", "2"}, dir,
+                 env_for(maxima));
+  ASSERT_EQ(cal.code, 0) << cal.err;
+  const auto result = nlohmann::json::parse(cal.out);
+  const double one_thread = result["memory"]["one_thread_Bps"];
+  EXPECT_GT(one_thread, 0);
+  EXPECT_EQ(result["rounds"]["one_thread_Bps"].size(), 2u);
+  EXPECT_EQ(read_json(maxima)["memory"], result["memory"]);
+
+  std::vector<std::string> argv = {kCkptscope,   "run",   "--quiet",       "--trace",
+                                   dir / "t.db", "--log", dir / "job.log", "--"};
+  for (auto& a : small_checkpoint_job(dir)) argv.push_back(a);
+  auto r = run(argv, dir, env_for(maxima));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto s = run({kCkptscope, "summary", dir / "t.db", "--json"}, dir);
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto j = nlohmann::json::parse(s.out);
+  ASSERT_FALSE(j["checkpoints"].empty()) << s.out;
+  for (const auto& c : j["checkpoints"]) {
+    const auto* ser = stage(c, "serialize");
+    ASSERT_TRUE(ser) << c.dump();
+    EXPECT_THAT((*ser)["max_source"].get<std::string>(), StartsWith("calibrated 20"));
+    EXPECT_THAT((*ser)["max_source"].get<std::string>(), HasSubstr("(memory copy, 1 thread)"));
+    EXPECT_DOUBLE_EQ((*ser)["max_Bps"].get<double>(), one_thread);
+  }
+}
+
+TEST(CalibratedMaxima, CalibrateMemoryRefusesWhatItCannotMeasure) {
+  ScratchDir dir;
+  const std::string maxima = dir / "maxima.json";
+  auto small = run({kCkptscope, "calibrate", "--memory", "--bytes", "4K"}, dir, env_for(maxima));
+  EXPECT_EQ(small.code, 2);
+  EXPECT_THAT(small.err, HasSubstr("--bytes 4K: at least 1M for --memory"));
+  auto both = run({kCkptscope, "calibrate", "--memory", "--storage", dir.path().string()}, dir,
+                  env_for(maxima));
+  EXPECT_EQ(both.code, 2);
+  EXPECT_THAT(both.err, HasSubstr("excludes"));
+  auto threads = run({kCkptscope, "calibrate", "--threads", "2"}, dir, env_for(maxima));
+  EXPECT_EQ(threads.code, 2);
+  EXPECT_THAT(threads.err, HasSubstr("--threads requires --memory"));
+  auto bytes = run({kCkptscope, "calibrate", "--bytes", "1G"}, dir, env_for(maxima));
+  EXPECT_EQ(bytes.code, 2);
+  EXPECT_THAT(bytes.err, HasSubstr("--bytes: for --storage or --memory"));
+  std::ofstream(maxima) << "{\"version\": 1, \"mounts\": [";
+  auto bad_file = run({kCkptscope, "calibrate", "--memory", "--bytes", "2M"}, dir, env_for(maxima));
+  EXPECT_EQ(bad_file.code, 1);
+  EXPECT_THAT(bad_file.err, HasSubstr(maxima));
+  EXPECT_THAT(bad_file.err, HasSubstr("fix or remove it"));
+  EXPECT_FALSE(fs::exists(dir / "maxima.json.lock")) << "refused before measuring";
+}
+
 // scripts/demo.sh's promise: on a machine calibrated for nothing, the demo
-// measures its directory first and every host_io row has a fraction.
+// measures its directory and the memory copy first, and every host_io and
+// serialize row has a fraction.
 TEST(CalibratedMaxima, TheDemoCalibratesItsDirectoryAndShowsFractions) {
   REQUIRE_ROOT();
   ScratchDir dir;
@@ -108,17 +167,22 @@ TEST(CalibratedMaxima, TheDemoCalibratesItsDirectoryAndShowsFractions) {
   const auto file = read_json(maxima);
   ASSERT_EQ(file["mounts"].size(), 1u);
   EXPECT_EQ(file["mounts"][0]["bytes"], 256u << 20);
-  // The table: host_io's max and percentage, never "unknown".
+  EXPECT_TRUE(file["memory"].is_object()) << file.dump();
+  EXPECT_THAT(r.err, HasSubstr("saved the memory copy in " + maxima));
+  // The table: host_io's and serialize's max and percentage, never "unknown".
   size_t rows = 0;
   std::istringstream lines(r.err);
   for (std::string line; std::getline(lines, line);) {
-    if (line.find(" host_io ") == std::string::npos) continue;
+    // Stage rows: "  * serialize ..." or "    host_io ..." (summary_table.cpp).
+    if (line.size() < 14 || !line.starts_with("  ") ||
+        (line.compare(4, 8, "host_io ") != 0 && line.compare(4, 10, "serialize ") != 0))
+      continue;
     ++rows;
     EXPECT_THAT(line, HasSubstr("%")) << line;
     EXPECT_THAT(line, HasSubstr("calibrated 20")) << line;
     EXPECT_THAT(line, Not(HasSubstr("unknown"))) << line;
   }
-  EXPECT_EQ(rows, 2u) << r.err;  // one save, one load
+  EXPECT_EQ(rows, 4u) << r.err;  // one save, one load
 
   // Run again: the calibration is there, so the demo does not measure anew.
   auto again = run({kCkptscope, "demo", "--dir", dir / "demo", "--shards", "1", "--shard-size",
@@ -126,7 +190,9 @@ TEST(CalibratedMaxima, TheDemoCalibratesItsDirectoryAndShowsFractions) {
                    dir, env_for(maxima));
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_THAT(again.err, HasSubstr("was calibrated on "));
+  EXPECT_THAT(again.err, HasSubstr("the memory copy was calibrated on "));
   EXPECT_THAT(again.err, Not(HasSubstr("saved for ")));
+  EXPECT_THAT(again.err, Not(HasSubstr("saved the memory copy")));
 }
 
 }  // namespace

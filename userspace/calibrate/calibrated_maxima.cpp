@@ -39,7 +39,7 @@ bool CalibratedMaxima::refresh_files() {
     }
     if (now == files_[i].stamp) continue;
     changed = true;
-    files_[i] = Loaded{now, {}};
+    files_[i] = Loaded{now, {}, {}};
     if (now.stat_errno == ENOENT) continue;  // nothing calibrated there
     auto loaded = load_maxima_file(paths_[i]);
     if (!loaded) {
@@ -50,6 +50,7 @@ bool CalibratedMaxima::refresh_files() {
     for (const auto& s : (*loaded)->skipped)
       if (warn_) warn_("calibrated maxima: " + s);
     files_[i].mounts = std::move((*loaded)->mounts);
+    files_[i].memory = std::move((*loaded)->memory);
   }
   return changed;
 }
@@ -96,6 +97,14 @@ std::optional<StorageCalibration> CalibratedMaxima::for_device(uint64_t dev) {
   auto it = by_dev_.find(dev);
   if (it == by_dev_.end()) it = by_dev_.emplace(dev, lookup(dev)).first;
   return it->second;
+}
+
+std::optional<MemoryCalibration> CalibratedMaxima::memory() {
+  std::lock_guard lock(mu_);
+  if (refresh_files()) by_dev_.clear();
+  for (const auto& loaded : files_)
+    if (loaded.memory) return loaded.memory;
+  return std::nullopt;
 }
 
 }  // namespace ckpt

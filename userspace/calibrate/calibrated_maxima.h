@@ -37,6 +37,8 @@ class CalibratedMaxima {
   // The entry for a file on `dev`; the newest when several mounts of the
   // device have one.
   std::optional<StorageCalibration> for_device(uint64_t dev);
+  // The node's memory-copy calibration: the first file's that has one.
+  std::optional<MemoryCalibration> memory();
 
  private:
   struct Stamp {
@@ -50,6 +52,7 @@ class CalibratedMaxima {
   struct Loaded {
     Stamp stamp;
     std::vector<StorageCalibration> mounts;
+    std::optional<MemoryCalibration> memory;
   };
   // Re-reads the files that changed; true when any did.
   bool refresh_files();

@@ -178,6 +178,58 @@ Expected<StorageCalibration> calibration_from_json(const json& j, std::string_vi
   return c;
 }
 
+double MemoryCalibration::ceiling_Bps(size_t stage_threads) const {
+  const double each = one_thread_Bps * static_cast<double>(std::max<size_t>(1, stage_threads));
+  return std::min(each, std::max(one_thread_Bps, all_threads_Bps));
+}
+
+std::string MemoryCalibration::max_source(size_t stage_threads) const {
+  const size_t n = std::max<size_t>(1, stage_threads);
+  return fmt::format("calibrated {} (memory copy, {} thread{})", date.substr(0, 10), n,
+                     n == 1 ? "" : "s");
+}
+
+json to_json(const MemoryCalibration& m) {
+  return {{"one_thread_Bps", m.one_thread_Bps},
+          {"all_threads_Bps", m.all_threads_Bps},
+          {"threads", m.threads},
+          {"bytes", m.bytes},
+          {"rounds", m.rounds},
+          {"date", m.date},
+          {"tool_version", m.tool_version}};
+}
+
+Expected<MemoryCalibration> memory_calibration_from_json(const json& j, std::string_view where) {
+  if (!j.is_object()) return make_error(fmt::format("{}: must be an object", where));
+  Fields f{j, where};
+  MemoryCalibration m;
+  auto one = f.rate("one_thread_Bps");
+  if (!one) return one.error();
+  auto all = f.rate("all_threads_Bps");
+  if (!all) return all.error();
+  m.one_thread_Bps = *one;
+  m.all_threads_Bps = *all;
+  for (auto [key, out] : {std::pair{"threads", &m.threads}, {"rounds", &m.rounds}}) {
+    auto v = f.count(key);
+    if (!v) return v.error();
+    if (*v == 0 || *v > 1'000'000) return f.bad(key, "must be a whole number from 1 to 1000000");
+    *out = static_cast<unsigned>(*v);
+  }
+  auto bytes = f.count("bytes");
+  if (!bytes) return bytes.error();
+  m.bytes = *bytes;
+  auto date = f.text("date", true);
+  if (!date) return date.error();
+  if (!is_iso8601_utc(*date))
+    return f.bad("date",
+                 fmt::format("must be a UTC time like 2026-12-02T10:11:12Z (got \"{}\")", *date));
+  m.date = *date;
+  auto version = f.text("tool_version", false);
+  if (!version) return version.error();
+  m.tool_version = *version;
+  return m;
+}
+
 Expected<MaximaFile> parse_maxima_file(std::string_view text, std::string_view origin) {
   auto doc = parse_json(text, origin);
   if (!doc) return doc.error();
@@ -202,13 +254,23 @@ Expected<MaximaFile> parse_maxima_file(std::string_view text, std::string_view o
     }
     out.mounts.push_back(std::move(*c));
   }
+  if (auto memory = doc->find("memory"); memory != doc->end()) {
+    auto m = memory_calibration_from_json(*memory, "/memory");
+    if (m)
+      out.memory = std::move(*m);
+    else
+      out.skipped.push_back(fmt::format("{}: {} (entry ignored)", origin, m.error().message));
+  }
   return out;
 }
 
-std::string maxima_file_text(const std::vector<StorageCalibration>& mounts) {
+std::string maxima_file_text(const std::vector<StorageCalibration>& mounts,
+                             const std::optional<MemoryCalibration>& memory) {
   json list = json::array();
   for (const auto& m : mounts) list.push_back(to_json(m));
-  return dump_json(json{{"version", kMaximaFileVersion}, {"mounts", list}}, 2) + "\n";
+  json doc{{"version", kMaximaFileVersion}, {"mounts", list}};
+  if (memory) doc["memory"] = to_json(*memory);
+  return dump_json(doc, 2) + "\n";
 }
 
 Expected<std::optional<MaximaFile>> load_maxima_file(const std::string& path) {
@@ -234,7 +296,12 @@ Expected<std::optional<MaximaFile>> load_maxima_file(const std::string& path) {
   return std::optional<MaximaFile>(std::move(*parsed));
 }
 
-Expected<void> save_calibration(const std::string& path, const StorageCalibration& c) {
+namespace {
+
+// Reads the file at `path` under its lock, lets `change` edit what it holds,
+// and puts the result in its place (a temporary file renamed over it).
+template <typename Change>
+Expected<void> update_maxima_file(const std::string& path, Change&& change) {
   const fs::path file(path);
   const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
   std::error_code ec;
@@ -251,19 +318,14 @@ Expected<void> save_calibration(const std::string& path, const StorageCalibratio
   if (!existing)
     return make_error(existing.error().message +
                       "; not replaced (fix or remove it, then calibrate again)");
-  std::vector<StorageCalibration> mounts;
-  if (*existing) mounts = std::move((*existing)->mounts);
-  std::erase_if(mounts, [&](const StorageCalibration& m) { return m.same_mount(c); });
-  mounts.push_back(c);
-  std::sort(mounts.begin(), mounts.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.mount_point, a.source, a.fs_type) <
-           std::tie(b.mount_point, b.source, b.fs_type);
-  });
+  MaximaFile file_now;
+  if (*existing) file_now = std::move(**existing);
+  change(file_now);
   const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
   {
     Fd out{open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
     if (out.fd < 0) return make_error(fmt::format("{}: {}", tmp, errno_text(errno)));
-    const std::string text = maxima_file_text(mounts);
+    const std::string text = maxima_file_text(file_now.mounts, file_now.memory);
     size_t done = 0;
     while (done < text.size()) {
       ssize_t n = write(out.fd, text.data() + done, text.size() - done);
@@ -287,6 +349,23 @@ Expected<void> save_calibration(const std::string& path, const StorageCalibratio
     return make_error(fmt::format("rename {} to {}: {}", tmp, path, errno_text(err)));
   }
   return {};
+}
+
+}  // namespace
+
+Expected<void> save_calibration(const std::string& path, const StorageCalibration& c) {
+  return update_maxima_file(path, [&c](MaximaFile& f) {
+    std::erase_if(f.mounts, [&](const StorageCalibration& m) { return m.same_mount(c); });
+    f.mounts.push_back(c);
+    std::sort(f.mounts.begin(), f.mounts.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.mount_point, a.source, a.fs_type) <
+             std::tie(b.mount_point, b.source, b.fs_type);
+    });
+  });
+}
+
+Expected<void> save_calibration(const std::string& path, const MemoryCalibration& m) {
+  return update_maxima_file(path, [&m](MaximaFile& f) { f.memory = m; });
 }
 
 MaximaFileInputs maxima_file_inputs() {

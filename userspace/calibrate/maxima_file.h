@@ -12,7 +12,13 @@
 //                "bytes": 1073741824, "bytes_read": 1073741824,
 //                "block_bytes": 1048576, "write_seconds": 0.51,
 //                "read_seconds": 0.32, "direct": true, "io": "O_DIRECT",
-//                "date": "2026-12-02T10:11:12Z", "tool_version": "0.1.0"}]}
+//                "date": "2026-12-02T10:11:12Z", "tool_version": "0.1.0"}],
+//    "memory": {"one_thread_Bps": 1.1e10, "all_threads_Bps": 3.9e10, "threads": 16,
+//               "bytes": 268435456, "rounds": 5, "date": "2026-12-02T10:12:00Z",
+//               "tool_version": "0.1.0"}}
+//
+// "memory" (`ckptscope calibrate --memory`) is the node's, not a mount's: it
+// may be absent, and a file without it reads as before.
 #pragma once
 
 #include <cstdint>
@@ -57,10 +63,31 @@ struct StorageCalibration {
   [[nodiscard]] std::string max_source() const;
 };
 
+// The node's memory-copy bandwidth: the serialize stage's ceiling. Its
+// threads turn tensors into file bytes (or file bytes back into tensors),
+// and every byte crosses the CPU at least once as a copy; a copy of buffers
+// far larger than the caches is the fastest that can go (docs/calibrate.md).
+struct MemoryCalibration {
+  double one_thread_Bps = 0;   // bytes copied per second by one thread
+  double all_threads_Bps = 0;  // by `threads` threads at once, all together
+  unsigned threads = 0;        // the CPUs calibrate could run on
+  uint64_t bytes = 0;          // copied per round (split over the threads)
+  unsigned rounds = 0;         // timed rounds of each; the best is kept
+  std::string date;            // UTC, ISO 8601
+  std::string tool_version;
+
+  // The ceiling for a stage done by `stage_threads` threads: each copies at
+  // one thread's speed, and together no faster than all of them did.
+  [[nodiscard]] double ceiling_Bps(size_t stage_threads) const;
+  // "calibrated 2026-12-02 (memory copy, 2 threads)".
+  [[nodiscard]] std::string max_source(size_t stage_threads) const;
+};
+
 // A file's entries, and what was wrong with the ones left out (one line
 // each, naming the file and the entry).
 struct MaximaFile {
   std::vector<StorageCalibration> mounts;
+  std::optional<MemoryCalibration> memory;
   std::vector<std::string> skipped;
 };
 
@@ -74,7 +101,11 @@ Expected<StorageCalibration> calibration_from_json(const nlohmann::json& j, std:
 // JSON, no "mounts" list, a version this build does not read); a bad entry
 // is skipped and said in `skipped`.
 Expected<MaximaFile> parse_maxima_file(std::string_view text, std::string_view origin);
-std::string maxima_file_text(const std::vector<StorageCalibration>& mounts);
+nlohmann::json to_json(const MemoryCalibration& m);
+Expected<MemoryCalibration> memory_calibration_from_json(const nlohmann::json& j,
+                                                         std::string_view where);
+std::string maxima_file_text(const std::vector<StorageCalibration>& mounts,
+                             const std::optional<MemoryCalibration>& memory = std::nullopt);
 
 // Reads `path`; nullopt when there is no such file (nothing calibrated yet).
 Expected<std::optional<MaximaFile>> load_maxima_file(const std::string& path);
@@ -84,6 +115,8 @@ Expected<std::optional<MaximaFile>> load_maxima_file(const std::string& path);
 // file and two calibrations at once both land. An existing file that cannot
 // be read as a maxima file is left alone: an error names it and the problem.
 Expected<void> save_calibration(const std::string& path, const StorageCalibration& c);
+// The same for the node's memory calibration, replacing the one there.
+Expected<void> save_calibration(const std::string& path, const MemoryCalibration& m);
 
 // What decides where the file is: who runs, and their environment.
 struct MaximaFileInputs {

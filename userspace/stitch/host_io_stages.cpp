@@ -95,7 +95,7 @@ StageRecord HostIoStages::serialize_stage(const OpenCheckpoint& c, uint64_t byte
     }
   }
   s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
-  auto m = maxima_->serialize();
+  auto m = maxima_->serialize(threads.size());
   s.max_Bps = m.Bps;
   s.max_source = m.source;
   return s;

@@ -123,9 +123,12 @@ StageMax SystemMaxima::host_io(Direction direction, const std::vector<FileId>& f
   return StageMax{};
 }
 
-StageMax SystemMaxima::serialize() {
+StageMax SystemMaxima::serialize(size_t threads) {
   if (configured_.serialize_Bps)
     return StageMax{configured_.serialize_Bps, "config:maxima.serialize_bandwidth"};
+  if (calibrated_)
+    if (auto m = calibrated_->memory())
+      return StageMax{m->ceiling_Bps(threads), m->max_source(threads)};
   return StageMax{};
 }
 

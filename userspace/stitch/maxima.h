@@ -1,6 +1,7 @@
 // Each stage's maximum bandwidth and where it came from: the config file
-// first, then what `ckptscope calibrate --storage` measured of the mount
-// (host_io), then what the machine says about itself (sysfs), else unknown.
+// first, then what `ckptscope calibrate` measured (the mount for host_io,
+// the node's memory copy for serialize), then what the machine says about
+// itself (sysfs), else unknown.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,9 @@ class MaximaProvider {
   virtual ~MaximaProvider() = default;
   // host_io: the storage the files live on, for the direction of the checkpoint.
   virtual StageMax host_io(Direction direction, const std::vector<FileId>& files) = 0;
-  virtual StageMax serialize() = 0;
+  // serialize: the CPU copying the checkpoint's bytes, on `threads` threads
+  // (those that did its I/O).
+  virtual StageMax serialize(size_t threads) = 0;
   // transport: the link a storage connection leaves by ("addr:port" local end).
   virtual StageMax transport(const std::string& local_endpoint) = 0;
   // gpu_copy: the link between host and the GPUs at these PCI addresses.
@@ -35,9 +38,9 @@ class MaximaProvider {
   }
 };
 
-// Config values, then (host_io) the calibration of the mount the files are
-// on, then sysfs discovery: PCIe link of the block device's controller for
-// host_io, NIC speed for transport.
+// Config values, then the calibrations (host_io: the mount the files are on;
+// serialize: the node's memory copy), then sysfs discovery: PCIe link of the
+// block device's controller for host_io, NIC speed for transport.
 class SystemMaxima : public MaximaProvider {
  public:
   explicit SystemMaxima(ConfiguredMaxima configured, std::string sysfs_root = "/sys",
@@ -47,7 +50,9 @@ class SystemMaxima : public MaximaProvider {
         calibrated_(std::move(calibrated)) {}
 
   StageMax host_io(Direction direction, const std::vector<FileId>& files) override;
-  StageMax serialize() override;
+  // maxima.serialize_bandwidth, else the memory-copy calibration: one
+  // thread's copy rate times `threads`, at most all CPUs' together.
+  StageMax serialize(size_t threads) override;
   StageMax transport(const std::string& local_endpoint) override;
   // maxima.gpu_{d2h,h2d}_bandwidth (`ckptscope calibrate` measures them),
   // else the GPU's own PCIe link (current_link_speed x width in sysfs).

@@ -210,10 +210,11 @@ TEST(SummaryJsonTest, CheckpointMatchesTheContract) {
   EXPECT_EQ(keys_of(c), (std::set<std::string>{"id", "direction", "start_ns", "end_ns", "bytes",
                                                "files", "bottleneck", "stages", "failures",
                                                "duration_ns", "start_offset_ns", "absent_stages",
-                                               "nfs", "gpu", "bytes_by_via"}));
+                                               "nfs", "gpu", "bytes_by_via", "notes"}));
   EXPECT_EQ(c["bytes_by_via"], json::object()) << "the trace does not say";
   EXPECT_TRUE(c["nfs"].is_null());
   EXPECT_TRUE(c["gpu"].is_null());
+  EXPECT_EQ(c["notes"], json::array()) << "no stage above its maximum";
   EXPECT_EQ(c["id"], 1);
   EXPECT_EQ(c["direction"], "save");
   EXPECT_EQ(c["start_ns"], 11 * kSec);
@@ -937,6 +938,16 @@ TEST(SummaryTableTest, FitsInOneHundredColumns) {
   ASSERT_NE(gpu, nullptr);
   EXPECT_THAT(*gpu, HasSubstr("  ..."));  // the source keeps its tail
   EXPECT_THAT(*gpu, HasSubstr("/net/eth0/speed"));
+}
+
+TEST(SummaryTableTest, ACalibratedSourceKeepsItsDateWhenCut) {
+  Trace t = known_trace();
+  t.checkpoints[0].stages[0].max_source = "calibrated 2026-12-02 (memory copy, 12 threads)";
+  const auto lines = lines_of(summary_table(t));
+  const std::string* row = find_line(lines, "    gpu_copy");
+  ASSERT_NE(row, nullptr);
+  EXPECT_LE(columns(*row), 100u) << *row;
+  EXPECT_THAT(*row, ::testing::EndsWith("  calibrated 2026-12-02...")) << *row;
 }
 
 // The lines from the one starting with `start` up to (not including) the next

@@ -120,6 +120,82 @@ TEST(MaximaFile, SavingReplacesTheSameMountsEntryAndKeepsOthers) {
   EXPECT_EQ(files, 2u);
 }
 
+MemoryCalibration memory(double one_thread_Bps) {
+  MemoryCalibration m;
+  m.one_thread_Bps = one_thread_Bps;
+  m.all_threads_Bps = 3 * one_thread_Bps;
+  m.threads = 16;
+  m.bytes = 256u << 20;
+  m.rounds = 5;
+  m.date = "2026-12-02T10:12:00Z";
+  m.tool_version = "0.1.0";
+  return m;
+}
+
+TEST(MaximaFile, TheNodesMemoryCopyRoundTripsBesideTheMounts) {
+  auto parsed = parse_maxima_file(maxima_file_text({entry("/data", 1e9)}, memory(1.1e10)), "t");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_TRUE(parsed->memory);
+  EXPECT_EQ(to_json(*parsed->memory), to_json(memory(1.1e10)));
+  EXPECT_EQ(parsed->mounts.size(), 1u);
+  // A file from before --memory has none, and reads as it did.
+  auto older = parse_maxima_file(maxima_file_text({entry("/data", 1e9)}), "t");
+  ASSERT_TRUE(older) << older.error().message;
+  EXPECT_FALSE(older->memory);
+  EXPECT_EQ(nlohmann::json::parse(maxima_file_text({})).count("memory"), 0u);
+}
+
+TEST(MaximaFile, ABadMemoryEntryIsSkippedSayingWhichFieldAndTheMountsKept) {
+  for (auto [key, value, why] :
+       {std::tuple{"one_thread_Bps", nlohmann::json(0),
+                   "/memory/one_thread_Bps: must be a positive"},
+        {"all_threads_Bps", nlohmann::json("fast"), "/memory/all_threads_Bps: must be a positive"},
+        {"threads", nlohmann::json(0), "/memory/threads: must be a whole number from 1"},
+        {"rounds", nlohmann::json(-1), "/memory/rounds: must be a whole number"},
+        {"date", nlohmann::json("today"), "/memory/date: must be a UTC time"}}) {
+    nlohmann::json doc =
+        nlohmann::json::parse(maxima_file_text({entry("/data", 1e9)}, memory(1e10)));
+    doc["memory"][key] = value;
+    auto parsed = parse_maxima_file(doc.dump(), "F");
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    EXPECT_FALSE(parsed->memory) << key;
+    EXPECT_EQ(parsed->mounts.size(), 1u) << key;
+    ASSERT_EQ(parsed->skipped.size(), 1u) << key;
+    EXPECT_THAT(parsed->skipped[0], HasSubstr(std::string("F: ") + why)) << key;
+  }
+  auto not_object = parse_maxima_file(R"({"version": 1, "mounts": [], "memory": []})", "F");
+  ASSERT_TRUE(not_object);
+  ASSERT_EQ(not_object->skipped.size(), 1u);
+  EXPECT_THAT(not_object->skipped[0], HasSubstr("/memory: must be an object"));
+}
+
+TEST(MaximaFile, SavingTheMemoryCopyKeepsTheMountsAndTheMountsKeepIt) {
+  test::ScratchDir dir;
+  const std::string path = dir / "maxima.json";
+  ASSERT_TRUE(save_calibration(path, entry("/data", 1e9)));
+  ASSERT_TRUE(save_calibration(path, memory(1e10)));
+  ASSERT_TRUE(save_calibration(path, memory(2e10)));  // replaced, not added
+  ASSERT_TRUE(save_calibration(path, entry("/scratch", 2e9)));
+  auto loaded = load_maxima_file(path);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_TRUE(*loaded);
+  EXPECT_EQ((*loaded)->mounts.size(), 2u);
+  ASSERT_TRUE((*loaded)->memory);
+  EXPECT_EQ((*loaded)->memory->one_thread_Bps, 2e10);
+}
+
+TEST(MaximaFile, TheMemoryCeilingScalesWithTheStagesThreadsUpToAllCpus) {
+  const MemoryCalibration m = memory(1e10);  // all threads: 3e10
+  EXPECT_EQ(m.ceiling_Bps(1), 1e10);
+  EXPECT_EQ(m.ceiling_Bps(2), 2e10);
+  EXPECT_EQ(m.ceiling_Bps(8), 3e10);
+  EXPECT_EQ(m.ceiling_Bps(0), 1e10);
+  MemoryCalibration slow_all = m;
+  slow_all.all_threads_Bps = 0.5e10;  // a node whose CPUs share a slow bus
+  EXPECT_EQ(slow_all.ceiling_Bps(4), 1e10) << "never below one thread's own rate";
+  EXPECT_EQ(m.max_source(3), "calibrated 2026-12-02 (memory copy, 3 threads)");
+}
+
 TEST(MaximaFile, AFileThatIsNotOneIsNeitherReadNorReplaced) {
   test::ScratchDir dir;
   const std::string path = dir / "maxima.json";

@@ -197,7 +197,7 @@ class Maxima : public MaximaProvider {
   StageMax host_io(Direction, const std::vector<FileId>&) override {
     return StageMax{storage_Bps, storage_Bps ? "test:storage" : "unknown"};
   }
-  StageMax serialize() override { return {}; }
+  StageMax serialize(size_t /*threads*/) override { return {}; }
   StageMax transport(const std::string&) override {
     return StageMax{link_Bps, link_Bps ? "test:link" : "unknown"};
   }

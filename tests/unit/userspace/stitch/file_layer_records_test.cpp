@@ -35,7 +35,7 @@ constexpr uint64_t kPage = 4096;
 class FixedMaxima : public MaximaProvider {
  public:
   StageMax host_io(Direction, const std::vector<FileId>&) override { return {1e9, "test"}; }
-  StageMax serialize() override { return {std::nullopt, "unknown"}; }
+  StageMax serialize(size_t /*threads*/) override { return {std::nullopt, "unknown"}; }
   StageMax transport(const std::string&) override { return {1e9, "test"}; }
 };
 

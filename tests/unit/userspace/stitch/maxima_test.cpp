@@ -63,7 +63,7 @@ TEST_F(FakeSysfs, ConfigWinsAndUnknownSaysSo) {
   auto load = m.host_io(Direction::Load, {FileId{makedev(8, 1), 1}});
   EXPECT_FALSE(load.Bps);
   EXPECT_EQ(load.source, "unknown");
-  EXPECT_FALSE(m.serialize().Bps);
+  EXPECT_FALSE(m.serialize(1).Bps);
 }
 
 // Config, then the mount's calibration, then sysfs, then unknown; a
@@ -110,6 +110,35 @@ TEST_F(FakeSysfs, ResolutionOrderConfigThenCalibratedThenSysfs) {
   EXPECT_THAT(uncalibrated.host_io(Direction::Save, on_root).source,
               ::testing::HasSubstr("current_link_speed"));
   EXPECT_EQ(m.host_io(Direction::Save, {FileId{makedev(259, 1), 3}}).source, "unknown");
+}
+
+// serialize: the config's figure, else the node's memory copy, one thread's
+// rate per thread that did the checkpoint's I/O, at most all CPUs' together.
+TEST_F(FakeSysfs, SerializeIsTheConfigElseTheMemoryCopyScaledByItsThreads) {
+  MemoryCalibration mem;
+  mem.one_thread_Bps = 10e9;
+  mem.all_threads_Bps = 25e9;
+  mem.threads = 4;
+  mem.bytes = 256u << 20;
+  mem.rounds = 5;
+  mem.date = "2026-12-02T10:12:00Z";
+  std::ofstream(root_ / "maxima.json") << maxima_file_text({}, mem);
+  auto calibrated =
+      std::make_shared<CalibratedMaxima>(std::vector<std::string>{(root_ / "maxima.json").string()},
+                                         (root_ / "mountinfo").string(), nullptr);
+  SystemMaxima m(ConfiguredMaxima{}, root_.string(), calibrated);
+  EXPECT_EQ(*m.serialize(1).Bps, 10e9);
+  EXPECT_EQ(m.serialize(1).source, "calibrated 2026-12-02 (memory copy, 1 thread)");
+  EXPECT_EQ(*m.serialize(2).Bps, 20e9);
+  EXPECT_EQ(m.serialize(2).source, "calibrated 2026-12-02 (memory copy, 2 threads)");
+  EXPECT_EQ(*m.serialize(3).Bps, 25e9) << "no faster than every CPU at once";
+  EXPECT_EQ(*m.serialize(0).Bps, 10e9) << "a stage with no thread known is one thread's";
+
+  ConfiguredMaxima configured;
+  configured.serialize_Bps = 3e9;
+  SystemMaxima with_config(configured, root_.string(), calibrated);
+  EXPECT_EQ(*with_config.serialize(2).Bps, 3e9);
+  EXPECT_EQ(with_config.serialize(2).source, "config:maxima.serialize_bandwidth");
 }
 
 TEST_F(FakeSysfs, NicSpeed) {

@@ -29,7 +29,7 @@ class Maxima : public MaximaProvider {
     return d == Direction::Save ? StageMax{1e9, "test:storage-write"}
                                 : StageMax{2e9, "test:storage-read"};
   }
-  StageMax serialize() override { return {}; }
+  StageMax serialize(size_t /*threads*/) override { return {}; }
   StageMax transport(const std::string&) override { return StageMax{transport_Bps, "test:link"}; }
   std::optional<double> transport_Bps = 4e9;
 };

@@ -21,7 +21,7 @@ class FixedMaxima : public MaximaProvider {
     return d == Direction::Save ? StageMax{write_Bps, "test:write"}
                                 : StageMax{read_Bps, "test:read"};
   }
-  StageMax serialize() override {
+  StageMax serialize(size_t /*threads*/) override {
     return StageMax{serialize_Bps, serialize_Bps ? "test:ser" : "unknown"};
   }
   StageMax transport(const std::string&) override { return StageMax{transport_Bps, "test:link"}; }

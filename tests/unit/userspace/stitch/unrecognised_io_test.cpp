@@ -18,7 +18,7 @@ constexpr uint64_t kMiB = 1 << 20;
 class NoMaxima : public MaximaProvider {
  public:
   StageMax host_io(Direction, const std::vector<FileId>&) override { return {}; }
-  StageMax serialize() override { return {}; }
+  StageMax serialize(size_t /*threads*/) override { return {}; }
   StageMax transport(const std::string&) override { return {}; }
 };
 
