@@ -112,6 +112,9 @@ struct IoEvent {
   uint64_t requested = 0;  // count argument when the call has one
   FileId file;             // the file's identity when known
   bool is_directory = false;
+  // A copy's end that is neither a regular file nor a directory (a
+  // sendfile's socket, a splice's pipe): it holds no file data.
+  bool not_a_file = false;
   std::string path;    // absolute when it could be resolved
   std::string path2;   // rename: the new name
   uint32_t flags = 0;  // open(2) flags, or the AT_/RENAME_ flags of a path call

@@ -134,6 +134,7 @@ void JobIoSource::on_copy(const ckpt_copy_record& r) {
   read.cpu_window_end_ns = r.hdr.start_ns;
   read.file = FileId{kernel_dev_to_user(r.src_dev), r.src_ino};
   read.is_directory = r.src_type == CKPT_FT_DIRECTORY;
+  read.not_a_file = r.src_type == CKPT_FT_UNKNOWN;
   read.path = resolver_.path_of(r.hdr.tgid, r.src_fd, read.file);
 
   IoEvent write = read;
@@ -142,6 +143,7 @@ void JobIoSource::on_copy(const ckpt_copy_record& r) {
   write.cpu_window_start_ns = r.hdr.start_ns;
   write.file = FileId{kernel_dev_to_user(r.dst_dev), r.dst_ino};
   write.is_directory = r.dst_type == CKPT_FT_DIRECTORY;
+  write.not_a_file = r.dst_type == CKPT_FT_UNKNOWN;
   write.path = resolver_.path_of(r.hdr.tgid, r.dst_fd, write.file);
   write.copy_source = read.file;
   emit(std::move(read));

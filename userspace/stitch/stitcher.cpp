@@ -175,8 +175,9 @@ void Stitcher::note_unrecognised(const IoEvent& ev) {
   if (!count_unrecognised_) return;
   // What the kernel sums for a file ruled out (bpf/jobio.h
   // ckpt_other_io_record), from the calls it recorded before it knew:
-  // successful reads and writes of regular files, not page faults.
-  if ((ev.op == IoOp::Read || ev.op == IoOp::Write) && !ev.is_directory) {
+  // successful reads and writes of regular files, not page faults. A
+  // copy's other end (a sendfile's socket) is no file at all.
+  if ((ev.op == IoOp::Read || ev.op == IoOp::Write) && !ev.is_directory && !ev.not_a_file) {
     const uint64_t bytes = ev.bytes_moved();
     unrecognised_.add(ev.file, ev.path, ev.op == IoOp::Read ? bytes : 0,
                       ev.op == IoOp::Write ? bytes : 0);
@@ -210,10 +211,19 @@ void Stitcher::on_proc(const ProcEvent& ev) {
   }
 }
 
+void Stitcher::set_verdict(const FileId& file, bool is_checkpoint) {
+  file_is_checkpoint_[file] = is_checkpoint;
+  // What was counted as unrecognised before the file was known to be a
+  // checkpoint's was the checkpoint's. Said here, where a verdict is made,
+  // not at every call: a stat or unlink in a checkpoint directory is the
+  // checkpoint's call without making its file a checkpoint file.
+  if (is_checkpoint) unrecognised_.recognised(file);
+}
+
 void Stitcher::decide(const FileId& file, bool is_checkpoint, bool tell_always) {
-  auto [it, inserted] = file_is_checkpoint_.try_emplace(file, is_checkpoint);
-  const bool changed = inserted || it->second != is_checkpoint;
-  it->second = is_checkpoint;
+  auto it = file_is_checkpoint_.find(file);
+  const bool changed = it == file_is_checkpoint_.end() || it->second != is_checkpoint;
+  set_verdict(file, is_checkpoint);
   if (verdict_listener_ && (changed || tell_always)) verdict_listener_(file, is_checkpoint);
 }
 
@@ -227,7 +237,7 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
       if (named_file && !ev.path2.empty()) {
         decide(ev.file, yes, false);
       } else {
-        file_is_checkpoint_[ev.file] = yes;
+        set_verdict(ev.file, yes);
       }
     }
     return yes;
@@ -242,7 +252,7 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
       if (named_file) {
         decide(ev.file, yes, true);
       } else {
-        file_is_checkpoint_[ev.file] = yes;
+        set_verdict(ev.file, yes);
       }
     }
     return yes;
@@ -255,7 +265,7 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
     if (named_file) {
       decide(ev.file, yes, false);
     } else {
-      file_is_checkpoint_.emplace(ev.file, yes);
+      set_verdict(ev.file, yes);
     }
     return yes;
   }
@@ -289,7 +299,6 @@ void Stitcher::on_io(IoEvent&& ev) {
     if (auto f = job_failure(ev)) out_failures_.push_back(std::move(*f));
     return;
   }
-  if (ev.file.known()) unrecognised_.recognised(ev.file);
   if (open_ && ev.start_ns > open_->last_activity_ns + config_.checkpoint.quiet_gap_ns)
     close_open();
   // A save followed at once by a load (or the reverse): data moving the

@@ -96,6 +96,7 @@ class Stitcher : public EventSink {
   void note_unrecognised(const IoEvent& ev);
   bool is_checkpoint_call(const IoEvent& ev);
   void decide(const FileId& file, bool is_checkpoint, bool tell_always);
+  void set_verdict(const FileId& file, bool is_checkpoint);
   static void count_mapped_pages(OpenCheckpoint& c, IoEvent& ev);
   [[nodiscard]] bool in_flight_within(const OpenCheckpoint& c) const;
   OpenCheckpoint* open_checkpoint() { return open_ ? &*open_ : nullptr; }

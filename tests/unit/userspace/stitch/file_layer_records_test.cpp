@@ -162,6 +162,31 @@ class FileLayerRecordsTest : public ::testing::Test {
   JobIoSource source_;
 };
 
+// sendfile(socket, checkpoint): the upload of a checkpoint. Its destination
+// half is a socket, which holds no file data: no unrecognised I/O.
+TEST_F(FileLayerRecordsTest, ASocketAtTheOtherEndOfACopyIsNoUnrecognisedFile) {
+  constexpr uint64_t kSocketIno = 900;
+  ckpt_copy_record r =
+      copy_record(kInoA, kSocketIno, 10 * kMs, 12 * kMs, 32 * kMiB, CKPT_VIA_SENDFILE);
+  r.dst_type = CKPT_FT_UNKNOWN;
+  feed(r);
+  auto cps = finish();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(file_of(cps[0], kShardA).bytes_read, 32 * kMiB);
+  const UnrecognisedIoRecord io = stitcher_.unrecognised_io();
+  EXPECT_EQ(io.bytes(), 0u) << "a socket is no file";
+  EXPECT_EQ(io.files, 0u);
+  // A regular file at the other end is one.
+  ckpt_copy_record to_file = copy_record(kInoA, kSocketIno, 20 * kMs, 22 * kMs, 32 * kMiB);
+  Stitcher again(Config::defaults(), std::make_shared<FixedMaxima>(),
+                 StageAvailability{.job_io = true});
+  PathResolver resolver;
+  JobIoSource source(again, resolver);
+  source.on_record(&to_file, sizeof(to_file));
+  again.finish();
+  EXPECT_EQ(again.unrecognised_io().bytes_written, 32 * kMiB);
+}
+
 TEST_F(FileLayerRecordsTest, AFoldedRecordOfAHundredSmallWritesCountsEveryCall) {
   // 100 writes of 4 KiB, 2 us each, one every 10 us from t = 10 ms: the last
   // starts at 10.990 ms and ends at 10.992 ms. Between them the thread

@@ -178,6 +178,24 @@ TEST_F(UnrecognisedIoTest, CheckpointsExcludedFilesAndPageFaultsAreLeftOut) {
   ASSERT_EQ(s.take_checkpoints().size(), 1u);
 }
 
+// A stat or unlink inside a checkpoint directory is the checkpoint's call,
+// but does not make the file it names a checkpoint file: what went through
+// that file stays unrecognised.
+TEST_F(UnrecognisedIoTest, AStatOrUnlinkInACheckpointDirectoryKeepsAFilesBytes) {
+  Stitcher s = make();
+  const std::string notes = "/job/checkpoint-500/notes.dat";
+  const FileId id{42, 9};
+  open(s, notes, id);
+  call(s, IoOp::Write, notes, id, 40 * kMiB);
+  call(s, IoOp::Stat, notes, id, 0);
+  call(s, IoOp::Unlink, notes, id, 0);
+  s.finish();
+  const UnrecognisedIoRecord r = s.unrecognised_io();
+  EXPECT_EQ(r.bytes_written, 40 * kMiB);
+  ASSERT_EQ(r.largest.size(), 1u);
+  EXPECT_EQ(r.largest[0].path, notes);
+}
+
 TEST_F(UnrecognisedIoTest, AFileRenamedToACheckpointNameWasRecognisedAfterAll) {
   Stitcher s = make();
   const std::string tmp = "/job/out/state.dat.partial";
