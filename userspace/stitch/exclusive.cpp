@@ -1,5 +1,7 @@
 #include "stitch/exclusive.h"
 
+#include <sys/sysmacros.h>
+
 #include <algorithm>
 #include <unordered_map>
 #include <utility>
@@ -23,6 +25,10 @@ FileSets by_file(const std::vector<StageSpan>& spans) {
   for (auto& [file, v] : iv) out.emplace(file, interval_set(std::move(v)));
   return out;
 }
+
+// A block device's file is on this node; anonymous devices (major 0: NFS,
+// FUSE, tmpfs, overlay) may be on the network.
+bool on_block_device(const FileId& f) { return major(static_cast<dev_t>(f.dev)) != 0; }
 
 const IntervalSet& of_file(const FileSets& sets, const FileId& file) {
   static const IntervalSet kNone;
@@ -66,16 +72,24 @@ void set_exclusive_times(std::vector<StageRecord>& stages, const StageSpans& spa
   const FileSets client = by_file(spans.of(kStageNfsClient));
   const FileSets queue = by_file(spans.of(kStageRpcQueue));
   const FileSets rtt = by_file(spans.of(kStageRpcRtt));
-  // Without NFS figures no file is known to go over the network, nor known
-  // not to: the transport is taken to carry them all (a FUSE or object-store
-  // client's connections to its storage endpoint).
+  // A file on a block device is local. Without NFS figures another file is
+  // not known to go over the network, nor known not to: the transport is
+  // taken to carry it (a FUSE or object-store client's connections to its
+  // storage endpoint).
   const bool no_nfs = client.empty() && queue.empty() && rtt.empty();
+  auto file_networked = [&](const FileId& f) {
+    if (client.count(f) > 0 || queue.count(f) > 0 || rtt.count(f) > 0) return true;
+    return no_nfs && !on_block_device(f);
+  };
   // A directory (FileId{}: its fsync, a mkdir) is on the network when any
   // of the files is.
-  const bool any_networked = no_nfs || !client.empty() || !queue.empty() || !rtt.empty();
+  bool any_networked = !no_nfs;
+  for (std::string_view stage : {kStageHostIo, kStageMetadata})
+    for (const auto& span : spans.of(stage))
+      if (!any_networked && span.file != FileId{} && file_networked(span.file))
+        any_networked = true;
   auto networked = [&](const FileId& f) {
-    if (f == FileId{}) return any_networked;
-    return no_nfs || client.count(f) > 0 || queue.count(f) > 0 || rtt.count(f) > 0;
+    return f == FileId{} ? any_networked : file_networked(f);
   };
   std::vector<Interval> host_own_iv;
   std::vector<Interval> client_own_iv;
@@ -110,6 +124,10 @@ void set_exclusive_times(std::vector<StageRecord>& stages, const StageSpans& spa
     if (s.name == kStageMetadata) own = metadata_own;
     if (s.name == kStageRpcQueue) own = queue_own;
     if (s.name == kStageRpcRtt) own = rtt_own;
+    // A connection busy with none of this checkpoint's files on it (a save
+    // to local disk while the job reads its dataset over NFS) holds up
+    // nothing of the checkpoint.
+    if (s.name == kStageTransport && !any_networked) own = 0;
     s.exclusive_ns = std::min(own, s.busy_ns);
   }
 }

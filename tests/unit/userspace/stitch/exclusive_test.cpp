@@ -6,6 +6,8 @@
 // the longest busy time changes hands).
 #include "stitch/exclusive.h"
 
+#include <sys/sysmacros.h>
+
 #include <algorithm>
 #include <map>
 #include <random>
@@ -135,6 +137,33 @@ TEST(ExclusiveTimeTest, WithoutNfsFiguresTheTransportIsBelowEveryFile) {
   set_exclusive_times(stages, spans);
   EXPECT_EQ(own(stages, kStageHostIo), 30u);
   EXPECT_EQ(own(stages, kStageTransport), 70u);
+}
+
+// A save to a local NVMe disk (a block device) while a storage connection is
+// busy (the job reading its dataset over NFS): the connection carries none
+// of the checkpoint's files, explains none of its time, and is not its own.
+TEST(ExclusiveTimeTest, AFileOnABlockDeviceIsLocalAndTheLinkNotTheCheckpoints) {
+  const FileId nvme{makedev(259, 2), 11};
+  StageSpans spans;
+  spans.add(kStageHostIo, {{nvme, 0, 100}}, 0, 1000);
+  spans.add(kStageMetadata, {{nvme, 100, 110}, {FileId{}, 110, 115}}, 0, 1000);
+  spans.add(kStageTransport, {{FileId{}, 0, 115}}, 0, 1000);
+  std::vector<StageRecord> stages{stage_of(kStageHostIo, 100), stage_of(kStageMetadata, 15),
+                                  stage_of(kStageTransport, 115)};
+  set_exclusive_times(stages, spans);
+  EXPECT_EQ(own(stages, kStageHostIo), 100u);
+  EXPECT_EQ(own(stages, kStageMetadata), 15u) << "its directory is local too";
+  EXPECT_EQ(own(stages, kStageTransport), 0u);
+  EXPECT_EQ(stages[2].busy_ns, 115u) << "its busy time stays as measured";
+  EXPECT_EQ(choose_bottleneck(stages), "host_io");
+  // The same on an anonymous device (a FUSE mount): taken to be networked.
+  StageSpans fuse;
+  fuse.add(kStageHostIo, {{kA, 0, 100}}, 0, 1000);
+  fuse.add(kStageTransport, {{FileId{}, 0, 115}}, 0, 1000);
+  std::vector<StageRecord> on_fuse{stage_of(kStageHostIo, 100), stage_of(kStageTransport, 115)};
+  set_exclusive_times(on_fuse, fuse);
+  EXPECT_EQ(own(on_fuse, kStageHostIo), 0u);
+  EXPECT_EQ(own(on_fuse, kStageTransport), 115u);
 }
 
 TEST(ExclusiveTimeTest, SpansAreClippedToTheStagesWindow) {
