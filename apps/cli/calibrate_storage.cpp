@@ -153,17 +153,9 @@ Expected<StorageCalibration> calibrate_storage(const CalibrateStorageOptions& o,
   struct stat st {};
   if (stat(o.dir.c_str(), &st) != 0)
     return make_error(fmt::format("{}: {}", o.dir, std::strerror(errno)));
-  const std::string file = o.maxima_file.empty()
-                               ? [] {
-                                   auto f = maxima_file_for_writing(maxima_file_inputs());
-                                   return f ? *f : std::string();
-                                 }()
-                               : o.maxima_file;
-  if (file.empty()) return maxima_file_for_writing(maxima_file_inputs()).error();
-  // What would stop the result being kept or compared is found before the
-  // measurement, not after it.
-  if (auto existing = load_maxima_file(file); !existing)
-    return make_error(existing.error().message + "; fix or remove it, then calibrate again");
+  auto where = maxima_file_to_save_in(o.maxima_file);
+  if (!where) return where.error();
+  const std::string& file = *where;
   Config config = Config::defaults();
   if (!o.config_path.empty()) {
     auto loaded = load_config(o.config_path);

@@ -250,26 +250,43 @@ Expected<MaximaFile> parse_maxima_file(std::string_view text, std::string_view o
     auto c = calibration_from_json((*mounts)[i], where);
     if (!c) {
       out.skipped.push_back(fmt::format("{}: {} (entry ignored)", origin, c.error().message));
+      out.unread_mounts.push_back(dump_json((*mounts)[i]));
       continue;
     }
     out.mounts.push_back(std::move(*c));
   }
   if (auto memory = doc->find("memory"); memory != doc->end()) {
     auto m = memory_calibration_from_json(*memory, "/memory");
-    if (m)
+    if (m) {
       out.memory = std::move(*m);
-    else
+    } else {
       out.skipped.push_back(fmt::format("{}: {} (entry ignored)", origin, m.error().message));
+      out.unread_memory = dump_json(*memory);
+    }
   }
   return out;
 }
 
 std::string maxima_file_text(const std::vector<StorageCalibration>& mounts,
                              const std::optional<MemoryCalibration>& memory) {
+  MaximaFile f;
+  f.mounts = mounts;
+  f.memory = memory;
+  return maxima_file_text_of(f);
+}
+
+std::string maxima_file_text_of(const MaximaFile& file) {
   json list = json::array();
-  for (const auto& m : mounts) list.push_back(to_json(m));
+  for (const auto& m : file.mounts) list.push_back(to_json(m));
+  // Text this file's own parse wrote: it reads back (dump_json of a value).
+  for (const auto& text : file.unread_mounts)
+    if (auto j = parse_json(text, "an unread entry")) list.push_back(std::move(*j));
   json doc{{"version", kMaximaFileVersion}, {"mounts", list}};
-  if (memory) doc["memory"] = to_json(*memory);
+  if (file.memory) {
+    doc["memory"] = to_json(*file.memory);
+  } else if (!file.unread_memory.empty()) {
+    if (auto j = parse_json(file.unread_memory, "an unread entry")) doc["memory"] = std::move(*j);
+  }
   return dump_json(doc, 2) + "\n";
 }
 
@@ -325,7 +342,7 @@ Expected<void> update_maxima_file(const std::string& path, Change&& change) {
   {
     Fd out{open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
     if (out.fd < 0) return make_error(fmt::format("{}: {}", tmp, errno_text(errno)));
-    const std::string text = maxima_file_text(file_now.mounts, file_now.memory);
+    const std::string text = maxima_file_text_of(file_now);
     size_t done = 0;
     while (done < text.size()) {
       ssize_t n = write(out.fd, text.data() + done, text.size() - done);
@@ -396,6 +413,18 @@ Expected<std::string> maxima_file_for_writing(const MaximaFileInputs& in) {
         "no state directory for the maxima file: XDG_STATE_HOME and HOME are unset (set "
         "CKPTSCOPE_MAXIMA_FILE)");
   return user;
+}
+
+Expected<std::string> maxima_file_to_save_in(const std::string& given) {
+  std::string file = given;
+  if (file.empty()) {
+    auto where = maxima_file_for_writing(maxima_file_inputs());
+    if (!where) return where.error();
+    file = *where;
+  }
+  if (auto existing = load_maxima_file(file); !existing)
+    return make_error(existing.error().message + "; fix or remove it, then calibrate again");
+  return file;
 }
 
 std::vector<std::string> maxima_files_for_reading(const MaximaFileInputs& in) {

@@ -89,6 +89,10 @@ struct MaximaFile {
   std::vector<StorageCalibration> mounts;
   std::optional<MemoryCalibration> memory;
   std::vector<std::string> skipped;
+  // The entries left out, as JSON text: a calibration that rewrites the file
+  // keeps them as they were (someone may mend them), rather than drop them.
+  std::vector<std::string> unread_mounts;
+  std::string unread_memory;
 };
 
 inline constexpr int kMaximaFileVersion = 1;
@@ -106,6 +110,8 @@ Expected<MemoryCalibration> memory_calibration_from_json(const nlohmann::json& j
                                                          std::string_view where);
 std::string maxima_file_text(const std::vector<StorageCalibration>& mounts,
                              const std::optional<MemoryCalibration>& memory = std::nullopt);
+// A whole file, the entries left out when it was read included.
+std::string maxima_file_text_of(const MaximaFile& file);
 
 // Reads `path`; nullopt when there is no such file (nothing calibrated yet).
 Expected<std::optional<MaximaFile>> load_maxima_file(const std::string& path);
@@ -117,6 +123,12 @@ Expected<std::optional<MaximaFile>> load_maxima_file(const std::string& path);
 Expected<void> save_calibration(const std::string& path, const StorageCalibration& c);
 // The same for the node's memory calibration, replacing the one there.
 Expected<void> save_calibration(const std::string& path, const MemoryCalibration& m);
+
+// Where a calibration is to be saved: `given` when not empty, else
+// maxima_file_for_writing(maxima_file_inputs()). An error when there is no
+// such place, or a file is there that is not a maxima file: found before a
+// measurement, not after it.
+Expected<std::string> maxima_file_to_save_in(const std::string& given);
 
 // What decides where the file is: who runs, and their environment.
 struct MaximaFileInputs {

@@ -184,6 +184,28 @@ TEST(MaximaFile, SavingTheMemoryCopyKeepsTheMountsAndTheMountsKeepIt) {
   EXPECT_EQ((*loaded)->memory->one_thread_Bps, 2e10);
 }
 
+TEST(MaximaFile, SavingKeepsTheEntriesItCouldNotReadAsTheyWere) {
+  test::ScratchDir dir;
+  const std::string path = dir / "maxima.json";
+  nlohmann::json doc = nlohmann::json::parse(maxima_file_text({entry("/a", 1e9)}, memory(1e10)));
+  doc["mounts"].push_back({{"mount_point", "/typo"}, {"write_Bps", "fast"}});
+  doc["memory"]["threads"] = 0;
+  std::ofstream(path) << doc.dump();
+  ASSERT_TRUE(save_calibration(path, entry("/b", 2e9)));
+  const nlohmann::json saved = nlohmann::json::parse(slurp(path));
+  ASSERT_EQ(saved["mounts"].size(), 3u) << saved.dump();
+  EXPECT_EQ(saved["mounts"][2]["mount_point"], "/typo");
+  EXPECT_EQ(saved["mounts"][2]["write_Bps"], "fast");
+  EXPECT_EQ(saved["memory"]["threads"], 0) << "kept as it was";
+  auto loaded = load_maxima_file(path);
+  ASSERT_TRUE(loaded && *loaded);
+  EXPECT_EQ((*loaded)->mounts.size(), 2u);
+  EXPECT_EQ((*loaded)->skipped.size(), 2u) << "still said when read";
+  // A new memory calibration replaces the unreadable one.
+  ASSERT_TRUE(save_calibration(path, memory(2e10)));
+  EXPECT_EQ(nlohmann::json::parse(slurp(path))["memory"]["threads"], 16);
+}
+
 TEST(MaximaFile, TheMemoryCeilingScalesWithTheStagesThreadsUpToAllCpus) {
   const MemoryCalibration m = memory(1e10);  // all threads: 3e10
   EXPECT_EQ(m.ceiling_Bps(1), 1e10);
