@@ -104,7 +104,7 @@ namespace ckpt {
 // (checkpoint.unrecognised_notice_mib) through regular files that no
 // checkpoint pattern recognised (docs/stitching.md, "Unrecognised I/O"):
 // null when it moved no more than that, or the trace did not count it (not
-// traced, or older than schema version 7). "files" are the largest (at most
+// traced, or older than schema version 8). "files" are the largest (at most
 // 5, largest first), "path" null when not known (then "dev" and "ino" name
 // it), "checkpoint_glob" the --checkpoint-glob value (name_globs entry) that
 // would include it, "checkpoint_dir" the --checkpoint-dir value (dir_globs

@@ -17,20 +17,15 @@ namespace ckpt::cli {
 
 Expected<MemoryCalibration> calibrate_memory(const CalibrateMemoryOptions& o,
                                              nlohmann::json* report) {
-  std::string file = o.maxima_file;
-  if (file.empty()) {
-    auto where = maxima_file_for_writing(maxima_file_inputs());
-    if (!where) return where.error();
-    file = *where;
-  }
-  if (auto existing = load_maxima_file(file); !existing)
-    return make_error(existing.error().message + "; fix or remove it, then calibrate again");
+  auto where = maxima_file_to_save_in(o.maxima_file);
+  if (!where) return where.error();
+  const std::string& file = *where;
 
   MemoryBenchOptions bench;
   bench.bytes = o.bytes;
   bench.rounds = o.rounds;
   bench.threads = o.threads;
-  fmt::print(stderr, "calibrate: copying {} in memory, {} rounds, one thread then {}\n",
+  fmt::print(stderr, "calibrate: copying {} in memory, {} rounds, {} then one thread\n",
              format_bytes(o.bytes), o.rounds,
              o.threads ? fmt::format("{} threads", o.threads) : std::string("every CPU"));
   auto r = measure_memory_copy(bench);

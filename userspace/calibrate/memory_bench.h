@@ -1,6 +1,7 @@
-// The node's memory-copy bandwidth, the ceiling of the serialize stage: one
-// thread copying a buffer far larger than the caches, then every CPU this
-// process may run on copying at once (a part each), best of several rounds.
+// The node's memory-copy bandwidth, the ceiling of the serialize stage: every
+// CPU this process may run on copying at once (a part each, which also faults
+// the buffers in where each thread's part will live), then one thread
+// copying the whole, far larger than the caches; best of several rounds.
 // The buffers are faulted in before the first timed round, and one untimed
 // round warms each copy, so neither page faults nor first-touch zeroing are
 // in the figure. Bounded in memory: refused when twice the bytes would take
