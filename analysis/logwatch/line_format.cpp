@@ -114,6 +114,17 @@ void make_valid_utf8(std::string_view& message, std::string& scratch) {
   message = scratch;
 }
 
+// log4j's levels (HDFS): FATAL crit, ERROR err, WARN warning, INFO info,
+// DEBUG and TRACE debug.
+std::optional<Severity> log4j_level(std::string_view level) {
+  if (level == "FATAL") return Severity{2};
+  if (level == "ERROR") return Severity{3};
+  if (level == "WARN") return Severity{4};
+  if (level == "INFO") return Severity{6};
+  if (level == "DEBUG" || level == "TRACE") return Severity{7};
+  return std::nullopt;
+}
+
 }  // namespace
 
 Expected<LineFormat> parse_line_format(std::string_view name) {
@@ -122,8 +133,10 @@ Expected<LineFormat> parse_line_format(std::string_view name) {
   if (name == "kmsg") return LineFormat::kKmsg;
   if (name == "syslog") return LineFormat::kSyslog;
   if (name == "journal") return LineFormat::kJournal;
+  if (name == "thunderbird") return LineFormat::kThunderbird;
+  if (name == "hdfs") return LineFormat::kHdfs;
   return make_error("unknown line format '" + std::string(name) +
-                    "' (expected raw, bgl, kmsg, syslog or journal)");
+                    "' (expected raw, bgl, kmsg, syslog, journal, thunderbird or hdfs)");
 }
 
 ParsedLine parse_line(std::string_view line, LineFormat format, std::string& scratch) {
@@ -137,6 +150,17 @@ ParsedLine parse_line(std::string_view line, LineFormat format, std::string& scr
       std::string_view level;
       skip_fields(line, 9, &level, 8);
       p.severity = bgl_level(level);
+      break;
+    }
+    case LineFormat::kThunderbird:
+      // `Label Timestamp Date User Month Day Time Location Component[PID]: Content`.
+      p.message = skip_fields(line, 8, &p.label);
+      break;
+    case LineFormat::kHdfs: {
+      // `Date Time Pid Level Component: Content`; the component is the source tag.
+      std::string_view level;
+      p.message = skip_fields(line, 4, &level, 3);
+      p.severity = log4j_level(level);
       break;
     }
     case LineFormat::kKmsg:
