@@ -73,6 +73,8 @@ LogDetector& LogDetector::operator=(const LogDetector& other) {
   histories_ = other.histories_;
   total_count_ = other.total_count_;
   surprise_bins_ = other.surprise_bins_;
+  threshold_cache_ = other.threshold_cache_;
+  threshold_stale_ = other.threshold_stale_;
   events_ = other.events_;
   context_evictions_ = other.context_evictions_;
   // The recency iterators must point into our own list.
@@ -135,6 +137,13 @@ double LogDetector::surprise(std::uint32_t source, TemplateId id) const {
 }
 
 std::optional<double> LogDetector::surprise_threshold() const {
+  if (threshold_stale_ < kThresholdRefresh) return threshold_cache_;
+  threshold_stale_ = 0;
+  threshold_cache_ = threshold_from_bins();
+  return threshold_cache_;
+}
+
+std::optional<double> LogDetector::threshold_from_bins() const {
   double n = 0;
   for (double c : surprise_bins_) n += c;
   if (n < kMinSurpriseSamples) return std::nullopt;
@@ -154,6 +163,8 @@ std::optional<LogDetector::SequenceCheck> LogDetector::check_sequence(std::uint3
                                                                       double s) const {
   const auto threshold = surprise_threshold();
   if (!threshold || id == 0) return std::nullopt;
+  // Most lines are not surprising: they need no look at the successors.
+  if (s <= *threshold) return SequenceCheck{};
   const std::vector<TemplateId>& history = history_of(source);
   // The longest supported context: a top-k successor there is expected.
   for (auto length = std::min<std::size_t>(config_.history, history.size()); length > 0; --length) {
@@ -190,12 +201,12 @@ Verdict LogDetector::observe(std::string_view content, std::optional<Severity> s
   } else {
     v.new_template = true;
   }
-  double seen = v.new_template ? 0.0 : template_count(v.template_id);
   const std::uint32_t source = source_key(source_of(content));
   if (v.new_template) {
     add_reason(v, "new_template", 1.0);
-  } else if (seen < config_.rare_count) {
-    add_reason(v, "rare_template", 1.0 - seen / config_.rare_count);
+  } else if (config_.rare_count > 0) {
+    if (const double seen = template_count(v.template_id); seen < config_.rare_count)
+      add_reason(v, "rare_template", 1.0 - seen / config_.rare_count);
   }
   // Scored once: the same state judges the line and, when learned, is what
   // its surprise is recorded against.
@@ -243,13 +254,19 @@ void LogDetector::count(std::uint32_t source, TemplateId id, double surprise,
   const auto bin = static_cast<std::size_t>(
       std::clamp(surprise * kSurpriseBinsPerBit, 0.0, static_cast<double>(kSurpriseBins - 1)));
   surprise_bins_[bin] += 1.0;
+  ++threshold_stale_;
   template_counts_[id] += 1.0;
   total_count_ += 1.0;
-  const std::vector<TemplateId>& history = history_of(source);
+  // One look-up of the source's history, counted and moved on in place.
+  if (histories_.size() >= kMaxSources && !histories_.contains(source)) histories_.clear();
+  std::vector<TemplateId>& history = histories_[source];
   const std::size_t longest = std::min<std::size_t>(config_.history, history.size());
   for (std::size_t length = source == 0 ? 1 : 0; length <= longest; ++length)
     count_successor(context_of(source, history, length), id);
-  push_history(source, id);
+  if (config_.history > 0) {
+    history.push_back(id);
+    if (history.size() > static_cast<std::size_t>(config_.history)) history.erase(history.begin());
+  }
   ++events_;
   if (config_.learn && config_.decay_every > 0 && events_ % config_.decay_every == 0) decay();
 }
@@ -297,6 +314,7 @@ void LogDetector::decay() {
     total_count_ += c;
   }
   for (double& b : surprise_bins_) b *= f;
+  threshold_stale_ = kThresholdRefresh;
   for (auto it = contexts_.begin(); it != contexts_.end();) {
     Successors& s = it->second;
     s.total = 0;

@@ -166,6 +166,7 @@ class LogDetector {
   }
   void restore_surprise_bins(const std::array<double, kSurpriseBins>& bins) {
     surprise_bins_ = bins;
+    threshold_stale_ = kThresholdRefresh;
   }
 
   // For model_file.cpp.
@@ -188,6 +189,7 @@ class LogDetector {
   [[nodiscard]] std::optional<SequenceCheck> check_sequence(std::uint32_t source, TemplateId id,
                                                             double surprise) const;
   [[nodiscard]] const std::vector<TemplateId>& history_of(std::uint32_t source) const;
+  [[nodiscard]] std::optional<double> threshold_from_bins() const;
   void push_history(std::uint32_t source, TemplateId id);
   void count(std::uint32_t source, TemplateId id, double surprise,
              std::optional<TemplateId> evicted);
@@ -203,6 +205,12 @@ class LogDetector {
   std::unordered_map<std::uint32_t, std::vector<TemplateId>> histories_;
   double total_count_ = 0;  // the sum of template_counts_
   std::array<double, kSurpriseBins> surprise_bins_{};
+  // surprise_threshold() walks the bins; a quantile of thousands of lines
+  // barely moves in a few more, so it is recomputed each kThresholdRefresh
+  // learned lines (and after a restore or decay), not per line.
+  static constexpr std::uint32_t kThresholdRefresh = 64;
+  mutable std::optional<double> threshold_cache_;
+  mutable std::uint32_t threshold_stale_ = kThresholdRefresh;
   std::uint64_t events_ = 0;
   std::uint64_t context_evictions_ = 0;
 };

@@ -17,15 +17,17 @@ namespace {
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
 // `line` less its first `n` whitespace-separated fields; field number
-// `which` (0-based) in `*field` when given.
+// `which` (0-based) in `*field` when given, and `which2` in `*field2` (one
+// pass for both: BGL's label and level).
 std::string_view skip_fields(std::string_view line, int n, std::string_view* field = nullptr,
-                             int which = 0) {
+                             int which = 0, std::string_view* field2 = nullptr, int which2 = 0) {
   std::size_t i = 0;
   for (int f = 0; f < n; ++f) {
     while (i < line.size() && is_space(line[i])) ++i;
     std::size_t start = i;
     while (i < line.size() && !is_space(line[i])) ++i;
     if (f == which && field != nullptr) *field = line.substr(start, i - start);
+    if (f == which2 && field2 != nullptr) *field2 = line.substr(start, i - start);
   }
   while (i < line.size() && is_space(line[i])) ++i;
   return line.substr(i);
@@ -146,9 +148,8 @@ ParsedLine parse_line(std::string_view line, LineFormat format, std::string& scr
       p.message = line;
       break;
     case LineFormat::kBgl: {
-      p.message = skip_fields(line, 9, &p.label);
       std::string_view level;
-      skip_fields(line, 9, &level, 8);
+      p.message = skip_fields(line, 9, &p.label, 0, &level, 8);
       p.severity = bgl_level(level);
       break;
     }

@@ -78,6 +78,7 @@ std::string mask_token(std::string_view token) {
 
 std::vector<std::string> tokenize_and_mask(std::string_view content) {
   std::vector<std::string> tokens;
+  tokens.reserve(16);  // most lines: one allocation, not five doublings
   std::size_t i = 0;
   while (i < content.size()) {
     while (i < content.size() && is_space(content[i])) ++i;
