@@ -111,6 +111,10 @@ void LogDetector::push_history(std::uint32_t source, TemplateId id) {
 }
 
 double LogDetector::surprise(std::uint32_t source, TemplateId id) const {
+  return surprise_found(source, id, nullptr);
+}
+
+double LogDetector::surprise_found(std::uint32_t source, TemplateId id, Found* found) const {
   // Witten-Bell interpolation, shortest context first: the global base rate
   // (a new template has the escape mass, distinct / (total + distinct)),
   // then the source's own counts, then its recent templates.
@@ -124,6 +128,7 @@ double LogDetector::surprise(std::uint32_t source, TemplateId id) const {
     auto it = contexts_.find(context_of(source, history, length));
     if (it == contexts_.end()) continue;
     const Successors& s = it->second;
+    if (found != nullptr) found->at[length] = &it->second;
     // A thin context has no say (min_support); the source's own counts always do.
     if (s.total <= 0 || (length > 0 && s.total < config_.min_support)) continue;
     double mine = 0;
@@ -210,7 +215,8 @@ Verdict LogDetector::observe(std::string_view content, std::optional<Severity> s
   }
   // Scored once: the same state judges the line and, when learned, is what
   // its surprise is recorded against.
-  const double surprise_now = surprise(source, v.new_template ? 0 : v.template_id);
+  Found found;
+  const double surprise_now = surprise_found(source, v.new_template ? 0 : v.template_id, &found);
   if (auto seq = check_sequence(source, v.template_id, surprise_now); seq && seq->unexpected)
     add_reason(v, "unexpected_sequence", seq->score);
   v.score = v.novelty * (severity ? severity_weight(*severity) : 1.0);
@@ -219,7 +225,7 @@ Verdict LogDetector::observe(std::string_view content, std::optional<Severity> s
   if (config_.learn && (!v.anomaly || config_.learn_anomalies)) {
     const MatchResult m = miner_.add_matched(tokens, matched);
     v.template_id = m.id;
-    count(source, m.id, surprise_now, m.evicted);
+    count(source, m.id, surprise_now, m.evicted, &found);
   } else {
     // The sequence still moves on; an unknown template (0) matches no context.
     push_history(source, v.template_id);
@@ -242,7 +248,7 @@ std::optional<Anomaly> LogDetector::observe_line(std::uint64_t line, std::string
 }
 
 void LogDetector::count(std::uint32_t source, TemplateId id, double surprise,
-                        std::optional<TemplateId> evicted) {
+                        std::optional<TemplateId> evicted, const Found* found) {
   if (evicted) {
     if (auto it = template_counts_.find(*evicted); it != template_counts_.end()) {
       total_count_ -= it->second;
@@ -261,8 +267,18 @@ void LogDetector::count(std::uint32_t source, TemplateId id, double surprise,
   if (histories_.size() >= kMaxSources && !histories_.contains(source)) histories_.clear();
   std::vector<TemplateId>& history = histories_[source];
   const std::size_t longest = std::min<std::size_t>(config_.history, history.size());
-  for (std::size_t length = source == 0 ? 1 : 0; length <= longest; ++length)
-    count_successor(context_of(source, history, length), id);
+  for (std::size_t length = source == 0 ? 1 : 0; length <= longest; ++length) {
+    // A context scoring found is counted through its pointer (elements of an
+    // unordered_map stay put on rehash) until an insertion evicts one: then
+    // the rest are looked up again, as the evicted one may be among them.
+    if (found != nullptr && found->at[length] != nullptr) {
+      Successors& s = *const_cast<Successors*>(found->at[length]);
+      context_recency_.splice(context_recency_.end(), context_recency_, s.recency);
+      add_successor(s, id);
+      continue;
+    }
+    if (count_successor(context_of(source, history, length), id)) found = nullptr;
+  }
   if (config_.history > 0) {
     history.push_back(id);
     if (history.size() > static_cast<std::size_t>(config_.history)) history.erase(history.begin());
@@ -271,13 +287,15 @@ void LogDetector::count(std::uint32_t source, TemplateId id, double surprise,
   if (config_.learn && config_.decay_every > 0 && events_ % config_.decay_every == 0) decay();
 }
 
-void LogDetector::count_successor(const Context& context, TemplateId id) {
+bool LogDetector::count_successor(const Context& context, TemplateId id) {
+  bool evicted = false;
   auto it = contexts_.find(context);
   if (it == contexts_.end()) {
     if (config_.max_contexts > 0 && contexts_.size() >= config_.max_contexts) {
       contexts_.erase(context_recency_.front());
       context_recency_.pop_front();
       ++context_evictions_;
+      evicted = true;
     }
     context_recency_.push_back(context);
     Successors s;
@@ -286,7 +304,11 @@ void LogDetector::count_successor(const Context& context, TemplateId id) {
   } else {
     context_recency_.splice(context_recency_.end(), context_recency_, it->second.recency);
   }
-  Successors& s = it->second;
+  add_successor(it->second, id);
+  return evicted;
+}
+
+void LogDetector::add_successor(Successors& s, TemplateId id) {
   s.total += 1.0;
   auto next =
       std::find_if(s.next.begin(), s.next.end(), [id](const auto& p) { return p.first == id; });

@@ -181,6 +181,10 @@ class LogDetector {
   void set_next_template_id(TemplateId id) { miner_.set_next_id(id); }
 
  private:
+  // The contexts surprise_found() looked at, by length, for count() to reuse.
+  struct Found {
+    std::array<const Successors*, kMaxHistory + 1> at{};
+  };
   struct SequenceCheck {
     bool unexpected = false;
     double score = 0;
@@ -192,8 +196,12 @@ class LogDetector {
   [[nodiscard]] std::optional<double> threshold_from_bins() const;
   void push_history(std::uint32_t source, TemplateId id);
   void count(std::uint32_t source, TemplateId id, double surprise,
-             std::optional<TemplateId> evicted);
-  void count_successor(const Context& context, TemplateId id);
+             std::optional<TemplateId> evicted, const Found* found = nullptr);
+  // Finds or makes `context` and counts `id` after it; true when making it
+  // evicted another context.
+  bool count_successor(const Context& context, TemplateId id);
+  void add_successor(Successors& s, TemplateId id);
+  double surprise_found(std::uint32_t source, TemplateId id, Found* found) const;
   void decay();
 
   DetectorConfig config_;
