@@ -1,6 +1,7 @@
-// `ckptscope eval-anomaly`: the detector and two baselines on a labelled
-// Loghub sample (BGL_2k: first field `-` is a normal line), scored per line,
-// and Drain's grouping accuracy against the sample's structured CSV.
+// `ckptscope eval-anomaly`: the detector and three baselines (baselines.h)
+// on a labelled Loghub sample (BGL_2k: first field `-` is a normal line),
+// scored per line, and Drain's grouping accuracy against the sample's
+// structured CSV; and on healthy samples, its false alarms.
 //
 // Protocol (docs/logwatch.md), chronological only: train on the normal lines
 // of the earlier part (DeepLog's setting: the model learns normal behaviour;

@@ -596,8 +596,9 @@ void add_logwatch_commands(CLI::App& app, CommandList& commands) {
   watch_opts->alarms.add(watch);
   commands.push_back({watch, [watch_opts] { return logwatch_command(*watch_opts); }});
 
-  auto* eval = app.add_subcommand("eval-anomaly",
-                                  "the log anomaly detector and two baselines on Loghub BGL_2k");
+  auto* eval = app.add_subcommand(
+      "eval-anomaly",
+      "the log anomaly detector and its baselines on Loghub BGL_2k, Thunderbird_2k and HDFS_2k");
   auto eval_opts = std::make_shared<EvalOptions>();
   eval->add_option("--data", eval_opts->data,
                    "the Loghub samples (default: the source tree's tests/data/third_party/loghub)")

@@ -265,7 +265,12 @@ def test_usage_errors(ckpt, fixture, model):
             (["--model", model, "--similarity", "0.7"], 2, "--similarity"),
             (["--exporter-socket", "/nonexistent/exporter.sock"], 1, "/nonexistent/exporter.sock"),
             (["--exporter-socket", "/x.sock", "--no-exporter"], 2, "--no-exporter"),
-            (["--source", "journal", "--format", "syslog"], 2, "--format syslog")]:
+            (["--source", "journal", "--format", "syslog"], 2, "--format syslog"),
+            (["--max-alarm-rate", "-1"], 2, "--max-alarm-rate"),
+            (["--max-alarm-rate", "nan"], 2, "--max-alarm-rate"),
+            (["--group-window", "x"], 2, "--group-window"),
+            (["--sequence-quantile", "2"], 2, "--sequence-quantile"),
+            (["--format", "hdfs4"], 2, "'hdfs4'")]:
         r = subprocess.run([ckpt, "logwatch"] + (args if "--source" in args else
                                                  ["--source", fixture] + args),
                            capture_output=True, text=True, timeout=30)
