@@ -1,6 +1,7 @@
 #include "analysis/logwatch/alarm_grouper.h"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -81,9 +82,14 @@ AlarmDecision AlarmGrouper::add(std::uint64_t line, const std::string& template_
 std::optional<Alarm> AlarmGrouper::closed(std::uint64_t line, bool flush) {
   expire(line);
   if (flush) {
+    std::vector<Alarm> rest;
     for (auto& [text, g] : open_)
-      if (g.shown && g.alarm.count > 1) ended_.push_back(g.alarm);
+      if (g.shown && g.alarm.count > 1) rest.push_back(g.alarm);
     open_.clear();
+    // In the order they began, not the map's.
+    std::sort(rest.begin(), rest.end(),
+              [](const Alarm& a, const Alarm& b) { return a.first_line < b.first_line; });
+    ended_.insert(ended_.end(), rest.begin(), rest.end());
   }
   if (ended_.empty()) return std::nullopt;
   Alarm a = std::move(ended_.front());
