@@ -5,13 +5,23 @@
 //   new_template         no known template is similar (score 1);
 //   rare_template        the template was seen fewer than `rare_count`
 //                        times (score 1 - count / rare_count);
-//   unexpected_sequence  the template is not among the `top_k` most frequent
-//                        successors of the previous `history` templates
-//                        (DeepLog, Du et al., CCS 2017, with n-gram counts
-//                        for the LSTM, as LogGPT's top-k check; the longest
-//                        context seen before is used, backing off to
-//                        shorter ones, and only a context seen at least
-//                        `min_support` times; score 1 - P(template | context)).
+//   unexpected_sequence  the template is less likely after its context than
+//                        the training stream's own surprises make ordinary:
+//                        -log2 P(template | context) above the
+//                        `sequence_quantile` of the surprises of the lines
+//                        learned (a bounded histogram, decayed with the
+//                        counts), and not among the context's `top_k` most
+//                        frequent successors. P is Witten-Bell smoothed
+//                        (Witten and Bell, 1991): each context with at least
+//                        `min_support` lines interpolates its counts with
+//                        the next shorter one's, down to the source's own
+//                        template counts and the global base rate, so a
+//                        context that has had many different successors is
+//                        less surprised by another. Contexts are kept per
+//                        source (source_key.h): the previous `history`
+//                        templates of the line's own subsystem, so that
+//                        interleaved independent writers do not predict
+//                        each other. Score 1 - 2^-(surprise - threshold).
 // The line's score is the highest of those times its severity's weight
 // (severity.h; 1 for a line without a severity). A message is an anomaly when
 // any fired and the score is at least `threshold` (by default 0.5 for a line
@@ -52,13 +62,20 @@ inline constexpr int kMaxHistory = 4;
 // The default threshold for a line with a severity (severity.h).
 inline constexpr double kSeverityThreshold = 0.5;
 
+// The training surprises' histogram: bins of 1/kSurpriseBinsPerBit bits.
+inline constexpr int kSurpriseBinsPerBit = 4;
+inline constexpr int kSurpriseBins = 64 * kSurpriseBinsPerBit;
+// Fewer learned lines than this and the sequence is not judged: no quantile yet.
+inline constexpr double kMinSurpriseSamples = 100;
+
 struct DetectorConfig {
   DrainConfig drain;
   int history = 2;  // n-gram order minus one (saved with the model)
   // Scoring; given at run time, not saved with a model.
-  int top_k = 5;
-  double min_support = 5.0;  // judge a sequence only after a context seen this often
-  double rare_count = 5.0;
+  int top_k = 5;                     // a top-k successor is never unexpected
+  double sequence_quantile = 0.999;  // of the learned lines' surprises
+  double min_support = 5.0;          // judge a sequence only after a context seen this often
+  double rare_count = 0;             // 0: rarity is judged by the calibrated surprise alone
   // nullopt: kSeverityThreshold for a line with a severity, 0 for one without.
   std::optional<double> threshold;
   bool learn = true;  // keep learning from the stream (counts decay)
@@ -92,7 +109,8 @@ struct Anomaly {
 };
 
 struct Context {
-  std::uint8_t length = 0;
+  std::uint32_t source = 0;                   // source_key(); 0: lines that name none
+  std::uint8_t length = 0;                    // 0: the source's own template counts
   std::array<TemplateId, kMaxHistory> ids{};  // oldest first
   bool operator==(const Context&) const = default;
 };
@@ -126,7 +144,7 @@ class LogDetector {
   std::optional<Anomaly> observe_line(std::uint64_t line, std::string_view content,
                                       std::optional<Severity> severity = std::nullopt);
   // Forgets the recent templates (a new stream starts without context).
-  void reset_history() { history_.clear(); }
+  void reset_history() { histories_.clear(); }
 
   [[nodiscard]] const DetectorConfig& config() const { return config_; }
   // Run-time scoring settings (top_k, min_support, rare_count, threshold, learn, decay,
@@ -137,6 +155,19 @@ class LogDetector {
   [[nodiscard]] std::size_t context_count() const { return contexts_.size(); }
   [[nodiscard]] std::uint64_t events() const { return events_; }
   [[nodiscard]] std::uint64_t context_evictions() const { return context_evictions_; }
+  // -log2 P(template | context) for `id` (0: a new template) from `source`
+  // after that source's recent templates, as observe() scores it.
+  [[nodiscard]] double surprise(std::uint32_t source, TemplateId id) const;
+  // The surprise the sequence check flags above; nullopt until
+  // kMinSurpriseSamples lines were learned.
+  [[nodiscard]] std::optional<double> surprise_threshold() const;
+  [[nodiscard]] const std::array<double, kSurpriseBins>& surprise_bins() const {
+    return surprise_bins_;
+  }
+  void restore_surprise_bins(const std::array<double, kSurpriseBins>& bins) {
+    surprise_bins_ = bins;
+    threshold_stale_ = kThresholdRefresh;
+  }
 
   // For model_file.cpp.
   [[nodiscard]] const std::unordered_map<Context, Successors, ContextHash>& contexts() const {
@@ -150,13 +181,27 @@ class LogDetector {
   void set_next_template_id(TemplateId id) { miner_.set_next_id(id); }
 
  private:
+  // The contexts surprise_found() looked at, by length, for count() to reuse.
+  struct Found {
+    std::array<const Successors*, kMaxHistory + 1> at{};
+  };
   struct SequenceCheck {
     bool unexpected = false;
     double score = 0;
   };
-  [[nodiscard]] std::optional<SequenceCheck> check_sequence(TemplateId id) const;
-  void count(TemplateId id, bool created, std::optional<TemplateId> evicted);
-  void count_successor(const Context& context, TemplateId id);
+  // `surprise`: surprise(source, id), computed once per line by observe().
+  [[nodiscard]] std::optional<SequenceCheck> check_sequence(std::uint32_t source, TemplateId id,
+                                                            double surprise) const;
+  [[nodiscard]] const std::vector<TemplateId>& history_of(std::uint32_t source) const;
+  [[nodiscard]] std::optional<double> threshold_from_bins() const;
+  void push_history(std::uint32_t source, TemplateId id);
+  void count(std::uint32_t source, TemplateId id, double surprise,
+             std::optional<TemplateId> evicted, const Found* found = nullptr);
+  // Finds or makes `context` and counts `id` after it; true when making it
+  // evicted another context.
+  bool count_successor(const Context& context, TemplateId id);
+  void add_successor(Successors& s, TemplateId id);
+  double surprise_found(std::uint32_t source, TemplateId id, Found* found) const;
   void decay();
 
   DetectorConfig config_;
@@ -164,7 +209,16 @@ class LogDetector {
   std::unordered_map<TemplateId, double> template_counts_;
   std::unordered_map<Context, Successors, ContextHash> contexts_;
   std::list<Context> context_recency_;  // front: least recently used
-  std::vector<TemplateId> history_;     // last `history` templates, oldest first
+  // Per source, its last `history` templates, oldest first.
+  std::unordered_map<std::uint32_t, std::vector<TemplateId>> histories_;
+  double total_count_ = 0;  // the sum of template_counts_
+  std::array<double, kSurpriseBins> surprise_bins_{};
+  // surprise_threshold() walks the bins; a quantile of thousands of lines
+  // barely moves in a few more, so it is recomputed each kThresholdRefresh
+  // learned lines (and after a restore or decay), not per line.
+  static constexpr std::uint32_t kThresholdRefresh = 64;
+  mutable std::optional<double> threshold_cache_;
+  mutable std::uint32_t threshold_stale_ = kThresholdRefresh;
   std::uint64_t events_ = 0;
   std::uint64_t context_evictions_ = 0;
 };

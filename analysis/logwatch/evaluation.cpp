@@ -89,6 +89,21 @@ Expected<std::vector<LabelledLine>> load_bgl(const std::string& log_path,
   return lines;
 }
 
+Expected<std::vector<LabelledLine>> load_log(const std::string& log_path, LineFormat format) {
+  std::ifstream log(log_path);
+  if (!log) return make_error(fmt::format("cannot open {}", log_path));
+  std::vector<LabelledLine> lines;
+  std::string text;
+  std::string scratch;
+  while (std::getline(log, text)) {
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    ParsedLine p = parse_line(text, format, scratch);
+    lines.push_back({std::string(p.message), !p.label.empty() && p.label != "-", {}, p.severity});
+  }
+  if (lines.empty()) return make_error(fmt::format("{}: no lines", log_path));
+  return lines;
+}
+
 double Confusion::precision() const { return ratio(tp, tp + fp); }
 double Confusion::recall() const { return ratio(tp, tp + fn); }
 double Confusion::f1() const {
@@ -138,6 +153,25 @@ double grouping_accuracy(const std::vector<TemplateId>& predicted,
   return static_cast<double>(correct) / static_cast<double>(predicted.size());
 }
 
+namespace {
+
+// Flags grouped into alarms as the detector's are (same template within the
+// window), with no budget: what an operator would be shown by a baseline.
+std::uint64_t grouped_alarms(const std::vector<bool>& flags, const std::vector<TemplateId>& ids,
+                             std::uint64_t window) {
+  std::unordered_map<TemplateId, std::size_t> last;
+  std::uint64_t alarms = 0;
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    if (!flags[i]) continue;
+    auto it = last.find(ids[i]);
+    if (window == 0 || it == last.end() || it->second + window < i) ++alarms;
+    last[ids[i]] = i;
+  }
+  return alarms;
+}
+
+}  // namespace
+
 SplitResult evaluate_split(const std::vector<LabelledLine>& lines,
                            const std::vector<std::size_t>& train, std::size_t test_begin,
                            std::size_t test_end, const EvalOptions& options) {
@@ -157,24 +191,55 @@ SplitResult evaluate_split(const std::vector<LabelledLine>& lines,
   std::vector<bool> severe;
   LogDetector detector = trained;
   detector.set_scoring(options.detector);
+  AlarmGrouper alarms(options.alarms);
   TemplateMiner miner = trained.miner();
   std::vector<TemplateId> test_ids;
   for (std::size_t i = test_begin; i < test_end; ++i) {
     truth.push_back(lines[i].anomaly);
     const auto severity = options.use_severity ? lines[i].severity : std::nullopt;
-    detected.push_back(detector.observe(lines[i].message, severity).anomaly);
+    const std::uint64_t line = i + 1;
+    bool shown = false;
+    if (auto a = detector.observe_line(line, lines[i].message, severity)) {
+      const AlarmDecision d = alarms.add(line, a->template_text, a->score, severity);
+      shown = d != AlarmDecision::kHeld;
+      if (d == AlarmDecision::kNewAlarm && !lines[i].anomaly) ++r.false_alarms;
+    } else {
+      alarms.tick(line);
+    }
+    detected.push_back(shown);
     severe.push_back(lines[i].severity && *lines[i].severity <= options.severity_at_least);
     test_ids.push_back(miner.add(tokenize_and_mask(lines[i].message)).id);
   }
   r.test_lines = truth.size();
   r.test_anomalies = static_cast<std::size_t>(std::count(truth.begin(), truth.end(), true));
+  r.held = alarms.held();
   CountOutlierBaseline counts(options.counts);
   counts.fit(train_ids);
-  r.methods = {{"detector", confusion(detected, truth)},
-               {"new_template", confusion(new_template_baseline(test_ids, first_new), truth)},
-               {"count_outlier", confusion(counts.flag(test_ids), truth)},
-               {"severity", confusion(severe, truth)}};
+  const auto new_flags = new_template_baseline(test_ids, first_new);
+  const auto count_flags = counts.flag(test_ids);
+  const std::uint64_t w = options.alarms.group_window;
+  r.methods = {
+      {"detector", confusion(detected, truth), alarms.alarms()},
+      {"new_template", confusion(new_flags, truth), grouped_alarms(new_flags, test_ids, w)},
+      {"count_outlier", confusion(count_flags, truth), grouped_alarms(count_flags, test_ids, w)},
+      {"severity", confusion(severe, truth), grouped_alarms(severe, test_ids, w)}};
   return r;
+}
+
+HealthyResult evaluate_healthy(const std::vector<LabelledLine>& lines, const EvalOptions& options) {
+  std::vector<std::size_t> train(lines.size() / 2);
+  for (std::size_t i = 0; i < train.size(); ++i) train[i] = i;
+  // Every line is normal here: the split's false positives are the false alarms.
+  std::vector<LabelledLine> healthy = lines;
+  for (auto& l : healthy) l.anomaly = false;
+  SplitResult s = evaluate_split(healthy, train, train.size(), lines.size(), options);
+  HealthyResult h;
+  h.train_lines = s.train_lines;
+  h.test_lines = s.test_lines;
+  h.methods = std::move(s.methods);
+  h.held = s.held;
+  h.false_alarms = s.false_alarms;
+  return h;
 }
 
 Expected<EvalResult> evaluate(const std::vector<LabelledLine>& lines, const EvalOptions& options) {
@@ -202,24 +267,26 @@ Expected<EvalResult> evaluate(const std::vector<LabelledLine>& lines, const Eval
         static_cast<std::size_t>(std::unique(truth.begin(), truth.end()) - truth.begin());
   }
 
-  auto normal_outside = [&](std::size_t begin, std::size_t end) {
+  // Chronological only: every model is trained on lines before the ones it scores.
+  auto normal_before = [&](std::size_t end) {
     std::vector<std::size_t> train;
-    for (std::size_t i = 0; i < lines.size(); ++i)
-      if ((i < begin || i >= end) && !lines[i].anomaly) train.push_back(i);
+    for (std::size_t i = 0; i < end; ++i)
+      if (!lines[i].anomaly) train.push_back(i);
     return train;
   };
   const auto split_at = static_cast<std::size_t>(options.train_fraction * lines.size());
-  result.split = evaluate_split(lines, normal_outside(split_at, lines.size()), split_at,
-                                lines.size(), options);
-  for (int f = 0; f < options.folds; ++f) {
+  result.split = evaluate_split(lines, normal_before(split_at), split_at, lines.size(), options);
+  for (int f = 1; f < options.folds; ++f) {
     std::size_t begin = lines.size() * f / options.folds;
     std::size_t end = lines.size() * (f + 1) / options.folds;
-    SplitResult fold = evaluate_split(lines, normal_outside(begin, end), begin, end, options);
+    SplitResult fold = evaluate_split(lines, normal_before(begin), begin, end, options);
     if (result.kfold.empty()) {
       result.kfold = fold.methods;
     } else {
-      for (std::size_t m = 0; m < fold.methods.size(); ++m)
+      for (std::size_t m = 0; m < fold.methods.size(); ++m) {
         result.kfold[m].counts += fold.methods[m].counts;
+        result.kfold[m].alarms += fold.methods[m].alarms;
+      }
     }
   }
   return result;

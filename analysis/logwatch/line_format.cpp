@@ -17,15 +17,17 @@ namespace {
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
 // `line` less its first `n` whitespace-separated fields; field number
-// `which` (0-based) in `*field` when given.
+// `which` (0-based) in `*field` when given, and `which2` in `*field2` (one
+// pass for both: BGL's label and level).
 std::string_view skip_fields(std::string_view line, int n, std::string_view* field = nullptr,
-                             int which = 0) {
+                             int which = 0, std::string_view* field2 = nullptr, int which2 = 0) {
   std::size_t i = 0;
   for (int f = 0; f < n; ++f) {
     while (i < line.size() && is_space(line[i])) ++i;
     std::size_t start = i;
     while (i < line.size() && !is_space(line[i])) ++i;
     if (f == which && field != nullptr) *field = line.substr(start, i - start);
+    if (f == which2 && field2 != nullptr) *field2 = line.substr(start, i - start);
   }
   while (i < line.size() && is_space(line[i])) ++i;
   return line.substr(i);
@@ -114,6 +116,17 @@ void make_valid_utf8(std::string_view& message, std::string& scratch) {
   message = scratch;
 }
 
+// log4j's levels (HDFS): FATAL crit, ERROR err, WARN warning, INFO info,
+// DEBUG and TRACE debug.
+std::optional<Severity> log4j_level(std::string_view level) {
+  if (level == "FATAL") return Severity{2};
+  if (level == "ERROR") return Severity{3};
+  if (level == "WARN") return Severity{4};
+  if (level == "INFO") return Severity{6};
+  if (level == "DEBUG" || level == "TRACE") return Severity{7};
+  return std::nullopt;
+}
+
 }  // namespace
 
 Expected<LineFormat> parse_line_format(std::string_view name) {
@@ -122,8 +135,10 @@ Expected<LineFormat> parse_line_format(std::string_view name) {
   if (name == "kmsg") return LineFormat::kKmsg;
   if (name == "syslog") return LineFormat::kSyslog;
   if (name == "journal") return LineFormat::kJournal;
+  if (name == "thunderbird") return LineFormat::kThunderbird;
+  if (name == "hdfs") return LineFormat::kHdfs;
   return make_error("unknown line format '" + std::string(name) +
-                    "' (expected raw, bgl, kmsg, syslog or journal)");
+                    "' (expected raw, bgl, kmsg, syslog, journal, thunderbird or hdfs)");
 }
 
 ParsedLine parse_line(std::string_view line, LineFormat format, std::string& scratch) {
@@ -133,10 +148,20 @@ ParsedLine parse_line(std::string_view line, LineFormat format, std::string& scr
       p.message = line;
       break;
     case LineFormat::kBgl: {
-      p.message = skip_fields(line, 9, &p.label);
       std::string_view level;
-      skip_fields(line, 9, &level, 8);
+      p.message = skip_fields(line, 9, &p.label, 0, &level, 8);
       p.severity = bgl_level(level);
+      break;
+    }
+    case LineFormat::kThunderbird:
+      // `Label Timestamp Date User Month Day Time Location Component[PID]: Content`.
+      p.message = skip_fields(line, 8, &p.label);
+      break;
+    case LineFormat::kHdfs: {
+      // `Date Time Pid Level Component: Content`; the component is the source tag.
+      std::string_view level;
+      p.message = skip_fields(line, 4, &level, 3);
+      p.severity = log4j_level(level);
       break;
     }
     case LineFormat::kKmsg:

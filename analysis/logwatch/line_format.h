@@ -16,6 +16,11 @@
 //   journal  `journalctl -o json`, one object a line: the message is
 //            `SYSLOG_IDENTIFIER[SYSLOG_PID]: MESSAGE` as short-iso prints it
 //            (so a model trained on `syslog` lines matches), the level PRIORITY
+//   thunderbird  Loghub Thunderbird: `Label Timestamp Date User Month Day
+//            Time Location Component[PID]: Content`; the label is kept, no
+//            severity
+//   hdfs     Loghub HDFS (log4j): `Date Time Pid Level Component: Content`;
+//            FATAL crit, ERROR err, WARN warning, INFO info, DEBUG debug
 #pragma once
 
 #include <optional>
@@ -27,13 +32,13 @@
 
 namespace ckpt::logwatch {
 
-enum class LineFormat { kRaw, kBgl, kKmsg, kSyslog, kJournal };
+enum class LineFormat { kRaw, kBgl, kKmsg, kSyslog, kJournal, kThunderbird, kHdfs };
 
 Expected<LineFormat> parse_line_format(std::string_view name);
 
 struct ParsedLine {
   std::string_view message;  // into the line, or into the scratch string
-  std::string_view label;    // bgl only: `-` for a normal line
+  std::string_view label;    // bgl, thunderbird: `-` for a normal line
   std::optional<Severity> severity;
 };
 

@@ -91,7 +91,11 @@ Expected<bool> FdLineSource::next(std::string& line) {
     if (buffer_.take_line(line)) return true;
     if (eof_) return buffer_.take_rest(line);
     if (stopped(stop_)) return false;
-    const ssize_t n = ::read(fd_, buffer_.space(), buffer_.space_size());
+    // space() first: it moves the unread bytes down, which is what frees the
+    // room space_size() reports (as two arguments of one call their order is
+    // unspecified, and a full buffer read 0 bytes: a false end of file).
+    char* room = buffer_.space();
+    const ssize_t n = ::read(fd_, room, buffer_.space_size());
     if (n < 0) {
       if (errno == EINTR) continue;
       return make_error(fmt::format("read failed: {}", errno_text(errno)));
@@ -216,7 +220,8 @@ Expected<bool> FollowedFileSource::next(std::string& line) {
       std::this_thread::sleep_for(poll_);
       continue;
     }
-    ssize_t n = ::read(fd_, buffer_.space(), buffer_.space_size());
+    char* room = buffer_.space();  // before space_size(): see FdLineSource::next
+    ssize_t n = ::read(fd_, room, buffer_.space_size());
     if (n < 0 && errno == EAGAIN) n = 0;  // an empty FIFO
     if (n < 0) {
       if (errno == EINTR) continue;

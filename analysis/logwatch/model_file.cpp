@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -49,9 +50,13 @@ json body_of(const LogDetector& d) {
     for (std::size_t i = 0; i < ctx.length; ++i) ids.push_back(ctx.ids[i]);
     json next = json::array();
     for (const auto& [id, count] : s.next) next.push_back({id, count});
-    contexts.push_back({{"ids", std::move(ids)}, {"total", s.total}, {"next", std::move(next)}});
+    contexts.push_back({{"source", ctx.source},
+                        {"ids", std::move(ids)},
+                        {"total", s.total},
+                        {"next", std::move(next)}});
   }
   body["contexts"] = std::move(contexts);
+  body["surprise_bins"] = d.surprise_bins();
   return body;
 }
 
@@ -120,10 +125,16 @@ Expected<LogDetector> detector_of(const json& body) {
   }
   for (const json& ctx : body.at("contexts")) {
     auto ids = ctx.at("ids").get<std::vector<TemplateId>>();
-    if (ids.empty() || ids.size() > static_cast<std::size_t>(c.history))
-      return make_error(
-          fmt::format("a context has {} templates, not 1..{}", ids.size(), c.history));
+    auto source = integer_in(ctx.at("source"), "a context's source", std::uint32_t{0},
+                             std::numeric_limits<std::uint32_t>::max());
+    if (!source) return source.error();
+    // Length 0 is a source's own template counts; lines naming no source have none.
+    const std::size_t shortest = *source == 0 ? 1 : 0;
+    if (ids.size() < shortest || ids.size() > static_cast<std::size_t>(c.history))
+      return make_error(fmt::format("a context of source {} has {} templates, not {}..{}", *source,
+                                    ids.size(), shortest, c.history));
     Context context;
+    context.source = *source;
     context.length = static_cast<std::uint8_t>(ids.size());
     std::copy(ids.begin(), ids.end(), context.ids.begin());
     auto next = ctx.at("next").get<std::vector<std::pair<TemplateId, double>>>();
@@ -134,6 +145,16 @@ Expected<LogDetector> detector_of(const json& body) {
     if (!total) return total.error();
     d.restore_context(context, *total, std::move(next));
   }
+  const json& bins = body.at("surprise_bins");
+  if (!bins.is_array() || bins.size() != kSurpriseBins)
+    return make_error(fmt::format("surprise_bins is not an array of {} counts", kSurpriseBins));
+  std::array<double, kSurpriseBins> restored{};
+  for (std::size_t b = 0; b < restored.size(); ++b) {
+    auto n = count_of(bins[b], "a surprise_bins count");
+    if (!n) return n.error();
+    restored[b] = *n;
+  }
+  d.restore_surprise_bins(restored);
   d.set_events(body.at("events").get<std::uint64_t>());
   d.set_next_template_id(body.at("next_template_id").get<TemplateId>());
   return d;

@@ -20,7 +20,8 @@
 namespace ckpt::logwatch {
 
 inline constexpr const char* kModelFormat = "ckptscope-logwatch-model";
-inline constexpr int kModelVersion = 1;
+// 2: contexts per source, and the training surprises' histogram.
+inline constexpr int kModelVersion = 2;
 
 std::string model_to_string(const LogDetector& detector);
 Expected<LogDetector> model_from_string(const std::string& text, const std::string& name);

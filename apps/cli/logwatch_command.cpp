@@ -78,8 +78,13 @@ struct DetectorFlags {
   }
   void add_scoring(CLI::App* cmd) {
     cmd->add_option("--top-k", config.top_k,
-                    "a template outside the k likeliest successors is unexpected")
+                    "a template among its context's k likeliest successors is never unexpected")
         ->check(number_in(1, 1000))
+        ->capture_default_str();
+    cmd->add_option("--sequence-quantile", config.sequence_quantile,
+                    "a sequence is unexpected past this quantile of the learned lines' surprise "
+                    "(-log2 P(template | context))")
+        ->check(number_in(0.5, 1.0))
         ->capture_default_str();
     cmd->add_option("--min-support", config.min_support,
                     "judge sequences only after contexts seen at least this often")
@@ -106,6 +111,23 @@ struct DetectorFlags {
   }
 };
 
+// Grouping and the alert budget (alarm_grouper.h), shared by logwatch and eval-anomaly.
+struct AlarmFlags {
+  lw::AlarmConfig config;
+  void add(CLI::App* cmd) {
+    cmd->add_option("--group-window", config.group_window,
+                    "an anomaly of a template alarmed within this many lines joins that alarm "
+                    "(0: every anomaly is an alarm)")
+        ->check(number_in(std::uint64_t{0}, std::uint64_t{1'000'000'000}))
+        ->capture_default_str();
+    cmd->add_option("--max-alarm-rate", config.max_rate,
+                    "alarms per 1000 lines; past it the threshold is raised (and said so) "
+                    "instead of flooding (0: no budget)")
+        ->check(number_in(0.0, 1000.0))
+        ->capture_default_str();
+  }
+};
+
 struct WatchOptions {
   std::string source = "kmsg";
   std::string model;
@@ -117,6 +139,7 @@ struct WatchOptions {
   std::string exporter_socket;  // empty: the default socket when it exists
   bool no_exporter = false;
   DetectorFlags detector;
+  AlarmFlags alarms;
 };
 
 struct TrainOptions {
@@ -137,7 +160,10 @@ struct EvalOptions {
   lw::CountBaselineConfig counts;
   std::string severity_at_least = "crit";
   bool ignore_severity = false;
+  std::optional<double> max_false_alarm_rate;
+  bool above_baselines = false;
   DetectorFlags detector;
+  AlarmFlags alarms;
 };
 
 std::string default_format(const std::string& source) {
@@ -181,6 +207,21 @@ void print_anomaly(const lw::Anomaly& a, bool json) {
   } else {
     fmt::print("line {}: {:.2f} {}: {}  [template: {}]\n", a.line, a.score, a.reason, a.text,
                a.template_text);
+  }
+  std::fflush(stdout);
+}
+
+// A group of more than one line that ended: said once, with its count, so
+// the operator sees how long the burst lasted without a line per repeat.
+void print_group(const lw::Alarm& a, bool json) {
+  if (json) {
+    nlohmann::json j = {{"line", a.first_line}, {"last_line", a.last_line},
+                        {"count", a.count},     {"template", a.template_text},
+                        {"score", a.score},     {"reason", "group_ended"}};
+    fmt::print("{}\n", dump_json(j));
+  } else {
+    fmt::print("lines {}-{}: {} lines of the alarm at line {} ended  [template: {}]\n",
+               a.first_line, a.last_line, a.count, a.first_line, a.template_text);
   }
   std::fflush(stdout);
 }
@@ -232,6 +273,8 @@ int logwatch_command(const WatchOptions& o) {
   std::string scratch;
   std::uint64_t number = 0;
   std::uint64_t anomalies = 0;
+  lw::AlarmGrouper alarms(o.alarms.config,
+                          [](const std::string& notice) { warn("logwatch: " + notice); });
   int rc = 0;
   for (;;) {
     auto more = (*source)->next(line);
@@ -250,17 +293,24 @@ int logwatch_command(const WatchOptions& o) {
     }
     if (auto a = detector.observe_line(number, p.message, p.severity)) {
       ++anomalies;
-      print_anomaly(*a, o.json);
-      if (sink)
-        if (auto warning = sink->send(*a)) warn("logwatch: warning: " + *warning);
+      if (alarms.add(number, a->template_text, a->score, p.severity) ==
+          lw::AlarmDecision::kNewAlarm) {
+        print_anomaly(*a, o.json);
+        if (sink)
+          if (auto warning = sink->send(*a)) warn("logwatch: warning: " + *warning);
+      }
+    } else {
+      alarms.tick(number);
     }
+    while (auto ended = alarms.closed(number)) print_group(*ended, o.json);
   }
+  while (auto ended = alarms.closed(number, true)) print_group(*ended, o.json);
   warn(fmt::format(
-      "logwatch: {} lines, {} anomalies{}, {} templates ({} evicted), {} dropped, {} cut at {} "
-      "bytes",
-      number, anomalies, sink ? fmt::format(" ({} sent to the exporter)", sink->sent()) : "",
-      detector.miner().size(), detector.miner().evictions(), (*source)->drops(),
-      (*source)->truncated(), lw::kMaxLineBytes));
+      "logwatch: {} lines, {} anomalies in {} alarms ({} held back by the budget){}, {} templates "
+      "({} evicted), {} dropped, {} cut at {} bytes",
+      number, anomalies, alarms.alarms(), alarms.held(),
+      sink ? fmt::format(" ({} sent to the exporter)", sink->sent()) : "", detector.miner().size(),
+      detector.miner().evictions(), (*source)->drops(), (*source)->truncated(), lw::kMaxLineBytes));
   return rc;
 }
 
@@ -336,18 +386,29 @@ nlohmann::json methods_json(const std::vector<lw::MethodResult>& methods) {
                    {"tp", m.counts.tp},
                    {"fp", m.counts.fp},
                    {"fn", m.counts.fn},
-                   {"tn", m.counts.tn}};
+                   {"tn", m.counts.tn},
+                   {"alarms", m.alarms}};
   return out;
 }
 
 void print_methods(const std::vector<lw::MethodResult>& methods) {
-  fmt::print("  {:<14} {:>9} {:>7} {:>6} {:>5} {:>5} {:>5}\n", "method", "precision", "recall",
-             "F1", "TP", "FP", "FN");
+  fmt::print("  {:<14} {:>9} {:>7} {:>6} {:>5} {:>5} {:>5} {:>7}\n", "method", "precision",
+             "recall", "F1", "TP", "FP", "FN", "alarms");
   for (const auto& m : methods)
-    fmt::print("  {:<14} {:>9.3f} {:>7.3f} {:>6.3f} {:>5} {:>5} {:>5}\n", m.name,
+    fmt::print("  {:<14} {:>9.3f} {:>7.3f} {:>6.3f} {:>5} {:>5} {:>5} {:>7}\n", m.name,
                m.counts.precision(), m.counts.recall(), m.counts.f1(), m.counts.tp, m.counts.fp,
-               m.counts.fn);
+               m.counts.fn, m.alarms);
 }
+
+// The healthy samples: trained on the first half, every flag on the second a false alarm.
+struct HealthySample {
+  const char* name;
+  const char* path;  // under the Loghub directory
+  lw::LineFormat format;
+};
+constexpr HealthySample kHealthy[] = {
+    {"Thunderbird_2k", "/Thunderbird/Thunderbird_2k.log", lw::LineFormat::kThunderbird},
+    {"HDFS_2k", "/HDFS/HDFS_2k.log", lw::LineFormat::kHdfs}};
 
 int eval_anomaly_command(const EvalOptions& o) {
   std::string dir = o.data.empty() ? default_loghub() : o.data;
@@ -364,6 +425,7 @@ int eval_anomaly_command(const EvalOptions& o) {
   lw::EvalOptions options;
   options.detector = o.detector.scoring();
   options.counts = o.counts;
+  options.alarms = o.alarms.config;
   auto at_least = lw::parse_severity(o.severity_at_least);
   if (!at_least) {
     warn(
@@ -381,23 +443,47 @@ int eval_anomaly_command(const EvalOptions& o) {
     warn("eval-anomaly: " + r.error().message);
     return 2;
   }
+  std::vector<std::pair<std::string, lw::HealthyResult>> healthy;
+  for (const auto& sample : kHealthy) {
+    auto h = lw::load_log(dir + sample.path, sample.format);
+    if (!h) {
+      warn("eval-anomaly: " + h.error().message);
+      return 2;
+    }
+    healthy.emplace_back(sample.name, lw::evaluate_healthy(*h, options));
+  }
   const double detector_f1 = std::min(r->split.methods[0].counts.f1(), r->kfold[0].counts.f1());
   if (o.json) {
-    nlohmann::json j = {{"data", dir + "/BGL/BGL_2k.log"},
-                        {"lines", r->lines},
-                        {"anomalies", r->anomalies},
-                        {"grouping_accuracy", r->grouping_accuracy},
-                        {"templates_mined", r->templates_mined},
-                        {"templates_truth", r->templates_truth},
-                        {"split",
-                         {{"train_fraction", o.train_fraction},
-                          {"train_lines", r->split.train_lines},
-                          {"test_lines", r->split.test_lines},
-                          {"test_anomalies", r->split.test_anomalies},
-                          {"methods", methods_json(r->split.methods)}}},
-                        {"kfold", {{"folds", o.folds}, {"methods", methods_json(r->kfold)}}},
-                        {"detector_uses_severity", !o.ignore_severity},
-                        {"severity_at_least", lw::severity_name(*at_least)}};
+    nlohmann::json hj = nlohmann::json::object();
+    for (const auto& [name, h] : healthy) {
+      nlohmann::json methods = methods_json(h.methods);
+      for (const auto& m : h.methods) methods[m.name]["alarms_per_1000_lines"] = h.rate(m);
+      hj[name] = {{"train_lines", h.train_lines},
+                  {"test_lines", h.test_lines},
+                  {"held", h.held},
+                  {"methods", std::move(methods)}};
+    }
+    nlohmann::json j = {
+        {"data", dir + "/BGL/BGL_2k.log"},
+        {"lines", r->lines},
+        {"anomalies", r->anomalies},
+        {"grouping_accuracy", r->grouping_accuracy},
+        {"templates_mined", r->templates_mined},
+        {"templates_truth", r->templates_truth},
+        {"split",
+         {{"train_fraction", o.train_fraction},
+          {"train_lines", r->split.train_lines},
+          {"test_lines", r->split.test_lines},
+          {"test_anomalies", r->split.test_anomalies},
+          {"held", r->split.held},
+          {"methods", methods_json(r->split.methods)}}},
+        {"kfold",
+         {{"folds", o.folds}, {"chronological", true}, {"methods", methods_json(r->kfold)}}},
+        {"healthy", std::move(hj)},
+        {"max_alarm_rate", o.alarms.config.max_rate},
+        {"group_window", o.alarms.config.group_window},
+        {"detector_uses_severity", !o.ignore_severity},
+        {"severity_at_least", lw::severity_name(*at_least)}};
     fmt::print("{}\n", dump_json(j, 2));
   } else {
     fmt::print("BGL_2k ({}): {} lines, {} labelled anomalies\n", dir, r->lines, r->anomalies);
@@ -407,16 +493,27 @@ int eval_anomaly_command(const EvalOptions& o) {
         r->grouping_accuracy, r->templates_mined, r->templates_truth);
     fmt::print(
         "train on the normal lines of the first {:.0f}% ({} lines), test on the rest ({} "
-        "lines, {} anomalies):\n",
-        o.train_fraction * 100, r->split.train_lines, r->split.test_lines, r->split.test_anomalies);
+        "lines, {} anomalies; {} detector lines held back by the budget):\n",
+        o.train_fraction * 100, r->split.train_lines, r->split.test_lines, r->split.test_anomalies,
+        r->split.held);
     print_methods(r->split.methods);
-    fmt::print("{} contiguous folds (summed):\n", o.folds);
+    fmt::print("{} contiguous folds, each after the normal lines of the earlier ones (summed):\n",
+               o.folds);
     print_methods(r->kfold);
+    for (const auto& [name, h] : healthy) {
+      fmt::print(
+          "{} as a healthy log: trained on the first {} lines, {} lines scored; false alarms "
+          "per 1000 lines:",
+          name, h.train_lines, h.test_lines);
+      for (const auto& m : h.methods) fmt::print(" {} {:.1f}", m.name, h.rate(m));
+      fmt::print(" ({} detector lines held back)\n", h.held);
+    }
     fmt::print(
-        "detector: novelty x severity weight{}; new_template, count_outlier: templates only; "
-        "severity: Level at {} or worse, nothing else\n",
+        "detector: calibrated surprise x severity weight{}, alarms grouped within {} lines, at "
+        "most {} per 1000 lines; new_template, count_outlier: templates only; severity: Level at "
+        "{} or worse, nothing else\n",
         o.ignore_severity ? " (severity ignored: --ignore-severity)" : "",
-        lw::severity_name(*at_least));
+        o.alarms.config.group_window, o.alarms.config.max_rate, lw::severity_name(*at_least));
   }
   if (o.min_grouping && r->grouping_accuracy < *o.min_grouping) {
     warn(fmt::format("eval-anomaly: grouping accuracy {:.3f} is below {:.3f}", r->grouping_accuracy,
@@ -430,6 +527,27 @@ int eval_anomaly_command(const EvalOptions& o) {
                     detector_f1, *o.min_f1));
     return 1;
   }
+  if (o.above_baselines) {
+    const auto& methods = r->split.methods;
+    for (std::size_t m = 1; m < methods.size(); ++m) {
+      // Without severity the detector is held to the template-only baselines.
+      if (o.ignore_severity && methods[m].name == "severity") continue;
+      if (methods[0].counts.f1() <= methods[m].counts.f1()) {
+        warn(fmt::format("eval-anomaly: detector split F1 {:.3f} is not above {}'s {:.3f}",
+                         methods[0].counts.f1(), methods[m].name, methods[m].counts.f1()));
+        return 1;
+      }
+    }
+  }
+  if (o.max_false_alarm_rate)
+    for (const auto& [name, h] : healthy)
+      if (h.rate(h.methods[0]) > *o.max_false_alarm_rate) {
+        warn(
+            fmt::format("eval-anomaly: {}: the detector raised {:.1f} alarms per 1000 healthy "
+                        "lines, above {:.1f}",
+                        name, h.rate(h.methods[0]), *o.max_false_alarm_rate));
+        return 1;
+      }
   return 0;
 }
 
@@ -475,10 +593,12 @@ void add_logwatch_commands(CLI::App& app, CommandList& commands) {
       ->excludes(socket_opt);
   watch_opts->detector.add_tree(watch);
   watch_opts->detector.add_scoring(watch);
+  watch_opts->alarms.add(watch);
   commands.push_back({watch, [watch_opts] { return logwatch_command(*watch_opts); }});
 
-  auto* eval = app.add_subcommand("eval-anomaly",
-                                  "the log anomaly detector and two baselines on Loghub BGL_2k");
+  auto* eval = app.add_subcommand(
+      "eval-anomaly",
+      "the log anomaly detector and its baselines on Loghub BGL_2k, Thunderbird_2k and HDFS_2k");
   auto eval_opts = std::make_shared<EvalOptions>();
   eval->add_option("--data", eval_opts->data,
                    "the Loghub samples (default: the source tree's tests/data/third_party/loghub)")
@@ -505,8 +625,15 @@ void add_logwatch_commands(CLI::App& app, CommandList& commands) {
   eval->add_option("--min-grouping", eval_opts->min_grouping,
                    "exit 1 when the grouping accuracy is below this")
       ->check(number_in(0.0, 1.0));
+  eval->add_option("--max-false-alarm-rate", eval_opts->max_false_alarm_rate,
+                   "exit 1 when the detector raises more alarms per 1000 lines than this on a "
+                   "healthy log (Thunderbird_2k, HDFS_2k)")
+      ->check(number_in(0.0, 1000.0));
+  eval->add_flag("--above-baselines", eval_opts->above_baselines,
+                 "exit 1 unless the detector's split F1 is above every baseline's");
   eval_opts->detector.add_tree(eval);
   eval_opts->detector.add_scoring(eval);
+  eval_opts->alarms.add(eval);
   commands.push_back({eval, [eval_opts] { return eval_anomaly_command(*eval_opts); }});
 }
 

@@ -20,6 +20,11 @@ import tempfile
 FAILURES = []
 
 
+# Every anomaly its own alarm, no budget: for the tests of how lines are read
+# and printed (following, formats), where every line of a fixture is new.
+PER_LINE = ["--group-window", "0", "--max-alarm-rate", "0"]
+
+
 def check(cond, what):
     if not cond:
         FAILURES.append(what)
@@ -69,19 +74,25 @@ def test_stream_from_pipe(ckpt, fixture, model):
 
 def test_human_output_and_out_of_order(ckpt, fixture, model):
     normal = open(fixture).read().splitlines()
-    # The third line of the cycle twice in a row: never seen in training.
-    text = "\n".join(normal[:3] + [normal[2], normal[3]]) + "\n"
+    # The NIC's line twice in a row: out of the fixture's cycle, but each
+    # subsystem (nfs, systemd, mlx5_core) is its own sequence, and the NIC's
+    # own order is "link up" after "link up": no anomaly. A line the node never
+    # printed is one, in the human format.
+    xid = ("2026-11-30T10:09:00+0000 gpu-node-17 kernel: NVRM: Xid (PCI:0000:3b:00): 79, "
+           "pid=1234, GPU has fallen off the bus.")
+    text = "\n".join(normal[:3] + [normal[2], normal[3], xid]) + "\n"
     r = subprocess.run([ckpt, "logwatch", "--source", "-", "--model", model, "--format",
-                        "syslog", "--no-learn"], input=text, capture_output=True, text=True)
+                        "syslog", "--no-learn", "--no-exporter"], input=text,
+                       capture_output=True, text=True)
     check(r.returncode == 0, f"human run rc {r.returncode}: {r.stderr}")
-    check(r.stdout.startswith("line 4: ") and "unexpected_sequence" in r.stdout,
-          f"human output {r.stdout!r}")
+    check(r.stdout.startswith("line 6: ") and "new_template" in r.stdout
+          and r.stdout.count("\n") == 1, f"human output {r.stdout!r}")
 
 
 def test_follow_a_growing_file(ckpt, tmp):
     path = os.path.join(tmp, "growing.log")
     open(path, "w").close()
-    proc = subprocess.Popen([ckpt, "logwatch", "--source", path, "--follow", "--json"],
+    proc = subprocess.Popen([ckpt, "logwatch", "--source", path, "--follow", "--json"] + PER_LINE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with open(path, "a") as f:
         f.write("kernel: nvme nvme0: I/O 12 QID 3 timeout, aborting\n")
@@ -136,7 +147,7 @@ def test_follow_like_tail_F(ckpt, tmp):
     # its copytruncate, and a delete-and-recreate. Every line is a new
     # template without a model, so each line read prints one verdict.
     log = os.path.join(tmp, "rotating.log")
-    proc = subprocess.Popen([ckpt, "logwatch", "--source", log, "--follow", "--json",
+    proc = subprocess.Popen([ckpt, "logwatch", "--source", log, "--follow", "--json"] + PER_LINE + [
                              "--no-exporter"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = LineReader(proc.stdout)
@@ -211,7 +222,7 @@ def test_model_errors(ckpt, fixture, tmp):
     text = open(good).read()
     for name, content, needle in [("truncated", text[: len(text) // 2], "truncated"),
                                   ("edited", text.replace("nfs:", "nfz:", 1), "checksum"),
-                                  ("version", text.replace('"version":1', '"version":9'),
+                                  ("version", text.replace('"version":2', '"version":9'),
                                    "version 9")]:
         with open(bad, "w") as f:
             f.write(content)
@@ -254,7 +265,12 @@ def test_usage_errors(ckpt, fixture, model):
             (["--model", model, "--similarity", "0.7"], 2, "--similarity"),
             (["--exporter-socket", "/nonexistent/exporter.sock"], 1, "/nonexistent/exporter.sock"),
             (["--exporter-socket", "/x.sock", "--no-exporter"], 2, "--no-exporter"),
-            (["--source", "journal", "--format", "syslog"], 2, "--format syslog")]:
+            (["--source", "journal", "--format", "syslog"], 2, "--format syslog"),
+            (["--max-alarm-rate", "-1"], 2, "--max-alarm-rate"),
+            (["--max-alarm-rate", "nan"], 2, "--max-alarm-rate"),
+            (["--group-window", "x"], 2, "--group-window"),
+            (["--sequence-quantile", "2"], 2, "--sequence-quantile"),
+            (["--format", "hdfs4"], 2, "'hdfs4'")]:
         r = subprocess.run([ckpt, "logwatch"] + (args if "--source" in args else
                                                  ["--source", fixture] + args),
                            capture_output=True, text=True, timeout=30)
@@ -267,44 +283,88 @@ def test_usage_errors(ckpt, fixture, model):
 
 
 def test_eval(ckpt, data):
-    # Floors a little under the measured figures (docs/logwatch.md): detector
-    # F1 0.581 k-fold, 0.427 split (0.343 / 0.112 without severity);
-    # grouping 0.970. --min-f1 applies to the lower of split and k-fold.
-    r = subprocess.run([ckpt, "eval-anomaly", "--data", data, "--json", "--min-f1", "0.40",
-                        "--min-grouping", "0.95"], capture_output=True, text=True)
+    # The floors of issue 21 (docs/logwatch.md): on BGL_2k's chronological
+    # split the detector's F1 is above 0.60 and above every baseline's
+    # (severity-only included); on the healthy logs (Thunderbird_2k, HDFS_2k,
+    # second halves after their first) at most 2 alarms per 1,000 lines;
+    # grouping 0.970. --min-f1 applies to the lower of split and folds.
+    r = subprocess.run([ckpt, "eval-anomaly", "--data", data, "--json", "--min-f1", "0.60",
+                        "--min-grouping", "0.95", "--above-baselines",
+                        "--max-false-alarm-rate", "2"], capture_output=True, text=True)
     check(r.returncode == 0, f"eval-anomaly rc {r.returncode}: {r.stderr}")
+    if r.returncode != 0 and not r.stdout:
+        return
     j = json.loads(r.stdout)
     check(j["lines"] == 2000 and j["anomalies"] == 143, "BGL_2k counts")
     check(j["split"]["test_anomalies"] == 47, "test anomalies")
-    for part in ("split", "kfold"):
+    check(j["kfold"]["chronological"] is True, "folds are chronological")
+    # Folds 1..4 score lines 400..1999 only: the 143 anomalies less the first 400 lines' 94.
+    for part, labelled in (("split", 47), ("kfold", 49)):
         for method in ("detector", "new_template", "count_outlier", "severity"):
             m = j[part]["methods"][method]
-            check(m["tp"] + m["fn"] == (47 if part == "split" else 143),
-                  f"{part} {method}: tp+fn is the labelled anomalies")
+            check(m["tp"] + m["fn"] == labelled,
+                  f"{part} {method}: tp+fn {m['tp'] + m['fn']} is not the labelled {labelled}")
+    split = j["split"]["methods"]
+    for method in ("new_template", "count_outlier", "severity"):
+        check(split["detector"]["f1"] > split[method]["f1"],
+              f"split: detector {split['detector']['f1']:.3f} not above {method}")
+    check(split["detector"]["f1"] > 0.60, f"split F1 {split['detector']['f1']:.3f}")
     # The new-template baseline misses no test anomaly: each has a template
     # the training part never showed (checked against the ground truth).
-    check(j["split"]["methods"]["new_template"]["recall"] == 1.0, "new_template recall")
-    # The severity baseline against the Level field: every labelled anomaly is
-    # FATAL, and 204 normal lines are (counted in BGL_2k.log).
-    sev = j["kfold"]["methods"]["severity"]
-    check((sev["tp"], sev["fp"], sev["fn"]) == (143, 204, 0), f"severity baseline {sev}")
+    check(split["new_template"]["recall"] == 1.0, "new_template recall")
+    # The severity baseline against the Level field: every labelled anomaly of
+    # the second half is FATAL, and 82 of its normal lines are.
+    sev = split["severity"]
+    check((sev["tp"], sev["fp"], sev["fn"]) == (47, 82, 0), f"severity baseline {sev}")
     check(j["detector_uses_severity"] is True, "detector_uses_severity")
-    # Severity helps the detector: without it, the old figures.
-    r2 = subprocess.run([ckpt, "eval-anomaly", "--data", data, "--json", "--ignore-severity",
-                         "--min-f1", "0.10"], capture_output=True, text=True)
+    for name in ("Thunderbird_2k", "HDFS_2k"):
+        h = j["healthy"][name]
+        check(h["test_lines"] >= 999, f"{name}: {h['test_lines']} lines scored")
+        rate = h["methods"]["detector"]["alarms_per_1000_lines"]
+        check(rate <= 2.0, f"{name}: {rate} alarms per 1000 healthy lines")
+        for method in ("new_template", "count_outlier", "severity"):
+            check(method in h["methods"], f"{name}: baseline {method} printed")
+    # Severity helps the detector: without it the split scores lower.
+    r2 = subprocess.run([ckpt, "eval-anomaly", "--data", data, "--json", "--ignore-severity"],
+                        capture_output=True, text=True)
     check(r2.returncode == 0, f"--ignore-severity rc {r2.returncode}: {r2.stderr}")
     if r2.returncode == 0:
         j2 = json.loads(r2.stdout)
-        for part in ("split", "kfold"):
-            check(j2[part]["methods"]["detector"]["f1"] < j[part]["methods"]["detector"]["f1"],
-                  f"{part}: severity does not help the detector")
-    # The detector beats both template-only baselines over the folds.
-    kf = j["kfold"]["methods"]
-    for method in ("new_template", "count_outlier"):
-        check(kf["detector"]["f1"] > kf[method]["f1"], f"k-fold: detector not above {method}")
+        check(j2["split"]["methods"]["detector"]["f1"] < split["detector"]["f1"],
+              "split: severity does not help the detector")
+        check(j2["detector_uses_severity"] is False, "--ignore-severity in the JSON")
+    # A floor that is not met fails the run, naming what.
     r = subprocess.run([ckpt, "eval-anomaly", "--data", data, "--min-f1", "0.99"],
                        capture_output=True, text=True)
     check(r.returncode == 1 and "below" in r.stderr, f"--min-f1 0.99 rc {r.returncode}")
+    r = subprocess.run([ckpt, "eval-anomaly", "--data", data, "--max-alarm-rate", "0",
+                        "--max-false-alarm-rate", "2"], capture_output=True, text=True)
+    check(r.returncode == 1 and "Thunderbird_2k" in r.stderr,
+          f"no budget: Thunderbird floods, rc {r.returncode} {r.stderr!r}")
+    # The budget says so on stderr when it raises the threshold.
+    lines = open(os.path.join(data, "Thunderbird", "Thunderbird_2k.log"), encoding="utf-8",
+                 errors="replace").read().splitlines()
+    with tempfile.TemporaryDirectory() as tmp:
+        train = os.path.join(tmp, "first.log")
+        test = os.path.join(tmp, "second.log")
+        with open(train, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines[:1000]) + "\n")
+        with open(test, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines[1000:]) + "\n")
+        model = os.path.join(tmp, "tb.model")
+        r = subprocess.run([ckpt, "logwatch", "train", train, "-o", model, "--format",
+                            "thunderbird"], capture_output=True, text=True)
+        check(r.returncode == 0, f"train on Thunderbird: {r.stderr}")
+        r = subprocess.run([ckpt, "logwatch", "--source", test, "--model", model, "--format",
+                            "thunderbird", "--no-exporter", "--json"],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, f"watch Thunderbird: rc {r.returncode} {r.stderr}")
+        alarms = [json.loads(x) for x in r.stdout.splitlines()]
+        raised = [a for a in alarms if a.get("reason") != "group_ended"]
+        check(len(raised) <= 2, f"{len(raised)} alarms on 999 healthy lines")
+        check("threshold raised" in r.stderr, f"the budget did not say so: {r.stderr!r}")
+        check(f"{len(lines) - 1000} lines" in r.stderr and "held back by the budget" in r.stderr,
+              f"summary: {r.stderr!r}")
 
 
 def main():
@@ -328,9 +388,12 @@ def main():
         test_blank_lines_are_not_anomalies(args.ckptscope, fixture, model)
     # The Loghub samples are part of the repository: missing, they fail the test.
     data = os.path.join(args.source_dir, "tests", "data", "third_party", "loghub")
-    bgl = os.path.join(data, "BGL", "BGL_2k.log")
-    check(os.path.exists(bgl), f"{bgl} is missing: the evaluation needs it")
-    if os.path.exists(bgl):
+    samples = [os.path.join(data, *p) for p in (("BGL", "BGL_2k.log"),
+                                                 ("Thunderbird", "Thunderbird_2k.log"),
+                                                 ("HDFS", "HDFS_2k.log"))]
+    missing = [p for p in samples if not os.path.exists(p)]
+    check(not missing, f"{missing} missing: the evaluation needs them")
+    if not missing:
         test_eval(args.ckptscope, data)
     if FAILURES:
         print(f"{len(FAILURES)} checks failed", file=sys.stderr)

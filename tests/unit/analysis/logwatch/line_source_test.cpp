@@ -48,6 +48,24 @@ TEST(LineSource, ReadsLinesFromAPipeAsTheyArrive) {
   EXPECT_EQ(lines, want);
 }
 
+TEST(LineSource, AFileLargerThanTheBufferIsReadToItsEnd) {
+  // Lines that end just short of the 64 KiB buffer's end: reading on needs the
+  // unread bytes moved down first (a full buffer once read 0 bytes, a false
+  // end of file after ~400 Thunderbird lines).
+  const std::string path = ::testing::TempDir() + "/logwatch_big_file.log";
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 5000; ++i) out << "line " << i << std::string(150, 'x') << "\n";
+  }
+  int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  FdLineSource source(fd, true, nullptr);
+  auto lines = read_all(source);
+  ASSERT_EQ(lines.size(), 5000U);
+  EXPECT_EQ(lines.back().substr(0, 9), "line 4999");
+  std::filesystem::remove(path);
+}
+
 TEST(LineSource, CutsOverlongLinesAndCountsThem) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);

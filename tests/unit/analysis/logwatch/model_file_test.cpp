@@ -74,11 +74,11 @@ TEST(ModelFile, TruncatedFileIsAClearError) {
 
 TEST(ModelFile, WrongVersionIsAClearError) {
   auto doc = nlohmann::json::parse(model_to_string(trained()));
-  doc["version"] = 2;
-  auto m = model_from_string(doc.dump(), "v2.model");
+  doc["version"] = 1;  // before contexts per source
+  auto m = model_from_string(doc.dump(), "v1.model");
   ASSERT_FALSE(m.has_value());
-  EXPECT_NE(m.error().message.find("version 2"), std::string::npos) << m.error().message;
-  EXPECT_NE(m.error().message.find("reads version 1"), std::string::npos);
+  EXPECT_NE(m.error().message.find("version 1"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.error().message.find("reads version 2"), std::string::npos);
 }
 
 TEST(ModelFile, NotAModelIsAClearError) {
