@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "analysis/logwatch/alarm_grouper.h"
 #include "apps/cli/session.h"
 #include "calibrate/maxima_file.h"
 
@@ -25,6 +26,7 @@ struct RunOptions {
   double output_grace_s = 2;        // wait this long for output of processes the job left behind
   bool no_gpu = false;         // --no-gpu: do not inject libckptscope_cupti.so (the gpu_copy stage)
   std::string logwatch_model;  // --logwatch-model: score the kernel log with this model
+  logwatch::AlarmConfig logwatch_alarms;  // --logwatch-group-window, --logwatch-max-alarm-rate
 };
 
 // Exits with the job's status (128+N for signal N); never changes it.

@@ -118,6 +118,16 @@ void add_run_command(CLI::App& app, CommandList& commands) {
                   "score the kernel log while the job runs with this node-log model (ckptscope "
                   "logwatch train): anomalies become log_anomaly failures (docs/logwatch.md)")
       ->check(CLI::ExistingFile);
+  run->add_option("--logwatch-group-window", o->run.logwatch_alarms.group_window,
+                  "with --logwatch-model: an anomaly of a template alarmed within this many kernel "
+                  "log records joins that alarm (0: every anomaly is an alarm)")
+      ->check(number_in(std::uint64_t{0}, std::uint64_t{1'000'000'000}))
+      ->capture_default_str();
+  run->add_option("--logwatch-max-alarm-rate", o->run.logwatch_alarms.max_rate,
+                  "with --logwatch-model: alarms per 1000 kernel log records; past it the "
+                  "threshold is raised (and said so in the log) instead of flooding (0: no budget)")
+      ->check(number_in(0.0, 1000.0))
+      ->capture_default_str();
   run->add_option("command", o->command, "the command, after --")->required();
   commands.push_back({run, [o] {
                         with_default_trace(o->trace);

@@ -157,7 +157,7 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   // A model that cannot be read is a bad flag: the job has not started yet.
   std::unique_ptr<RunLogwatch> logwatch;
   if (!run.logwatch_model.empty()) {
-    auto loaded = RunLogwatch::load(run.logwatch_model);
+    auto loaded = RunLogwatch::load(run.logwatch_model, run.logwatch_alarms);
     if (!loaded) {
       warn(loaded.error().message);
       if (log) log->note(loaded.error().message + "; the job was not started");
@@ -280,15 +280,13 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
       if (collector) collector->add_failure(incomplete);
     }
     if (logwatch) {
+      const std::vector<FailureRecord> alarms = logwatch->failures();
       if (collector)
-        for (const auto& f : logwatch->failures()) collector->add_failure(f);
+        for (const auto& f : alarms) collector->add_failure(f);
       if (log) {
-        for (const auto& f : logwatch->failures()) log->note("logwatch: " + f.evidence);
-        log->note(fmt::format("logwatch: {} kernel log records scored with {}, {} anomalies{}",
-                              logwatch->records(), logwatch->model_path(), logwatch->anomalies(),
-                              logwatch->anomalies() > logwatch->failures().size()
-                                  ? fmt::format(" (the first {} kept)", logwatch->failures().size())
-                                  : ""));
+        for (const auto& f : alarms) log->note("logwatch: " + f.evidence);
+        for (const auto& n : logwatch->notices()) log->note("logwatch: " + n);
+        log->note("logwatch: " + logwatch->footer());
       }
     }
     if (status->signal || status->code != 0)

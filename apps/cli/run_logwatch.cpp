@@ -7,11 +7,26 @@
 
 namespace ckpt::cli {
 
-Expected<std::unique_ptr<RunLogwatch>> RunLogwatch::load(const std::string& model_path) {
+Expected<std::unique_ptr<RunLogwatch>> RunLogwatch::load(const std::string& model_path,
+                                                         logwatch::AlarmConfig alarms) {
   auto detector = logwatch::load_model(model_path);
   if (!detector) return make_error("--logwatch-model: " + detector.error().message);
-  return std::unique_ptr<RunLogwatch>(new RunLogwatch(model_path, std::move(*detector)));
+  return std::unique_ptr<RunLogwatch>(new RunLogwatch(model_path, std::move(*detector), alarms));
 }
+
+RunLogwatch::RunLogwatch(std::string model_path, logwatch::LogDetector detector,
+                         logwatch::AlarmConfig alarms)
+    : model_path_(std::move(model_path)),
+      max_rate_(alarms.max_rate),
+      detector_(std::move(detector)),
+      // The grouper's lines are this run's kernel log records; its notices
+      // name them so.
+      grouper_(alarms, [this](const std::string& notice) {
+        std::string said = "kernel log record " + notice.substr(notice.find(' ') + 1);
+        if (auto at = said.find("(--max-alarm-rate)"); at != std::string::npos)
+          said.replace(at, 18, "(--logwatch-max-alarm-rate)");
+        notices_.push_back(std::move(said));
+      }) {}
 
 void RunLogwatch::watch(KernelEvents& kernel) {
   kernel.set_record_observer([this](const KmsgRecord& record) { observe(record); });
@@ -21,13 +36,58 @@ void RunLogwatch::observe(const KmsgRecord& record) {
   ++records_;
   // The record's place in what this run read stands for the input line.
   auto anomaly = detector_.observe_line(records_, record.text, record.level);
-  if (!anomaly) return;
+  if (!anomaly) {
+    grouper_.tick(records_);
+    return;
+  }
   ++anomalies_;
-  if (failures_.size() >= kMaxAnomalies) return;
-  failures_.push_back(FailureRecord{std::string(kFailureLogAnomaly), record.mono_ns,
-                                    fmt::format("kernel log: {} (score {:.2f}): {}",
-                                                anomaly->reason, anomaly->score, anomaly->text),
-                                    std::nullopt});
+  switch (grouper_.add(records_, anomaly->template_text, anomaly->score, record.level)) {
+    case logwatch::AlarmDecision::kNewAlarm:
+      if (shown_.size() >= kMaxAlarms) {
+        ++alarms_not_kept_;
+        latest_by_template_.erase(anomaly->template_text);
+        return;
+      }
+      latest_by_template_[anomaly->template_text] = shown_.size();
+      shown_.push_back({FailureRecord{std::string(kFailureLogAnomaly), record.mono_ns,
+                                      fmt::format("kernel log: {} (score {:.2f}): {}",
+                                                  anomaly->reason, anomaly->score, anomaly->text),
+                                      std::nullopt},
+                        1});
+      return;
+    case logwatch::AlarmDecision::kGrouped:
+      if (auto it = latest_by_template_.find(anomaly->template_text);
+          it != latest_by_template_.end())
+        ++shown_[it->second].lines;
+      return;
+    case logwatch::AlarmDecision::kHeld:
+      return;  // counted by the grouper (held())
+  }
+}
+
+std::vector<FailureRecord> RunLogwatch::failures() const {
+  std::vector<FailureRecord> out;
+  out.reserve(shown_.size());
+  for (const ShownAlarm& a : shown_) {
+    FailureRecord f = a.failure;
+    if (a.lines > 1) f.evidence += fmt::format(" (and {} more lines of its template)", a.lines - 1);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string RunLogwatch::footer() const {
+  std::string text = fmt::format("{} kernel log records scored with {}, {} anomalies in {} alarms",
+                                 records_, model_path_, anomalies_, grouper_.alarms());
+  if (grouper_.held() > 0)
+    text += fmt::format(
+        ", {} anomalous records held back by the budget of {} per 1000 records "
+        "(--logwatch-max-alarm-rate)",
+        grouper_.held(), max_rate_);
+  if (alarms_not_kept_ > 0)
+    text +=
+        fmt::format(" (the first {} alarms kept, {} more not)", shown_.size(), alarms_not_kept_);
+  return text;
 }
 
 }  // namespace ckpt::cli

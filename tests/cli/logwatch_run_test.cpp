@@ -51,6 +51,47 @@ TEST(RunLogwatch, AnUnseenKernelLineDuringTheJobIsALogAnomalyInTheTrace) {
   EXPECT_NE(text.find("kernel log records scored with " + model), std::string::npos) << text;
 }
 
+TEST(RunLogwatch, AnUnseenKernelLineBurstIsOneAlarmAndTheBudgetHoldsBackTheRest) {
+  if (!is_root()) GTEST_SKIP() << "needs root to write into /dev/kmsg";
+  ScratchDir dir;
+  const std::string model = train_model(dir);
+  const std::string log = dir / "job.log";
+  const std::string m = "ckpt-logwatch-" + std::to_string(getpid());
+  // A burst of one unseen err line (five times), then three more unseen err
+  // lines of other shapes, then one at crit. The budget (2 per 1000 records)
+  // allows two alarms: the burst and the next; the two after are held back;
+  // crit is never held.
+  std::string script;
+  for (int i = 0; i < 5; ++i)
+    script += "echo \"<3>" + m + "-a: frobnicator " + std::to_string(i) +
+              " lost its mind today\" > /dev/kmsg; ";
+  script += "echo \"<3>" + m + "-b: quux controller on fire\" > /dev/kmsg; ";
+  script += "echo \"<3>" + m + "-c: widget array went sideways at noon\" > /dev/kmsg; ";
+  script += "echo \"<3>" + m + "-d: sprocket bay flooded with cold water again\" > /dev/kmsg; ";
+  script += "echo \"<2>" + m + "-e: reactor gone\" > /dev/kmsg; sleep 0.3";
+  auto r = run({kCkptscope, "run", "--trace", dir / "t.db", "--log", log, "--logwatch-model", model,
+                "--", "sh", "-c", script},
+               dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  Trace t = read_trace_or_fail(dir / "t.db");
+  std::vector<std::string> ours;
+  for (const auto& f : t.failures)
+    if (f.kind == "log_anomaly" && f.evidence.find(m) != std::string::npos)
+      ours.push_back(f.evidence);
+  ASSERT_EQ(ours.size(), 3U) << ::testing::PrintToString(ours);
+  EXPECT_NE(ours[0].find(m + "-a:"), std::string::npos) << ours[0];
+  EXPECT_NE(ours[0].find("(and 4 more lines of its template)"), std::string::npos) << ours[0];
+  EXPECT_NE(ours[1].find(m + "-b:"), std::string::npos) << ours[1];
+  EXPECT_NE(ours[2].find(m + "-e:"), std::string::npos) << ours[2];
+  const std::string text = slurp(log);
+  EXPECT_NE(text.find("9 anomalies in 3 alarms, 2 anomalous records held back by the budget"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("reach the budget of 2 per 1000 lines (--logwatch-max-alarm-rate)"),
+            std::string::npos)
+      << text;
+}
+
 TEST(RunLogwatch, ABadModelStopsRunBeforeTheJobStarts) {
   ScratchDir dir;
   const std::string model = dir / "bad.model";
