@@ -56,10 +56,24 @@ std::vector<uint32_t> cgroup_procs(const std::string& cgroup) {
 
 bool alive(uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
 
+// A relative --checkpoint-dir names a directory of the traced job, so it is
+// taken from the job's working directory, not this command's.
+RelativeBase relative_base_of(const AttachTarget& target) {
+  if (!target.pid)
+    return {std::nullopt,
+            fmt::format("--cgroup {}'s processes have no one working directory", target.cgroup)};
+  std::error_code ec;
+  const auto cwd = std::filesystem::read_symlink(fmt::format("/proc/{}/cwd", *target.pid), ec);
+  if (ec)
+    return {std::nullopt, fmt::format("--pid {}'s working directory cannot be read ({})",
+                                      *target.pid, ec.message())};
+  return {cwd.string(), {}};
+}
+
 }  // namespace
 
 int attach_command(const TraceFlags& flags, const AttachTarget& target) {
-  auto config = load_effective_config(flags);
+  auto config = load_effective_config(flags, relative_base_of(target));
   if (!config) {
     warn(config.error().message);
     return 2;

@@ -56,8 +56,8 @@ void add_checkpoint_options(CLI::App* cmd, TraceFlags& f) {
                   "files with generic names (*.pt, *.bin, no extension...) under this directory "
                   "are checkpoint files, in addition to checkpoint.dir_globs: a name or glob "
                   "without '/' (out, 'run-*') matches every directory so named, a path with '/' "
-                  "(/data/run1, ./out) is that directory (relative to the current one); repeat "
-                  "for several")
+                  "(/data/run1, ./out) is that directory (relative to the job's working "
+                  "directory: run's own, attach --pid's process's); repeat for several")
       ->allow_extra_args(false);
 }
 

@@ -34,6 +34,15 @@ void write_out(FILE* f, const std::string& text) {
 void warn(const std::string& message) { write_out(stderr, "ckptscope: " + message + "\n"); }
 
 Expected<Config> load_effective_config(const TraceFlags& flags) {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec)
+    return load_effective_config(
+        flags, RelativeBase{std::nullopt, "this directory cannot be read (" + ec.message() + ")"});
+  return load_effective_config(flags, RelativeBase{cwd.string(), {}});
+}
+
+Expected<Config> load_effective_config(const TraceFlags& flags, const RelativeBase& relative) {
   Config config = Config::defaults();
   if (!flags.config_path.empty()) {
     auto loaded = load_config(flags.config_path);
@@ -46,10 +55,8 @@ Expected<Config> load_effective_config(const TraceFlags& flags) {
     config.storage_endpoints.push_back(*ep);
   }
   if (!flags.checkpoint_globs.empty() || !flags.checkpoint_dirs.empty()) {
-    std::error_code ec;
-    const std::string cwd = std::filesystem::current_path(ec).string();
     if (auto added = add_checkpoint_flags(config.checkpoint, flags.checkpoint_globs,
-                                          flags.checkpoint_dirs, cwd);
+                                          flags.checkpoint_dirs, relative);
         !added)
       return added.error();
   }

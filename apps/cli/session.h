@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "config/checkpoint_flags.h"
 #include "config/config.h"
 #include "model/records.h"
 #include "probes/probe_manager.h"
@@ -39,7 +40,10 @@ struct TraceFlags {
 // Where `run`/`attach` look for a node exporter: "" = load our own probes.
 std::string exporter_socket_for(const TraceFlags& flags);
 
+// `relative`: what a relative --checkpoint-dir is taken from; by default the
+// CLI's working directory, which `run`'s job inherits.
 Expected<Config> load_effective_config(const TraceFlags& flags);
+Expected<Config> load_effective_config(const TraceFlags& flags, const RelativeBase& relative);
 JobRecord make_job_record(const std::vector<std::string>& command, const std::string& mode,
                           const Config& config, const std::string& node_name = {});
 ProbeOptions make_probe_options(const Config& config);

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -67,6 +68,27 @@ TEST(AttachTest, StopsAtDuration) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_LT(took, std::chrono::seconds(10));
   EXPECT_TRUE(read_trace_or_fail(dir / "trace.db").job.traced);
+}
+
+// A relative --checkpoint-dir names a directory of the job's: it is taken
+// from the process's working directory, not attach's own.
+TEST(AttachTest, ARelativeCheckpointDirIsTakenFromTheJobsWorkingDirectory) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "job");
+  std::string launch = "cd " + quote(dir / "job") + " && exec sleep 30 >/dev/null 2>&1 & echo $!";
+  FILE* p = popen(launch.c_str(), "r");
+  int pid = 0;
+  ASSERT_EQ(fscanf(p, "%d", &pid), 1);
+  pclose(p);
+  auto r = run({kCkptscope, "attach", "--pid", std::to_string(pid), "--duration", "0.5",
+                "--checkpoint-dir", "./mine", "--trace", dir / "trace.db", "--quiet"},
+               dir);
+  kill(pid, SIGKILL);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string config = read_trace_or_fail(dir / "trace.db").job.config_json;
+  EXPECT_THAT(config, ::testing::HasSubstr("\"" + (dir / "job/mine") + "\"")) << config;
+  EXPECT_THAT(config, ::testing::Not(::testing::HasSubstr("\"" + (dir / "mine") + "\"")));
 }
 
 TEST(AttachTest, FollowsACgroup) {

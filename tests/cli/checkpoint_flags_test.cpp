@@ -31,7 +31,7 @@ TEST(CheckpointFlags, BadValuesAreExit2BeforeTheJob) {
   std::ofstream(dir / "anywhere.json") << R"({"checkpoint": {"dir_globs": []}})";
   struct Case {
     std::vector<std::string> args;
-    const char* message;
+    std::string message;
   };
   const Case cases[] = {
       {{"run", "--no-trace", "--checkpoint-glob", "out/ckpt.pt", "--", "touch", dir / "ran"},
@@ -40,6 +40,10 @@ TEST(CheckpointFlags, BadValuesAreExit2BeforeTheJob) {
         "touch", dir / "ran"},
        "checkpoint.dir_globs is empty"},
       {{"attach", "--pid", "1", "--checkpoint-glob", "a/b"}, "--checkpoint-glob a/b: has a '/'"},
+      // A cgroup's processes have no one working directory to take it from.
+      {{"attach", "--cgroup", dir.path().string(), "--checkpoint-dir", "./out"},
+       "--checkpoint-dir ./out: a relative path, and --cgroup " + dir.path().string() +
+           "'s processes have no one working directory; give it as an absolute path"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {kCkptscope};

@@ -7,13 +7,19 @@
 namespace ckpt {
 namespace {
 
-Expected<std::string> checkpoint_dir_entry(const std::string& dir, const std::string& cwd) {
+Expected<std::string> checkpoint_dir_entry(const std::string& dir, const RelativeBase& base) {
   if (dir.empty()) return make_error("--checkpoint-dir: must not be empty");
   if (dir.find('/') == std::string::npos) return dir;  // a directory name, matched anywhere
   std::filesystem::path p(dir);
   // Traced paths are absolute (resolved against the job's working directory),
   // so a relative prefix is made absolute the same way.
-  if (p.is_relative()) p = std::filesystem::path(cwd) / p;
+  if (p.is_relative()) {
+    if (!base.dir)
+      return make_error(
+          fmt::format("--checkpoint-dir {}: a relative path, and {}; give it as an absolute path",
+                      dir, base.why_none));
+    p = std::filesystem::path(*base.dir) / p;
+  }
   std::string prefix = p.lexically_normal().string();
   while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
   return prefix;
@@ -23,6 +29,12 @@ Expected<std::string> checkpoint_dir_entry(const std::string& dir, const std::st
 
 Expected<void> add_checkpoint_flags(CheckpointRules& rules, const std::vector<std::string>& globs,
                                     const std::vector<std::string>& dirs, const std::string& cwd) {
+  return add_checkpoint_flags(rules, globs, dirs, RelativeBase{cwd, {}});
+}
+
+Expected<void> add_checkpoint_flags(CheckpointRules& rules, const std::vector<std::string>& globs,
+                                    const std::vector<std::string>& dirs,
+                                    const RelativeBase& base) {
   for (const auto& glob : globs) {
     if (glob.empty()) return make_error("--checkpoint-glob: must not be empty");
     if (glob.find('/') != std::string::npos)
@@ -38,7 +50,7 @@ Expected<void> add_checkpoint_flags(CheckpointRules& rules, const std::vector<st
         "in every directory already; remove one or the other",
         dirs.front()));
   for (const auto& dir : dirs) {
-    auto entry = checkpoint_dir_entry(dir, cwd);
+    auto entry = checkpoint_dir_entry(dir, base);
     if (!entry) return entry.error();
     rules.dir_globs.push_back(*entry);
   }

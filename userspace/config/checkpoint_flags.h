@@ -3,6 +3,7 @@
 // permanent ones). Here, not in apps/cli, so the unit tests reach it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,5 +19,16 @@ namespace ckpt {
 // name the flag and the value.
 Expected<void> add_checkpoint_flags(CheckpointRules& rules, const std::vector<std::string>& globs,
                                     const std::vector<std::string>& dirs, const std::string& cwd);
+
+// What a relative --checkpoint-dir is taken from: the traced job's working
+// directory (`run`: the CLI's own, which the job inherits; `attach --pid`:
+// the process's), or, where the traced processes have no one (`attach
+// --cgroup`, the exporter), why not: the flag is then refused, naming it.
+struct RelativeBase {
+  std::optional<std::string> dir;
+  std::string why_none;
+};
+Expected<void> add_checkpoint_flags(CheckpointRules& rules, const std::vector<std::string>& globs,
+                                    const std::vector<std::string>& dirs, const RelativeBase& base);
 
 }  // namespace ckpt

@@ -70,6 +70,24 @@ TEST(CheckpointFlagsTest, DirRefusedWhenTheConfigMatchesAnywhere) {
   EXPECT_TRUE(add_checkpoint_flags(r, {"*.orbax"}, {}, "/job"));  // globs are fine
 }
 
+// Where the traced processes have no one working directory, a relative
+// prefix has nothing to be taken from: refused, saying why. A name or an
+// absolute path needs none.
+TEST(CheckpointFlagsTest, RelativeDirRefusedWithoutAWorkingDirectory) {
+  CheckpointRules r = Config::defaults().checkpoint;
+  const RelativeBase none{std::nullopt, "--cgroup /sys/fs/cgroup/x's processes have no one"};
+  auto added = add_checkpoint_flags(r, {}, {"./out"}, none);
+  ASSERT_FALSE(added);
+  EXPECT_EQ(added.error().message,
+            "--checkpoint-dir ./out: a relative path, and --cgroup /sys/fs/cgroup/x's processes "
+            "have no one; give it as an absolute path");
+  ASSERT_TRUE(add_checkpoint_flags(r, {}, {"out", "/data/run1"}, none));
+  EXPECT_THAT(r.dir_globs, ::testing::IsSupersetOf({"out", "/data/run1"}));
+  const RelativeBase job{"/home/u/job", {}};
+  ASSERT_TRUE(add_checkpoint_flags(r, {}, {"./mine"}, job));
+  EXPECT_THAT(r.dir_globs, ::testing::Contains("/home/u/job/mine"));
+}
+
 TEST(CheckpointFlagsTest, NothingGivenChangesNothing) {
   CheckpointRules r = Config::defaults().checkpoint;
   ASSERT_TRUE(add_checkpoint_flags(r, {}, {}, "/job"));
