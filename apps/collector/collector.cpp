@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "probes/exporter_feed.h"
+#include "sources/blocked_call.h"
 #include "sources/jobio_source.h"
 #include "sources/nfs_mounts.h"
 #include "sources/nfs_source.h"
@@ -28,6 +29,8 @@ void listen_for_verdicts(Stitcher& stitcher, ProbeFeed& feed) {
   stitcher.set_verdict_listener([&feed](const FileId& file, bool is_checkpoint) {
     feed.set_file_verdict(file, is_checkpoint);
   });
+  // A call slower than the quiet gap keeps its checkpoint open (stitcher.h).
+  stitcher.set_blocked_call_query([](uint32_t tid) { return blocked_call_path(tid); });
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "model/rpc_call_record.h"
 #include "model/vocabulary.h"
+#include "sources/blocked_call.h"
 #include "sources/jobio_source.h"
 #include "sources/mountstats.h"
 #include "sources/nfs_mounts.h"
@@ -41,6 +42,8 @@ double seconds(std::chrono::steady_clock::duration d) {
 template <typename F>
 void listen_for_verdicts(Stitcher& stitcher, F&& on_verdict) {
   stitcher.set_verdict_listener(std::forward<F>(on_verdict));
+  // A call slower than the quiet gap keeps its checkpoint open (stitcher.h).
+  stitcher.set_blocked_call_query([](uint32_t tid) { return blocked_call_path(tid); });
 }
 
 }  // namespace

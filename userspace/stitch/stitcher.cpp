@@ -18,6 +18,10 @@ constexpr uint64_t kReorderSlackNs = 100'000'000;
 // checkpoint waits this much longer for its last copies when it runs.
 constexpr uint64_t kGpuSlackNs = 1'000'000'000;
 constexpr double kContenderShare = 0.9;
+// The threads of a checkpoint asked whether they are blocked in a call when
+// it goes quiet (/proc reads, blocked_call.h): a bound for a checkpoint
+// written by thousands of threads.
+constexpr size_t kMaxBlockedCallThreads = 256;
 
 // open(2) access and creation bits (uapi asm-generic/fcntl.h).
 constexpr uint32_t kOpenAccessMode = 03;
@@ -338,6 +342,7 @@ void Stitcher::on_io(IoEvent&& ev) {
     c.bytes_read += ev.bytes_moved();
   }
   if (is_data_op(ev.op) && !ev.is_directory) c.files_touched.insert(call_key(ev));
+  if (c.tids.size() < kMaxBlockedCallThreads) c.tids.insert(ev.tid);
   c.calls.push_back(std::move(ev));
 }
 
@@ -355,7 +360,7 @@ void Stitcher::advance(uint64_t now_ns) {
   if (open_ &&
       now_ns >
           open_->last_activity_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs + gpu_slack &&
-      !in_flight_within(*open_))
+      !in_flight_within(*open_) && !blocked_on_checkpoint_file(*open_))
     close_open();
   release_unclaimed_resets(now_ns);
   if (!open_) prune(now_ns > 2 * kReorderSlackNs ? now_ns - 2 * kReorderSlackNs : 0);
@@ -370,6 +375,15 @@ bool Stitcher::in_flight_within(const OpenCheckpoint& c) const {
   // A flush (an NFS close) that began inside the checkpoint is part of it,
   // however long it runs; so is NFS page I/O on its files not yet done.
   return detectors_.flush_in_flight_within(c) || nfs_.io_outstanding_on(c.files_touched);
+}
+
+bool Stitcher::blocked_on_checkpoint_file(const OpenCheckpoint& c) {
+  if (!blocked_call_) return false;
+  for (uint32_t tid : c.tids) {
+    const std::optional<std::string> path = blocked_call_(tid);
+    if (path && matcher_.is_checkpoint_file(*path)) return true;
+  }
+  return false;
 }
 
 void Stitcher::release_unclaimed_resets(uint64_t now_ns) {

@@ -78,6 +78,14 @@ class Stitcher : public EventSink {
   using VerdictListener = std::function<void(const FileId&, bool is_checkpoint)>;
   void set_verdict_listener(VerdictListener listener) { verdict_listener_ = std::move(listener); }
 
+  // The path of the file a thread is blocked in a data call on, nullopt for
+  // none (sources/blocked_call.h reads it from /proc). Asked when a
+  // checkpoint has been quiet for its gap: a thread of it still blocked on a
+  // checkpoint file keeps it open, since the probes record a call only when
+  // it returns. Unset (replays, tests): nothing is taken to be blocked.
+  using BlockedCallQuery = std::function<std::optional<std::string>(uint32_t tid)>;
+  void set_blocked_call_query(BlockedCallQuery query) { blocked_call_ = std::move(query); }
+
   // NFS events the stitcher could not keep (its buffers are bounded).
   [[nodiscard]] std::vector<DropRecord> drops() const;
 
@@ -99,6 +107,8 @@ class Stitcher : public EventSink {
   void set_verdict(const FileId& file, bool is_checkpoint);
   static void count_mapped_pages(OpenCheckpoint& c, IoEvent& ev);
   [[nodiscard]] bool in_flight_within(const OpenCheckpoint& c) const;
+  // A thread of `c` still blocked in a call on a checkpoint file (asked last: /proc reads).
+  [[nodiscard]] bool blocked_on_checkpoint_file(const OpenCheckpoint& c);
   OpenCheckpoint* open_checkpoint() { return open_ ? &*open_ : nullptr; }
   void release_unclaimed_resets(uint64_t now_ns);
   void close_open();
@@ -115,6 +125,7 @@ class Stitcher : public EventSink {
   // Per data-call file: is it a checkpoint file? Keyed by dev:ino; renames update it.
   std::unordered_map<FileId, bool, FileIdHash> file_is_checkpoint_;
   VerdictListener verdict_listener_;
+  BlockedCallQuery blocked_call_;
   UnrecognisedIo unrecognised_;
   bool count_unrecognised_ = true;
 

@@ -125,6 +125,51 @@ const std::string kShard1 = "/nfs/run/checkpoint-1/shard-1.pt";
 const FileId kId0{42, 1000};
 const FileId kId1{42, 1001};
 
+// The probes record a call when it returns: a write slower than the quiet
+// gap (queued behind a saturated server) must not close its checkpoint and
+// open a second one when it returns. While a thread of the checkpoint is
+// blocked on a checkpoint file (the query, /proc in a live run), it stays open.
+TEST_F(StitcherTest, ACallSlowerThanTheQuietGapKeepsItsCheckpointOpen) {
+  const uint64_t gap = config_.checkpoint.quiet_gap_ns;
+  const uint64_t T = 1000 * kMs;
+  auto save_with_a_slow_write = [&](bool query_set) {
+    Stitcher s = make();
+    bool blocked = true;
+    if (query_set)
+      s.set_blocked_call_query([&](uint32_t tid) -> std::optional<std::string> {
+        if (tid == 8 && blocked) return kShard1;
+        if (tid == 9) return std::string("/nfs/run/train.log");  // no checkpoint file
+        return std::nullopt;
+      });
+    StreamBuilder b(s);
+    b.open(7, kShard0, kId0, T, T + 1 * kMs);
+    b.data(7, IoOp::Write, kShard0, kId0, T + 2 * kMs, T + 3 * kMs, kMiB);
+    b.open(8, kShard1, kId1, T + 3 * kMs, T + 4 * kMs);
+    b.data(9, IoOp::Write, kShard0, kId0, T + 4 * kMs, T + 5 * kMs, kMiB);
+    // Thread 8's write of shard 1 starts at T+5 ms and takes three gaps.
+    std::vector<CheckpointRecord> closed;
+    for (uint64_t now = T + 100 * kMs; now < T + 3 * gap; now += 100 * kMs) {
+      s.advance(now);
+      for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
+    }
+    blocked = false;
+    b.data(8, IoOp::Write, kShard1, kId1, T + 5 * kMs, T + 3 * gap, kMiB);
+    s.advance(T + 5 * gap);
+    for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
+    return closed;
+  };
+  const auto kept = save_with_a_slow_write(true);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].bytes, 3 * kMiB);
+  EXPECT_EQ(kept[0].files, 2u);
+  EXPECT_EQ(kept[0].end_ns, T + 3 * gap);
+  // What it was before (and is in a replay, with nothing to ask): split.
+  const auto split = save_with_a_slow_write(false);
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_EQ(split[0].bytes, 2 * kMiB);
+  EXPECT_EQ(split[1].bytes, kMiB);
+}
+
 TEST_F(StitcherTest, OneSaveWithKnownAnswers) {
   Stitcher s = make();
   StreamBuilder b(s);

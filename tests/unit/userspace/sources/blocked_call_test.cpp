@@ -1,0 +1,109 @@
+#include "sources/blocked_call.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/scratch_dir.h"
+
+namespace ckpt {
+namespace {
+
+// /proc/TID/syscall as the kernel writes it (proc_pid_syscall): the number,
+// six hex arguments, then the stack and instruction pointers.
+TEST(BlockedCall, ParsesAThreadBlockedInACall) {
+  const auto call = parse_proc_syscall(
+      "1 0x5 0x7f3a1c000000 0x100000 0x0 0x0 0x0 0x7ffd4c8e1a28 0x7f3a2b51e887\n");
+  ASSERT_TRUE(call);
+  EXPECT_EQ(call->number, 1);
+  EXPECT_EQ(call->args[0], 5u);
+  EXPECT_EQ(call->args[2], 0x100000u);
+}
+
+TEST(BlockedCall, NoCallOnACpuOrOutsideOneOrMalformed) {
+  EXPECT_FALSE(parse_proc_syscall("running\n"));
+  EXPECT_FALSE(parse_proc_syscall("-1 0x7ffd4c8e1a28 0x7f3a2b51e887\n"));
+  EXPECT_FALSE(parse_proc_syscall(""));
+  EXPECT_FALSE(parse_proc_syscall("1 0x5 0x0 0x0 0x0 0x0 0x0 0x1\n"));          // 8 words
+  EXPECT_FALSE(parse_proc_syscall("1 0x5 0x0 0x0 0x0 0x0 0x0 0x1 0x2 0x3\n"));  // 10 words
+  EXPECT_FALSE(parse_proc_syscall("1 0xZZ 0x0 0x0 0x0 0x0 0x0 0x1 0x2\n"));
+  EXPECT_FALSE(parse_proc_syscall("x 0x5 0x0 0x0 0x0 0x0 0x0 0x1 0x2\n"));
+}
+
+TEST(BlockedCall, TheDescriptorOfDataCallsOnly) {
+  BlockedSyscall call;
+  call.args = {3, 0, 4, 0, 0, 0};
+  for (long nr : {SYS_read, SYS_write, SYS_pwrite64, SYS_writev, SYS_fsync, SYS_fdatasync}) {
+    call.number = nr;
+    EXPECT_EQ(file_fd_of(call), 3) << nr;
+    EXPECT_FALSE(second_fd_of(call)) << nr;
+  }
+  call.number = SYS_copy_file_range;  // (fd_in, off_in, fd_out, ...)
+  EXPECT_EQ(file_fd_of(call), 4);
+  EXPECT_EQ(second_fd_of(call), 3);
+  for (long nr : {SYS_futex, SYS_nanosleep, SYS_epoll_wait, SYS_openat}) {
+    call.number = nr;
+    EXPECT_FALSE(file_fd_of(call)) << nr;
+  }
+}
+
+// The path from a /proc tree laid out as the kernel's: a write on fd 5,
+// which links to the checkpoint file; a read on a pipe names no path.
+TEST(BlockedCall, ThePathOfTheFileTheThreadIsBlockedOn) {
+  test::ScratchDir dir;
+  const auto task = dir.path() / "4242";
+  std::filesystem::create_directories(task / "fd");
+  std::ofstream(task / "syscall") << SYS_write
+                                  << " 0x5 0x7f00 0x100000 0x0 0x0 0x0 0x7ffd0 0x7f001\n";
+  std::filesystem::create_symlink("/nfs/run/checkpoint-1/shard-0.pt", task / "fd" / "5");
+  std::filesystem::create_symlink("pipe:[81234]", task / "fd" / "6");
+  EXPECT_EQ(blocked_call_path(4242, dir.path().string()), "/nfs/run/checkpoint-1/shard-0.pt");
+  std::ofstream(task / "syscall") << SYS_read << " 0x6 0x7f00 0x1000 0x0 0x0 0x0 0x7ffd0 0x7f001\n";
+  EXPECT_FALSE(blocked_call_path(4242, dir.path().string()));
+  std::ofstream(task / "syscall") << "running\n";
+  EXPECT_FALSE(blocked_call_path(4242, dir.path().string()));
+  EXPECT_FALSE(blocked_call_path(4343, dir.path().string())) << "a thread that is gone";
+}
+
+// The real /proc: a thread of this process blocked in read(2) on a named
+// pipe in a checkpoint directory is seen blocked on that path, and on
+// nothing once the read returned.
+TEST(BlockedCall, AThreadBlockedInARealReadIsSeenOnItsPath) {
+  test::ScratchDir dir;
+  std::filesystem::create_directories(dir.path() / "checkpoint-1");
+  const std::string fifo = dir / "checkpoint-1/shard-0.pt";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const int fd = open(fifo.c_str(), O_RDWR);  // O_RDWR: the open does not wait for a writer
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  std::atomic<pid_t> reader{0};
+  std::thread t([&] {
+    reader = gettid();
+    char byte = 0;
+    (void)!read(fd, &byte, 1);
+  });
+  std::optional<std::string> seen;
+  for (int i = 0; i < 200 && !seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (reader != 0) seen = blocked_call_path(static_cast<uint32_t>(reader.load()));
+  }
+  EXPECT_EQ(seen, std::filesystem::canonical(fifo).string());
+  const pid_t tid = reader.load();
+  ASSERT_EQ(write(fd, "x", 1), 1);
+  t.join();
+  EXPECT_FALSE(blocked_call_path(static_cast<uint32_t>(tid))) << "the thread is gone";
+  close(fd);
+}
+
+}  // namespace
+}  // namespace ckpt
