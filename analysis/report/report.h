@@ -163,6 +163,16 @@ struct TraceIndex {
   std::vector<std::vector<const TcpSampleRecord*>> connections;  // samples per connection, by time
 };
 
+// A section another analysis adds to the report (the scale projection's,
+// `report --project`), rendered after the recommendations as its author
+// wrote it (escaped already): the report does not depend on what is in it.
+struct ExtraSection {
+  std::string id;  // the HTML section's id
+  std::string title;
+  std::string html;      // the section's body
+  std::string markdown;  // likewise, under a "## title" heading
+};
+
 struct Report {
   std::string job_name;
   std::vector<std::string> command;
@@ -175,8 +185,9 @@ struct Report {
   Verdict verdict;
   std::vector<Recommendation> recommendations;
   std::vector<std::string> warnings;  // what makes the figures less than whole (drops, no tracing)
-  std::vector<NodeTrace> traces;      // owned: checkpoints point into them
-  std::vector<TraceIndex> index;      // per trace, into `traces`
+  std::vector<ExtraSection> extra_sections;
+  std::vector<NodeTrace> traces;  // owned: checkpoints point into them
+  std::vector<TraceIndex> index;  // per trace, into `traces`
 
   Report() = default;
   Report(Report&&) = default;

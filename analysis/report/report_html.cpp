@@ -592,6 +592,9 @@ std::string report_html(const Report& r) {
   out += timeline_section(r);
   out += failures_section(r);
   out += recommendations_section(r);
+  for (const auto& x : r.extra_sections)
+    out +=
+        fmt::format("<section id=\"{}\"><h2>{}</h2>\n{}</section>\n", h(x.id), h(x.title), x.html);
   out +=
       "<footer class=\"muted\"><p>Stages, verdict and rules: docs/report.md and docs/stitching.md "
       "of "

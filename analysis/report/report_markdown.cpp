@@ -6,14 +6,14 @@
 #include <algorithm>
 
 #include "analysis/format.h"
+#include "analysis/report/markdown.h"
 #include "analysis/report/report_internal.h"
 #include "json/json_io.h"
 
 namespace ckpt::report {
-namespace {
 
 // A table cell: no pipe or newline may break the row.
-std::string cell(std::string_view s) {
+std::string markdown_cell(std::string_view s) {
   std::string out;
   for (char c : valid_utf8(s)) {
     if (c == '|')
@@ -25,6 +25,10 @@ std::string cell(std::string_view s) {
   }
   return out;
 }
+
+namespace {
+
+std::string cell(std::string_view s) { return markdown_cell(s); }
 
 std::string peaks(const Timeline& t) {
   std::string out;
@@ -156,6 +160,7 @@ std::string report_markdown(const Report& r) {
       out += "- " + (e.node.empty() ? "" : cell(e.node) + ": ") + cell(e.text) + "\n";
     out += "\n";
   }
+  for (const auto& x : r.extra_sections) out += "\n## " + cell(x.title) + "\n\n" + x.markdown;
   return out;
 }
 

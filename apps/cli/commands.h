@@ -56,8 +56,21 @@ struct ReportCommandOptions {
   std::string out_path;  // "-" or empty = standard output
   std::string storage_read_max;   // "700GB/s"
   std::string storage_write_max;  // "250GB/s"
+  std::string project;            // --project 8,16,64: add the scale projection
 };
 int report_command(const ReportCommandOptions& options);
+
+// The scale projection of a few nodes' traces to N nodes (analysis/projection).
+struct ProjectCommandOptions {
+  std::vector<std::string> traces;
+  std::string nodes;              // "8,16,64"
+  std::string storage_read_max;   // "700GB/s"
+  std::string storage_write_max;  // "250GB/s"
+  std::string config_path;        // its storage section gives the maxima the flags do not
+  std::string format;    // "table", "json", "html", "md"; empty = from the output's extension
+  std::string out_path;  // "-" or empty = standard output
+};
+int project_command(const ProjectCommandOptions& options);
 
 // The continuous node exporter (userspace/exporter, deploy/metrics.md).
 struct ExporterOptions {

@@ -211,7 +211,32 @@ void add_report_command(CLI::App& app, CommandList& commands) {
       "the storage's aggregate read maximum, e.g. 700GB/s (default: the traces' config)");
   report_cmd->add_option("--storage-write-max", o->storage_write_max,
                          "the storage's aggregate write maximum, e.g. 250GB/s");
+  report_cmd->add_option("--project", o->project,
+                         "add the scale projection to these node counts, e.g. 8,16,64 "
+                         "(docs/projection.md)");
   commands.push_back({report_cmd, [o] { return report_command(*o); }});
+}
+
+void add_project_command(CLI::App& app, CommandList& commands) {
+  auto o = std::make_shared<ProjectCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "project",
+      "predict a checkpoint at N nodes from a few nodes' traces: duration, bandwidth, RPC wait, "
+      "and from which N the shared side holds it back (docs/projection.md)");
+  cmd->add_option("trace", o->traces, "the trace files: one per node, one or a few runs of a job")
+      ->required();
+  cmd->add_option("--nodes", o->nodes, "the node counts to predict, e.g. 8,16,64")->required();
+  cmd->add_option("--storage-write-max", o->storage_write_max,
+                  "the shared storage's aggregate write maximum, e.g. 250GB/s (default: "
+                  "--config's, the traces' config, else fitted from two scales)");
+  cmd->add_option("--storage-read-max", o->storage_read_max,
+                  "the shared storage's aggregate read maximum, e.g. 700GB/s");
+  cmd->add_option("--config", o->config_path,
+                  "a ckptscope config whose storage section gives the maxima");
+  cmd->add_option("--format", o->format,
+                  "table, json, html or md (default: from the output's extension, else table)");
+  cmd->add_option("-o,--output", o->out_path, "the file to write (default: standard output)");
+  commands.push_back({cmd, [o] { return project_command(*o); }});
 }
 
 void add_exporter_command(CLI::App& app, CommandList& commands) {
@@ -479,9 +504,9 @@ void add_fleet_command(CLI::App& app, CommandList& commands) {
 
 // Every subcommand, in the order --help lists them.
 constexpr AddCommands kCommands[] = {
-    add_run_command,       add_attach_command,          add_summary_command,   add_export_command,
-    add_report_command,    add_exporter_command,        add_calibrate_command, add_demo_command,
-    add_classify_command,  add_eval_classifier_command,
+    add_run_command,       add_attach_command,   add_summary_command,         add_export_command,
+    add_report_command,    add_project_command,  add_exporter_command,        add_calibrate_command,
+    add_demo_command,      add_classify_command, add_eval_classifier_command,
     add_logwatch_commands,  // logwatch (and logwatch train), eval-anomaly
     add_fleet_command,
 };

@@ -1,102 +1,77 @@
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-
 #include <fmt/format.h>
 
+#include "analysis/projection/projection.h"
 #include "analysis/report/report.h"
 #include "apps/cli/commands.h"
-#include "config/config.h"
-#include "exporters/sqlite/trace_store.h"
+#include "apps/cli/report_io.h"
 #include "json/json_io.h"
 
 namespace ckpt::cli {
-namespace {
-
-std::string format_from_path(const std::string& path) {
-  auto ext = std::filesystem::path(path).extension().string();
-  if (ext == ".md" || ext == ".markdown") return "md";
-  if (ext == ".json") return "json";
-  return "html";
-}
-
-// The whole file or nothing: written beside the target and renamed over it,
-// so a failed report never leaves half a page where the last one was.
-bool write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 int report_command(const ReportCommandOptions& options) {
-  const bool to_stdout = options.out_path.empty() || options.out_path == "-";
-  std::string format = options.format.empty()
-                           ? (to_stdout ? "html" : format_from_path(options.out_path))
-                           : options.format;
+  std::string format =
+      options.format.empty() ? format_from_path(options.out_path, "html") : options.format;
   if (format == "markdown") format = "md";
   if (format != "html" && format != "md" && format != "json") {
     warn(fmt::format("report: unknown --format '{}' (known: html, md, json)", options.format));
     return 2;
   }
   report::ReportOptions ro;
-  auto bandwidth = [](const std::string& flag, const std::string& text,
-                      std::optional<double>& out) {
-    if (text.empty()) return true;
-    auto v = parse_bandwidth(text);
-    if (!v) {
-      warn(fmt::format("report: {} {}", flag, v.error().message));
-      return false;
+  auto read_max = bandwidth_flag("report", "--storage-read-max", options.storage_read_max);
+  auto write_max = bandwidth_flag("report", "--storage-write-max", options.storage_write_max);
+  for (const auto* e : {&read_max, &write_max})
+    if (!*e) {
+      warn(e->error().message);
+      return 2;
     }
-    out = *v;
-    return true;
-  };
-  if (!bandwidth("--storage-read-max", options.storage_read_max, ro.storage_read_max_Bps) ||
-      !bandwidth("--storage-write-max", options.storage_write_max, ro.storage_write_max_Bps))
-    return 2;
-
-  std::vector<report::NodeTrace> traces;
-  for (const auto& path : options.traces) {
-    auto trace = read_trace(path);
-    if (!trace) {
-      warn(trace.error().message);
-      return 1;
+  ro.storage_read_max_Bps = *read_max;
+  ro.storage_write_max_Bps = *write_max;
+  projection::ProjectionOptions po;
+  if (!options.project.empty()) {
+    auto nodes = projection::parse_node_counts(options.project);
+    if (!nodes) {
+      warn("report: --project " + nodes.error().message);
+      return 2;
     }
-    traces.push_back({path, std::move(*trace)});
+    po.nodes = std::move(*nodes);
+    po.storage_read_max_Bps = *read_max;
+    po.storage_write_max_Bps = *write_max;
   }
-  auto built = report::build_report(std::move(traces), ro);
+
+  auto traces = read_node_traces(options.traces);
+  if (!traces) {
+    warn(traces.error().message);
+    return 1;
+  }
+  auto built = report::build_report(std::move(*traces), ro);
   if (!built) {
     warn(built.error().message);
     return 1;
   }
-  std::string text;
-  if (format == "json")
-    text = dump_json(report::report_json(*built), 2) + "\n";
-  else if (format == "md")
-    text = report::report_markdown(*built);
-  else
-    text = report::report_html(*built);
-  if (to_stdout) {
-    fmt::print("{}", text);
-    return 0;
+  std::optional<projection::Projection> projected;
+  if (!po.nodes.empty()) {
+    auto p = projection::project(*built, po);
+    if (!p) {
+      warn("report: --project: " + p.error().message);
+      return 1;
+    }
+    projected = std::move(*p);
+    built->extra_sections.push_back({"projection", "Scale projection",
+                                     projection::projection_html_section(*projected),
+                                     projection::projection_markdown(*projected)});
   }
-  if (!write_atomically(options.out_path, text)) {
-    warn(fmt::format("report: cannot write {}: {}", options.out_path, std::strerror(errno)));
+  std::string text;
+  if (format == "json") {
+    nlohmann::json j = report::report_json(*built);
+    if (projected) j["projection"] = projection::projection_json(*projected);
+    text = dump_json(j, 2) + "\n";
+  } else if (format == "md") {
+    text = report::report_markdown(*built);
+  } else {
+    text = report::report_html(*built);
+  }
+  if (auto written = write_output(options.out_path, text); !written) {
+    warn("report: " + written.error().message);
     return 1;
   }
   return 0;

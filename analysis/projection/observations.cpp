@@ -1,0 +1,143 @@
+#include "analysis/projection/observations.h"
+
+#include <algorithm>
+#include <map>
+
+namespace ckpt::projection {
+namespace {
+
+constexpr double kNsPerS = 1e9;
+constexpr double kNsPerMs = 1e6;
+
+// READ/WRITE RPCs that carried this checkpoint's pages and succeeded: the
+// traffic the shared side serves. COMMIT and metadata RPCs are the node's.
+std::vector<const RpcCallRecord*> data_rpcs(const report::Report& r,
+                                            const report::NodeCheckpoint& nc, Direction d) {
+  std::vector<const RpcCallRecord*> out;
+  const auto& by_cp = r.index[nc.node].checkpoint_io_rpcs;
+  auto it = by_cp.find(nc.record->id);
+  if (it == by_cp.end()) return out;
+  const char* op = d == Direction::Save ? "WRITE" : "READ";
+  for (const RpcCallRecord* rpc : it->second)
+    if (rpc->op == op && rpc->payload_bytes > 0 && rpc->status == 0 && rpc->end_ns > rpc->start_ns)
+      out.push_back(rpc);
+  return out;
+}
+
+struct RpcMeans {
+  uint64_t count = 0;
+  double execute_ns = 0;
+  double queue_ns = 0;
+  double rtt_ns = 0;
+  void add(const RpcCallRecord& rpc) {
+    ++count;
+    execute_ns += static_cast<double>(rpc.execute_ns);
+    queue_ns += static_cast<double>(rpc.queue_ns);
+    rtt_ns += static_cast<double>(rpc.rtt_ns);
+  }
+  [[nodiscard]] double mean_ms(double sum) const {
+    return count ? sum / static_cast<double>(count) / kNsPerMs : 0;
+  }
+};
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+std::vector<Sample> collect_samples(const report::Report& r, Direction d) {
+  std::vector<Sample> out;
+  for (const auto& cp : r.checkpoints) {
+    if (cp.direction != d) continue;
+    for (const auto& nc : cp.nodes) {
+      Sample s;
+      s.scale = static_cast<uint32_t>(cp.nodes.size());
+      s.node = r.nodes[nc.node].node;
+      s.checkpoint = cp.index;
+      s.bytes = nc.record->bytes;
+      s.duration_ns = nc.duration_ns();
+      s.stages = nc.record->stages;
+      s.bottleneck = nc.record->bottleneck;
+      auto rpcs = data_rpcs(r, nc, d);
+      if (!rpcs.empty()) {
+        uint64_t first = UINT64_MAX;
+        uint64_t last = 0;
+        RpcMeans m;
+        for (const RpcCallRecord* rpc : rpcs) {
+          first = std::min(first, rpc->start_ns);
+          last = std::max(last, rpc->end_ns);
+          s.rpc_payload += rpc->payload_bytes;
+          m.add(*rpc);
+        }
+        s.rpcs = rpcs.size();
+        s.rpc_window_ns = last - first;
+        s.payload_per_rpc = static_cast<double>(s.rpc_payload) / static_cast<double>(s.rpcs);
+        s.execute_ms = m.mean_ms(m.execute_ns);
+        s.queue_ms = m.mean_ms(m.queue_ns);
+        s.rtt_ms = m.mean_ms(m.rtt_ns);
+        // Little's law over the window: the mean number in flight.
+        s.in_flight = s.rpc_window_ns ? m.execute_ns / static_cast<double>(s.rpc_window_ns) : 0;
+      }
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+std::vector<Measured> measure_scales(const report::Report& r, Direction d, double service_s) {
+  std::map<uint32_t, std::vector<const report::CheckpointReport*>> by_scale;
+  for (const auto& cp : r.checkpoints)
+    if (cp.direction == d) by_scale[static_cast<uint32_t>(cp.nodes.size())].push_back(&cp);
+  std::vector<Measured> rows;
+  for (const auto& [scale, cps] : by_scale) {
+    Measured m;
+    m.nodes = scale;
+    m.checkpoints = static_cast<uint32_t>(cps.size());
+    std::vector<double> durations;
+    std::vector<double> aggregates;
+    RpcMeans means;
+    for (const auto* cp : cps) {
+      durations.push_back(static_cast<double>(cp->duration_ns()) / kNsPerS);
+      aggregates.push_back(cp->aggregate_Bps);
+      for (const auto& nc : cp->nodes)
+        for (const RpcCallRecord* rpc : data_rpcs(r, nc, d)) means.add(*rpc);
+    }
+    m.duration_s = median(durations);
+    m.aggregate_Bps = median(aggregates);
+    m.rpc_execute_ms = means.mean_ms(means.execute_ns);
+    m.rpc_queue_ms = means.mean_ms(means.queue_ns);
+    m.rpc_rtt_ms = means.mean_ms(means.rtt_ns);
+    m.rpc_wait_ms = means.count ? m.rpc_execute_ms - service_s * 1e3 : 0;
+    // The bottleneck of the checkpoint nearest the median duration.
+    const auto* typical =
+        *std::min_element(cps.begin(), cps.end(), [&](const auto* a, const auto* b) {
+          auto off = [&](const report::CheckpointReport* c) {
+            return std::abs(static_cast<double>(c->duration_ns()) / kNsPerS - m.duration_s);
+          };
+          return off(a) < off(b);
+        });
+    m.bottleneck = typical->slowest_record().bottleneck;
+    rows.push_back(std::move(m));
+  }
+  if (!rows.empty()) {
+    const Measured& base = rows.front();
+    for (auto& m : rows) {
+      m.efficiency = m.duration_s > 0 ? base.duration_s / m.duration_s : 0;
+      m.side = m.efficiency < kSharedSideEfficiency ? "shared" : "node";
+      m.rpc_wait_rise_ms = m.rpc_wait_ms - base.rpc_wait_ms;
+    }
+  }
+  return rows;
+}
+
+std::optional<uint32_t> measured_crossover(const std::vector<Measured>& rows) {
+  for (const auto& m : rows)
+    if (m.side == "shared") return m.nodes;
+  return std::nullopt;
+}
+
+}  // namespace ckpt::projection

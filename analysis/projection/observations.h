@@ -1,0 +1,27 @@
+// What the traces measured, in the model's terms: one Sample per node per
+// job checkpoint, and one Measured row per scale (docs/projection.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/projection/projection.h"
+
+namespace ckpt::projection {
+
+// Every node's part of every job checkpoint in `direction`, RPCs or not.
+std::vector<Sample> collect_samples(const report::Report& report, Direction direction);
+
+// One row per scale (nodes in a job checkpoint), ascending. `service_s` is
+// the shared side's time per RPC when known (0 when not): rpc_wait_ms is
+// execute less it.
+std::vector<Measured> measure_scales(const report::Report& report, Direction direction,
+                                     double service_s);
+
+// The smallest measured scale whose side is "shared".
+std::optional<uint32_t> measured_crossover(const std::vector<Measured>& rows);
+
+double median(std::vector<double> values);
+
+}  // namespace ckpt::projection

@@ -1,0 +1,386 @@
+// project(): the samples calibrated one by one, then the model run forward
+// to each N (docs/projection.md).
+#include "analysis/projection/projection.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/format.h"
+#include "analysis/projection/mva.h"
+#include "analysis/projection/observations.h"
+#include "model/vocabulary.h"
+
+namespace ckpt::projection {
+namespace {
+
+constexpr double kNsPerS = 1e9;
+
+// Stages whose time is the RPCs' (they stretch as the node's RPC window
+// does); the others are the node's own and stay as measured.
+bool stretches(std::string_view stage) {
+  return stage == kStageHostIo || stage == kStageNfsClient || stage == kStageRpcQueue ||
+         stage == kStageRpcRtt || stage == kStageTransport;
+}
+
+// One sample's calibrated model: its node's delay per RPC, fitted so that
+// the network at its own scale moves its RPCs in its window.
+class SampleModel {
+ public:
+  SampleModel(const Sample& s, double service_s)
+      : s_(&s),
+        service_s_(service_s),
+        window_s_(static_cast<double>(s.rpc_window_ns) / kNsPerS),
+        duration_s_(static_cast<double>(s.duration_ns) / kNsPerS),
+        calibration_(calibrate_delay(
+            static_cast<double>(s.scale) * s.in_flight,
+            static_cast<double>(s.scale) * static_cast<double>(s.rpcs) / window_s_, service_s)),
+        ladder_(calibration_.delay_s, service_s) {}
+
+  struct At {
+    double duration_s = 0;
+    double window_s = 0;
+    double execute_s = 0;
+    double utilisation = 0;
+  };
+
+  At at(double nodes) {
+    const MvaPoint p = ladder_.at(nodes * s_->in_flight);
+    At a;
+    const double per_node = p.throughput / nodes;
+    a.window_s = per_node > 0 ? static_cast<double>(s_->rpcs) / per_node : window_s_;
+    // The RPCs' window stretches; the rest of the checkpoint is the node's
+    // own (its CPU, its page cache) and stays. (The window may reach past
+    // the checkpoint's calls, e.g. readahead: so not duration - window + ...
+    // clamped at 0, which would not give the measurement back.)
+    // Never below the shared side's time for all N nodes' payload.
+    a.duration_s = std::max(duration_s_ + (a.window_s - window_s_),
+                            nodes * static_cast<double>(s_->rpcs) * service_s_);
+    a.execute_s = p.cycle_s;
+    a.utilisation = std::min(1.0, p.utilisation);
+    return a;
+  }
+
+  // The smallest N whose efficiency is below kSharedSideEfficiency.
+  std::optional<uint32_t> crossover() {
+    const double one = at(1).duration_s;
+    for (uint32_t n = 1; n <= kMaxCrossoverNodes; ++n)
+      if (one / at(n).duration_s < kSharedSideEfficiency) return n;
+    return std::nullopt;
+  }
+
+  [[nodiscard]] const Sample& sample() const { return *s_; }
+  [[nodiscard]] double window_s() const { return window_s_; }
+  [[nodiscard]] double delay_s() const { return calibration_.delay_s; }
+  [[nodiscard]] bool reachable() const { return calibration_.reachable; }
+  [[nodiscard]] double service_s() const { return service_s_; }
+
+ private:
+  const Sample* s_;
+  double service_s_;
+  double window_s_;
+  double duration_s_;
+  Calibration calibration_;
+  MvaLadder ladder_;
+};
+
+Range range_of(std::vector<double> values) {
+  Range r;
+  if (values.empty()) return r;
+  r.value = median(values);
+  r.low = *std::min_element(values.begin(), values.end());
+  r.high = *std::max_element(values.begin(), values.end());
+  return r;
+}
+
+std::string direction_flag(Direction d) {
+  return d == Direction::Save ? "--storage-write-max" : "--storage-read-max";
+}
+
+// The shared maximum the traces' config gives (report's resolution, minus a
+// node's own calibration, which is not the shared side's).
+std::optional<std::pair<double, std::string>> config_maximum(const report::Report& r, Direction d) {
+  for (const auto& cp : r.checkpoints)
+    if (cp.direction == d && cp.storage_max_Bps && cp.storage_max_source.rfind("config:", 0) == 0)
+      return std::make_pair(*cp.storage_max_Bps, cp.storage_max_source);
+  return std::nullopt;
+}
+
+// The median job duration the model gives at `nodes` from the samples at
+// the smallest scale, each calibrated with `service_s`.
+double predicted_median(const std::vector<Sample>& base, double service_s, double nodes) {
+  std::vector<double> d;
+  for (const auto& s : base) d.push_back(SampleModel(s, service_s).at(nodes).duration_s);
+  return median(d);
+}
+
+// The service time per RPC that makes the smallest scale's samples predict
+// the largest scale's measured median duration; nullopt when the traces do
+// not show the shared side (they scale as if it were not there).
+std::optional<double> fit_service(const std::vector<Sample>& samples,
+                                  const std::vector<Measured>& rows) {
+  if (rows.size() < 2) return std::nullopt;
+  const Measured& far = rows.back();
+  if (far.efficiency >= 0.95) return std::nullopt;
+  std::vector<Sample> base;
+  for (const auto& s : samples)
+    if (s.scale == rows.front().nodes) base.push_back(s);
+  if (base.empty()) return std::nullopt;
+  // Utilisation cannot pass 1 at the largest scale: D <= 1 / X there.
+  double rpcs_far = 0;
+  double window_far = 0;
+  for (const auto& s : samples)
+    if (s.scale == far.nodes) {
+      rpcs_far += static_cast<double>(s.rpcs);
+      window_far = std::max(window_far, static_cast<double>(s.rpc_window_ns) / kNsPerS);
+    }
+  if (rpcs_far <= 0 || window_far <= 0) return std::nullopt;
+  double lo = 0;
+  double hi = window_far / rpcs_far;
+  const double target = far.duration_s;
+  if (predicted_median(base, hi, far.nodes) < target) return std::nullopt;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (predicted_median(base, mid, far.nodes) < target ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+void project_direction(const report::Report& r, const ProjectionOptions& o,
+                       DirectionProjection& dp) {
+  const Direction d = dp.direction;
+  std::vector<Sample> all = collect_samples(r, d);
+  std::vector<Sample> with_rpcs;
+  std::vector<std::string> without;
+  for (auto& s : all) {
+    if (s.rpcs > 0 && s.rpc_window_ns > 0 && s.in_flight > 0)
+      with_rpcs.push_back(s);
+    else
+      without.push_back(fmt::format("{} #{}", s.node, s.checkpoint));
+  }
+  dp.shared_stage = std::string(kStageRpcRtt);
+  if (with_rpcs.empty()) {
+    dp.why = fmt::format(
+        "no NFS {} RPC carried these checkpoints' pages (local storage, or the NFS probes did not "
+        "run): the traces show no shared side to project",
+        d == Direction::Save ? "WRITE" : "READ");
+    dp.measured = measure_scales(r, d, 0);
+    dp.measured_crossover = measured_crossover(dp.measured);
+    dp.samples = std::move(all);
+    return;
+  }
+  if (!without.empty())
+    dp.notes.push_back(fmt::format("left out, no NFS RPC seen: {}", fmt::join(without, ", ")));
+  dp.samples = std::move(with_rpcs);
+
+  std::vector<double> bytes;
+  std::vector<double> in_flight;
+  std::vector<double> payload;
+  for (const auto& s : dp.samples) {
+    bytes.push_back(static_cast<double>(s.bytes));
+    in_flight.push_back(s.in_flight);
+    payload.push_back(s.payload_per_rpc);
+  }
+  dp.bytes_per_node = static_cast<uint64_t>(median(bytes));
+  dp.in_flight_per_node = median(in_flight);
+  const double bmin = *std::min_element(bytes.begin(), bytes.end());
+  const double bmax = *std::max_element(bytes.begin(), bytes.end());
+  if (bmax > 1.1 * bmin)
+    dp.notes.push_back(fmt::format(
+        "nodes moved from {} to {} per checkpoint: the model assumes one job shape per node, so "
+        "the range is wide",
+        format_bytes(static_cast<uint64_t>(bmin)), format_bytes(static_cast<uint64_t>(bmax))));
+
+  // The shared side's maximum.
+  const auto& flag = d == Direction::Save ? o.storage_write_max_Bps : o.storage_read_max_Bps;
+  const std::vector<Measured> rows = measure_scales(r, d, 0);
+  if (flag) {
+    dp.shared_max_Bps = *flag;
+    dp.shared_max_source =
+        d == Direction::Save ? o.storage_write_max_source : o.storage_read_max_source;
+  } else if (auto c = config_maximum(r, d)) {
+    dp.shared_max_Bps = c->first;
+    dp.shared_max_source = c->second;
+  } else if (auto fitted = fit_service(dp.samples, rows)) {
+    dp.shared_max_Bps = median(payload) / *fitted;
+    dp.shared_max_source =
+        fmt::format("fitted from N={} and N={}", rows.front().nodes, rows.back().nodes);
+  } else {
+    std::set<uint32_t> scales;
+    for (const auto& m : rows) scales.insert(m.nodes);
+    dp.why = fmt::format(
+        "the shared side's maximum is unknown and the traces (N={}) do not show it: they scale "
+        "as if it were not there. Give {} (or storage.{}_bandwidth in --config), or add traces "
+        "of a larger run",
+        fmt::join(scales, ","), direction_flag(d), d == Direction::Save ? "write" : "read");
+    dp.measured = rows;
+    dp.measured_crossover = measured_crossover(rows);
+    return;
+  }
+  const double service_s = median(payload) / *dp.shared_max_Bps;
+  dp.service_ms = service_s * 1e3;
+  dp.measured = measure_scales(r, d, service_s);
+  dp.measured_crossover = measured_crossover(dp.measured);
+  const uint32_t base_scale = dp.measured.empty() ? 1 : dp.measured.front().nodes;
+
+  std::vector<SampleModel> models;
+  models.reserve(dp.samples.size());
+  std::vector<std::string> above;
+  std::vector<double> delays;
+  for (auto& s : dp.samples) {
+    models.emplace_back(s, s.payload_per_rpc / *dp.shared_max_Bps);
+    s.node_delay_ms = models.back().delay_s() * 1e3;
+    s.above_max = !models.back().reachable();
+    if (s.above_max) above.push_back(fmt::format("{} #{}", s.node, s.checkpoint));
+    delays.push_back(s.node_delay_ms);
+  }
+  dp.node_delay_ms = median(delays);
+  if (!above.empty())
+    dp.notes.push_back(fmt::format(
+        "{} moved more than the shared maximum ({}) allows: the maximum is too low, so the "
+        "forecast is pessimistic",
+        fmt::join(above, ", "), format_bandwidth(*dp.shared_max_Bps)));
+  if (base_scale > 1)
+    dp.notes.push_back(fmt::format(
+        "the smallest measured scale is {} nodes: efficiency is relative to the model's one node",
+        base_scale));
+
+  std::vector<double> crossings;
+  size_t none = 0;
+  for (auto& m : models) {
+    if (auto c = m.crossover())
+      crossings.push_back(*c);
+    else
+      ++none;
+  }
+  if (none * 2 < models.size()) {
+    Range c = range_of(crossings);
+    dp.crossover = static_cast<uint32_t>(std::lround(c.value));
+    dp.crossover_low = static_cast<uint32_t>(c.low);
+    dp.crossover_high =
+        none ? std::nullopt : std::optional<uint32_t>(static_cast<uint32_t>(c.high));
+  } else {
+    dp.notes.push_back(fmt::format("the shared side does not hold a checkpoint back below {} nodes",
+                                   kMaxCrossoverNodes));
+  }
+
+  // The stitcher's bottleneck of the sample nearest the median duration.
+  std::vector<double> durations;
+  for (const auto& s : dp.samples) durations.push_back(static_cast<double>(s.duration_ns));
+  const double typical_ns = median(durations);
+  const Sample& typical = *std::min_element(
+      dp.samples.begin(), dp.samples.end(), [&](const Sample& a, const Sample& b) {
+        return std::abs(static_cast<double>(a.duration_ns) - typical_ns) <
+               std::abs(static_cast<double>(b.duration_ns) - typical_ns);
+      });
+
+  std::vector<double> one_s;
+  std::vector<double> base_execute_s;
+  for (auto& m : models) {
+    one_s.push_back(m.at(1).duration_s);
+    base_execute_s.push_back(m.at(base_scale).execute_s);
+  }
+  for (uint32_t n : o.nodes) {
+    Forecast f;
+    f.nodes = n;
+    std::vector<double> dur, agg, frac, wait, rise, exec, eff, util;
+    std::map<std::string, std::vector<double>> stage_busy;
+    for (size_t i = 0; i < models.size(); ++i) {
+      SampleModel& m = models[i];
+      const auto at = m.at(n);
+      const double service = m.service_s();
+      dur.push_back(at.duration_s);
+      const double a =
+          static_cast<double>(n) * static_cast<double>(m.sample().bytes) / at.duration_s;
+      agg.push_back(a);
+      frac.push_back(a / *dp.shared_max_Bps);
+      exec.push_back(at.execute_s * 1e3);
+      wait.push_back((at.execute_s - service) * 1e3);
+      rise.push_back((at.execute_s - base_execute_s[i]) * 1e3);
+      eff.push_back(one_s[i] / at.duration_s);
+      util.push_back(at.utilisation);
+      const double stretch = at.window_s / m.window_s();
+      for (const auto& st : m.sample().stages)
+        stage_busy[st.name].push_back(static_cast<double>(st.busy_ns) / kNsPerS *
+                                      (stretches(st.name) ? stretch : 1.0));
+    }
+    f.duration_s = range_of(dur);
+    f.aggregate_Bps = range_of(agg);
+    f.fraction_of_max = range_of(frac);
+    f.rpc_execute_ms = range_of(exec);
+    f.rpc_wait_ms = range_of(wait);
+    f.rpc_wait_rise_ms = range_of(rise);
+    f.efficiency = range_of(eff);
+    f.shared_utilisation = range_of(util);
+    for (std::string_view name : kAllStages)
+      if (auto it = stage_busy.find(std::string(name)); it != stage_busy.end())
+        f.stages.push_back({it->first, range_of(it->second)});
+    const bool shared = f.efficiency.value < kSharedSideEfficiency;
+    f.side = shared ? "shared" : "node";
+    f.bottleneck = shared ? dp.shared_stage : typical.bottleneck;
+    if (shared && !dp.crossover_on_grid) dp.crossover_on_grid = n;
+    dp.forecasts.push_back(std::move(f));
+  }
+  dp.supported = true;
+}
+
+}  // namespace
+
+Expected<Projection> project(const report::Report& r, const ProjectionOptions& o) {
+  if (o.nodes.empty()) return make_error("project: no node count given (--nodes 8,16,64)");
+  for (uint32_t n : o.nodes)
+    if (n == 0) return make_error("project: a node count of 0 in --nodes");
+  Projection p;
+  p.job_name = r.job_name;
+  for (const auto& t : r.traces) p.traces.push_back(t.path);
+  p.nodes = o.nodes;
+  std::sort(p.nodes.begin(), p.nodes.end());
+  ProjectionOptions sorted = o;
+  sorted.nodes = p.nodes;
+  for (Direction d : {Direction::Save, Direction::Load}) {
+    const bool seen =
+        std::any_of(r.checkpoints.begin(), r.checkpoints.end(),
+                    [&](const report::CheckpointReport& c) { return c.direction == d; });
+    if (!seen) continue;
+    DirectionProjection dp;
+    dp.direction = d;
+    project_direction(r, sorted, dp);
+    p.directions.push_back(std::move(dp));
+  }
+  if (p.directions.empty())
+    return make_error("project: the traces hold no checkpoint (nothing to project from)");
+  return p;
+}
+
+Expected<std::vector<uint32_t>> parse_node_counts(const std::string& text) {
+  std::vector<uint32_t> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(at, comma - at);
+    if (item.empty())
+      return make_error(fmt::format("--nodes '{}': an empty item (expected e.g. 8,16,64)", text));
+    uint64_t v = 0;
+    for (char c : item) {
+      if (c < '0' || c > '9' || v > kMaxCrossoverNodes * 100ull)
+        return make_error(
+            fmt::format("--nodes '{}': '{}' is not a node count (a whole number from 1 to {})",
+                        text, item, kMaxCrossoverNodes * 10));
+      v = v * 10 + static_cast<uint64_t>(c - '0');
+    }
+    if (v == 0 || v > kMaxCrossoverNodes * 10ull)
+      return make_error(
+          fmt::format("--nodes '{}': '{}' is not a node count (a whole number from 1 to {})", text,
+                      item, kMaxCrossoverNodes * 10));
+    out.push_back(static_cast<uint32_t>(v));
+    at = comma + 1;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace ckpt::projection

@@ -1,0 +1,225 @@
+// project() on traces whose scaling is known (node_runs.h): each node moves
+// 96 MiB in 1 MiB RPCs, 16 in flight, at 96 MiB/s on its own; the shared
+// storage allows 192 MiB/s, so N nodes take max(1, N/2) s of RPCs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/projection/projection.h"
+#include "node_runs.h"
+
+namespace ckpt::projection {
+namespace {
+
+using test::build;
+using test::kMiB;
+using test::kMs;
+using test::kSec;
+using test::NodeRun;
+
+constexpr double kShared = 192.0 * kMiB;
+
+NodeRun node(std::string name, uint64_t at_s, uint64_t window_ns, Direction d = Direction::Save) {
+  NodeRun r;
+  r.node = std::move(name);
+  r.wall_at_ns = at_s * kSec;
+  r.rpcs = 96;
+  r.window_ns = window_ns;
+  r.direction = d;
+  return r;
+}
+
+// The runs of the same job at N = 1, 2 (node-limited) and 4 (shared-limited),
+// far apart in time: three job checkpoints of 1, 2 and 4 nodes.
+std::vector<NodeRun> runs_at_1_2_4() {
+  std::vector<NodeRun> runs{node("s1-1", 0, kSec)};
+  for (int i = 1; i <= 2; ++i) runs.push_back(node("s2-" + std::to_string(i), 100, kSec));
+  for (int i = 1; i <= 4; ++i) runs.push_back(node("s4-" + std::to_string(i), 200, 2 * kSec));
+  return runs;
+}
+
+ProjectionOptions with_max(std::vector<uint32_t> nodes) {
+  ProjectionOptions o;
+  o.nodes = std::move(nodes);
+  o.storage_write_max_Bps = kShared;
+  o.storage_read_max_Bps = kShared;
+  return o;
+}
+
+const Forecast& at(const DirectionProjection& d, uint32_t n) {
+  return *std::find_if(d.forecasts.begin(), d.forecasts.end(),
+                       [&](const Forecast& f) { return f.nodes == n; });
+}
+
+TEST(Projection, OneNodeRunsForwardToTheSharedMaximum) {
+  report::Report r = build({node("a", 0, kSec)});
+  auto p = project(r, with_max({1, 8, 64}));
+  ASSERT_TRUE(p) << p.error().message;
+  ASSERT_EQ(p->directions.size(), 1u);
+  const DirectionProjection& d = p->directions[0];
+  ASSERT_TRUE(d.supported) << d.why;
+  EXPECT_EQ(d.shared_max_source, "--storage-write-max");
+  EXPECT_NEAR(d.in_flight_per_node, 16, 1e-9);
+  EXPECT_NEAR(d.service_ms, 1000.0 / 192, 1e-9);
+  // At its own scale the model gives back what was measured.
+  EXPECT_NEAR(at(d, 1).duration_s.value, 1.1, 1e-6);
+  EXPECT_NEAR(at(d, 1).efficiency.value, 1.0, 1e-9);
+  EXPECT_EQ(at(d, 1).side, "node");
+  EXPECT_EQ(at(d, 1).bottleneck, "rpc_rtt");  // the stitcher's, on the node
+  // Saturated: 8 x 96 MiB at 192 MiB/s, 64 x 96 MiB likewise.
+  EXPECT_NEAR(at(d, 8).duration_s.value, 4.1, 4.1 * 0.02);
+  EXPECT_NEAR(at(d, 64).duration_s.value, 32.1, 32.1 * 0.01);
+  EXPECT_NEAR(at(d, 64).aggregate_Bps.value, 64 * 96.0 * kMiB / 32.1, 0.01 * kShared);
+  EXPECT_NEAR(at(d, 64).shared_utilisation.value, 1.0, 0.01);
+  EXPECT_EQ(at(d, 64).side, "shared");
+  EXPECT_EQ(at(d, 64).bottleneck, d.shared_stage);
+  // The knee is at 2 nodes: efficiency 1/(N/2) falls below 0.9 past N = 2.22.
+  ASSERT_TRUE(d.crossover);
+  EXPECT_GE(*d.crossover, 2u);
+  EXPECT_LE(*d.crossover, 3u);
+  EXPECT_EQ(d.crossover_on_grid, 8u);
+  // One sample: no spread.
+  EXPECT_EQ(at(d, 8).duration_s.low, at(d, 8).duration_s.high);
+  // Stages in the RPCs' time stretch with the window.
+  ASSERT_EQ(at(d, 64).stages.size(), 1u);
+  EXPECT_NEAR(at(d, 64).stages[0].busy_s.value, 32.0, 32 * 0.01);
+}
+
+TEST(Projection, TheWaitRisesAsLittlesLawSaysOnceSaturated) {
+  report::Report r = build({node("a", 0, kSec)});
+  auto p = project(r, with_max({4}));
+  ASSERT_TRUE(p);
+  const Forecast& f = p->directions[0].forecasts[0];
+  // 64 RPCs in flight through 192 RPCs/s: 333 ms each; alone 1 s / 6 = 167 ms.
+  EXPECT_NEAR(f.rpc_execute_ms.value, 1000.0 * 64 / 192, 1000.0 * 64 / 192 * 0.03);
+  EXPECT_NEAR(f.rpc_wait_rise_ms.value, 1000.0 * 64 / 192 - 1000.0 / 6, 5);
+  EXPECT_NEAR(f.rpc_wait_ms.value, f.rpc_execute_ms.value - 1000.0 / 192, 1e-6);
+}
+
+TEST(Projection, MeasuredScalesAreComparedTheSameWay) {
+  report::Report r = build(runs_at_1_2_4());
+  auto p = project(r, with_max({4}));
+  ASSERT_TRUE(p);
+  const DirectionProjection& d = p->directions[0];
+  ASSERT_EQ(d.measured.size(), 3u);
+  EXPECT_EQ(d.measured[0].nodes, 1u);
+  EXPECT_EQ(d.measured[2].nodes, 4u);
+  EXPECT_EQ(d.measured[2].checkpoints, 1u);
+  EXPECT_NEAR(d.measured[2].duration_s, 2.1, 1e-9);
+  EXPECT_NEAR(d.measured[2].efficiency, 1.1 / 2.1, 1e-9);
+  EXPECT_EQ(d.measured[1].side, "node");
+  EXPECT_EQ(d.measured[2].side, "shared");
+  EXPECT_EQ(d.measured_crossover, 4u);
+  // Execute 1/6 s at N=1, 1/3 s at N=4 (each lane's 6 RPCs over 2 s).
+  EXPECT_NEAR(d.measured[2].rpc_wait_rise_ms, 1000.0 / 3 - 1000.0 / 6, 1e-6);
+  EXPECT_NEAR(d.measured[0].rpc_wait_ms, 1000.0 / 6 - 1000.0 / 192, 1e-6);
+  // Seven samples, the forecast's range spans them; all agree here.
+  EXPECT_EQ(d.samples.size(), 7u);
+  EXPECT_NEAR(d.forecasts[0].duration_s.value, 2.1, 2.1 * 0.03);
+}
+
+TEST(Projection, TheSharedMaximumIsFittedFromTwoScalesWhenTheLargerShowsIt) {
+  std::vector<NodeRun> runs{node("s1-1", 0, kSec)};
+  for (int i = 1; i <= 4; ++i) runs.push_back(node("s4-" + std::to_string(i), 200, 2 * kSec));
+  report::Report r = build(runs);
+  ProjectionOptions o;
+  o.nodes = {8};
+  auto p = project(r, o);
+  ASSERT_TRUE(p);
+  const DirectionProjection& d = p->directions[0];
+  ASSERT_TRUE(d.supported) << d.why;
+  EXPECT_EQ(d.shared_max_source, "fitted from N=1 and N=4");
+  EXPECT_NEAR(*d.shared_max_Bps, kShared, kShared * 0.05);
+  EXPECT_NEAR(d.forecasts[0].duration_s.value, 4.1, 4.1 * 0.05);
+}
+
+TEST(Projection, ScalesThatDoNotShowTheSharedSideAskForItsMaximum) {
+  std::vector<NodeRun> runs{node("s1-1", 0, kSec), node("s2-1", 100, kSec),
+                            node("s2-2", 100, kSec)};
+  report::Report r = build(runs);
+  ProjectionOptions o;
+  o.nodes = {8};
+  auto p = project(r, o);
+  ASSERT_TRUE(p);
+  const DirectionProjection& d = p->directions[0];
+  EXPECT_FALSE(d.supported);
+  EXPECT_TRUE(d.forecasts.empty());
+  EXPECT_NE(d.why.find("N=1,2"), std::string::npos) << d.why;
+  EXPECT_NE(d.why.find("--storage-write-max"), std::string::npos) << d.why;
+  EXPECT_EQ(d.measured.size(), 2u);  // still shown
+}
+
+TEST(Projection, NoNfsRpcMeansNoForecast) {
+  NodeRun local = node("a", 0, kSec);
+  local.with_rpcs = false;
+  report::Report r = build({local});
+  auto p = project(r, with_max({8}));
+  ASSERT_TRUE(p);
+  const DirectionProjection& d = p->directions[0];
+  EXPECT_FALSE(d.supported);
+  EXPECT_NE(d.why.find("no NFS WRITE RPC"), std::string::npos) << d.why;
+}
+
+TEST(Projection, TheTracesConfigGivesTheMaximum) {
+  NodeRun a = node("a", 0, kSec, Direction::Load);
+  a.config_json = R"({"storage":{"read_bandwidth":201326592,"write_bandwidth":1e9}})";
+  report::Report r = build({a});
+  ProjectionOptions o;
+  o.nodes = {8};
+  auto p = project(r, o);
+  ASSERT_TRUE(p);
+  const DirectionProjection& d = p->directions[0];
+  EXPECT_EQ(d.direction, Direction::Load);
+  ASSERT_TRUE(d.supported) << d.why;
+  EXPECT_EQ(d.shared_max_source, "config:storage.read_bandwidth (a)");
+  EXPECT_NEAR(d.forecasts[0].duration_s.value, 4.1, 4.1 * 0.02);
+}
+
+TEST(Projection, TheRangeSpansTheSamples) {
+  report::Report r = build({node("a", 0, kSec), node("b", 0, 1200 * kMs)});
+  auto p = project(r, with_max({2, 8}));
+  ASSERT_TRUE(p);
+  const Forecast& f = p->directions[0].forecasts[0];
+  EXPECT_LT(f.duration_s.low, f.duration_s.high);
+  EXPECT_LE(f.duration_s.low, f.duration_s.value);
+  EXPECT_LE(f.duration_s.value, f.duration_s.high);
+  // Each sample's own scale gives its own measurement back.
+  EXPECT_NEAR(f.duration_s.low, 1.1, 1e-6);
+  EXPECT_NEAR(f.duration_s.high, 1.3, 1e-6);
+}
+
+TEST(Projection, AMaximumBelowWhatWasMeasuredIsSaid) {
+  report::Report r = build({node("a", 0, kSec)});
+  ProjectionOptions o = with_max({8});
+  o.storage_write_max_Bps = 50.0 * kMiB;  // the node alone moved 96 MiB/s
+  auto p = project(r, o);
+  ASSERT_TRUE(p);
+  const DirectionProjection& d = p->directions[0];
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_NE(d.notes[0].find("too low"), std::string::npos) << d.notes[0];
+  EXPECT_TRUE(d.samples[0].above_max);
+}
+
+TEST(Projection, BadNodeCountsAreRefused) {
+  report::Report r = build({node("a", 0, kSec)});
+  ProjectionOptions o;
+  EXPECT_FALSE(project(r, o));
+  o.nodes = {0, 4};
+  auto p = project(r, o);
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("0"), std::string::npos);
+}
+
+TEST(Projection, NodeCountsParse) {
+  auto ok = parse_node_counts("64,8,16,8");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(*ok, (std::vector<uint32_t>{8, 16, 64}));
+  for (const char* bad : {"", "8,,16", "0", "x", "8,-1", "99999999999", "1.5"}) {
+    auto e = parse_node_counts(bad);
+    ASSERT_FALSE(e) << bad;
+    EXPECT_NE(e.error().message.find("--nodes"), std::string::npos) << e.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace ckpt::projection
