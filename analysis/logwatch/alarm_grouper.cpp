@@ -19,9 +19,9 @@ void AlarmGrouper::expire(std::uint64_t line) {
     raised_.reset();
     if (notice_)
       notice_(
-          fmt::format("line {}: alarms back under the budget of {} per 1000 lines; threshold "
+          fmt::format("{} {}: alarms back under the budget of {} per 1000 lines; threshold "
                       "back to the detector's ({} held back so far)",
-                      line, config_.max_rate, held_));
+                      config_.line_noun, line, config_.max_rate, held_));
   }
   for (auto it = open_.begin(); it != open_.end();) {
     if (it->second.alarm.last_line + config_.group_window < line) {
@@ -60,9 +60,10 @@ AlarmDecision AlarmGrouper::add(std::uint64_t line, const std::string& template_
     for (const auto& [l, s] : recent_) highest = std::max(highest, s);
     if (!raised_ && notice_)
       notice_(
-          fmt::format("line {}: {} alarms in the last {} lines reach the budget of {} per "
-                      "1000 lines (--max-alarm-rate); threshold raised to a score above {:.2f}",
-                      line, recent_.size(), config_.rate_window, config_.max_rate, highest));
+          fmt::format("{} {}: {} alarms in the last {} lines reach the budget of {} per "
+                      "1000 lines ({}); threshold raised to a score above {:.2f}",
+                      config_.line_noun, line, recent_.size(), config_.rate_window,
+                      config_.max_rate, config_.rate_flag, highest));
     raised_ = std::max(raised_.value_or(0.0), highest);
     show = score > *raised_ || (severity && *severity <= config_.never_held_at);
   }

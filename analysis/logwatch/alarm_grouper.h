@@ -35,6 +35,10 @@ struct AlarmConfig {
   double max_rate = kDefaultMaxAlarmRate;  // alarms per 1,000 lines; 0: no budget
   std::uint64_t rate_window = 1000;        // lines the rate is counted over
   std::uint8_t never_held_at = 2;          // syslog level (crit) at or above which no line is held
+  // How the notices name an input line and the budget's flag: `run
+  // --logwatch-model` reads kernel log records and has its own flag name.
+  std::string line_noun = "line";
+  std::string rate_flag = "--max-alarm-rate";
 };
 
 struct Alarm {

@@ -6,6 +6,17 @@
 #include "model/vocabulary.h"
 
 namespace ckpt::cli {
+namespace {
+
+// The grouper's lines are this run's kernel log records, and its budget is
+// run's flag: its notices name them so.
+logwatch::AlarmConfig for_run(logwatch::AlarmConfig alarms) {
+  alarms.line_noun = "kernel log record";
+  alarms.rate_flag = "--logwatch-max-alarm-rate";
+  return alarms;
+}
+
+}  // namespace
 
 Expected<std::unique_ptr<RunLogwatch>> RunLogwatch::load(const std::string& model_path,
                                                          logwatch::AlarmConfig alarms) {
@@ -19,14 +30,8 @@ RunLogwatch::RunLogwatch(std::string model_path, logwatch::LogDetector detector,
     : model_path_(std::move(model_path)),
       max_rate_(alarms.max_rate),
       detector_(std::move(detector)),
-      // The grouper's lines are this run's kernel log records; its notices
-      // name them so.
-      grouper_(alarms, [this](const std::string& notice) {
-        std::string said = "kernel log record " + notice.substr(notice.find(' ') + 1);
-        if (auto at = said.find("(--max-alarm-rate)"); at != std::string::npos)
-          said.replace(at, 18, "(--logwatch-max-alarm-rate)");
-        notices_.push_back(std::move(said));
-      }) {}
+      grouper_(for_run(alarms), [this](const std::string& notice) { notices_.push_back(notice); }) {
+}
 
 void RunLogwatch::watch(KernelEvents& kernel) {
   kernel.set_record_observer([this](const KmsgRecord& record) { observe(record); });

@@ -43,6 +43,23 @@ TEST(AlarmGrouper, PastTheBudgetOnlyAMoreSevereAlarmIsRaisedAndItIsSaid) {
   EXPECT_NE(notices[1].find("back under the budget"), std::string::npos) << notices[1];
 }
 
+TEST(AlarmGrouper, TheNoticesNameTheLinesAndTheFlagAsConfigured) {
+  std::vector<std::string> notices;
+  AlarmConfig config{0, 1, 1000};
+  EXPECT_EQ(config.line_noun, "line");
+  config.line_noun = "kernel log record";
+  config.rate_flag = "--logwatch-max-alarm-rate";
+  AlarmGrouper g(config, [&](const std::string& n) { notices.push_back(n); });
+  g.add(10, "a", 0.8);
+  g.add(20, "b", 0.8);
+  g.add(2000, "c", 0.5);
+  ASSERT_EQ(notices.size(), 2U);
+  EXPECT_EQ(notices[0].rfind("kernel log record 20: 1 alarms in the last 1000 lines", 0), 0U)
+      << notices[0];
+  EXPECT_NE(notices[0].find("(--logwatch-max-alarm-rate)"), std::string::npos) << notices[0];
+  EXPECT_EQ(notices[1].rfind("kernel log record 2000: alarms back under", 0), 0U) << notices[1];
+}
+
 TEST(AlarmGrouper, ALineJoiningAHeldGroupIsHeldToo) {
   AlarmGrouper g({100, 1, 1000});
   EXPECT_EQ(g.add(1, "a", 1.0), AlarmDecision::kNewAlarm);
