@@ -1,7 +1,11 @@
 #include "analysis/projection/observations.h"
 
+#include "analysis/projection/spread.h"
+
 #include <algorithm>
 #include <map>
+
+#include "model/vocabulary.h"
 
 namespace ckpt::projection {
 namespace {
@@ -17,9 +21,10 @@ std::vector<const RpcCallRecord*> data_rpcs(const report::Report& r,
   const auto& by_cp = r.index[nc.node].checkpoint_io_rpcs;
   auto it = by_cp.find(nc.record->id);
   if (it == by_cp.end()) return out;
-  const char* op = d == Direction::Save ? "WRITE" : "READ";
+  // A WRITE's or READ's status is its byte count: failed ones are negative.
   for (const RpcCallRecord* rpc : it->second)
-    if (rpc->op == op && rpc->payload_bytes > 0 && rpc->status == 0 && rpc->end_ns > rpc->start_ns)
+    if ((d == Direction::Save ? rpc->op == kRpcWrite : is_read_rpc(rpc->op)) &&
+        rpc->payload_bytes > 0 && rpc->status >= 0 && rpc->end_ns > rpc->start_ns)
       out.push_back(rpc);
   return out;
 }
@@ -41,13 +46,6 @@ struct RpcMeans {
 };
 
 }  // namespace
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 std::vector<Sample> collect_samples(const report::Report& r, Direction d) {
   std::vector<Sample> out;
@@ -75,6 +73,8 @@ std::vector<Sample> collect_samples(const report::Report& r, Direction d) {
         }
         s.rpcs = rpcs.size();
         s.rpc_window_ns = last - first;
+        s.rpc_start_wall_ns =
+            static_cast<uint64_t>(static_cast<int64_t>(first) + r.nodes[nc.node].wall_offset_ns);
         s.payload_per_rpc = static_cast<double>(s.rpc_payload) / static_cast<double>(s.rpcs);
         s.execute_ms = m.mean_ms(m.execute_ns);
         s.queue_ms = m.mean_ms(m.queue_ns);

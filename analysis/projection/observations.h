@@ -22,6 +22,4 @@ std::vector<Measured> measure_scales(const report::Report& report, Direction dir
 // The smallest measured scale whose side is "shared".
 std::optional<uint32_t> measured_crossover(const std::vector<Measured>& rows);
 
-double median(std::vector<double> values);
-
 }  // namespace ckpt::projection

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "analysis/format.h"
 #include "analysis/projection/mva.h"
 #include "analysis/projection/observations.h"
+#include "analysis/projection/spread.h"
 #include "model/vocabulary.h"
 
 namespace ckpt::projection {
@@ -86,15 +88,6 @@ class SampleModel {
   MvaLadder ladder_;
 };
 
-Range range_of(std::vector<double> values) {
-  Range r;
-  if (values.empty()) return r;
-  r.value = median(values);
-  r.low = *std::min_element(values.begin(), values.end());
-  r.high = *std::max_element(values.begin(), values.end());
-  return r;
-}
-
 std::string direction_flag(Direction d) {
   return d == Direction::Save ? "--storage-write-max" : "--storage-read-max";
 }
@@ -165,7 +158,7 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
     dp.why = fmt::format(
         "no NFS {} RPC carried these checkpoints' pages (local storage, or the NFS probes did not "
         "run): the traces show no shared side to project",
-        d == Direction::Save ? "WRITE" : "READ");
+        d == Direction::Save ? kRpcWrite : kRpcRead);
     dp.measured = measure_scales(r, d, 0);
     dp.measured_crossover = measured_crossover(dp.measured);
     dp.samples = std::move(all);
@@ -227,21 +220,41 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
 
   std::vector<SampleModel> models;
   models.reserve(dp.samples.size());
-  std::vector<std::string> above;
   std::vector<double> delays;
+  size_t uneven = 0;
+  // Per job checkpoint: its nodes' payload over the span of their RPCs.
+  std::map<uint64_t, std::pair<double, std::pair<uint64_t, uint64_t>>> by_checkpoint;
   for (auto& s : dp.samples) {
     models.emplace_back(s, s.payload_per_rpc / *dp.shared_max_Bps);
     s.node_delay_ms = models.back().delay_s() * 1e3;
     s.above_max = !models.back().reachable();
-    if (s.above_max) above.push_back(fmt::format("{} #{}", s.node, s.checkpoint));
+    uneven += s.above_max ? 1 : 0;
     delays.push_back(s.node_delay_ms);
+    auto [it, fresh] = by_checkpoint.try_emplace(
+        s.checkpoint, 0.0, std::make_pair(s.rpc_start_wall_ns, s.rpc_start_wall_ns));
+    it->second.first += static_cast<double>(s.rpc_payload);
+    it->second.second.first = std::min(it->second.second.first, s.rpc_start_wall_ns);
+    it->second.second.second =
+        std::max(it->second.second.second, s.rpc_start_wall_ns + s.rpc_window_ns);
   }
   dp.node_delay_ms = median(delays);
+  std::vector<std::string> above;
+  for (const auto& [index, totals] : by_checkpoint) {
+    const double span_s = static_cast<double>(totals.second.second - totals.second.first) / kNsPerS;
+    // 2%: the RPCs' own ends are not the server's.
+    if (span_s > 0 && totals.first / span_s > 1.02 * *dp.shared_max_Bps)
+      above.push_back(fmt::format("#{} ({})", index, format_bandwidth(totals.first / span_s)));
+  }
   if (!above.empty())
     dp.notes.push_back(fmt::format(
-        "{} moved more than the shared maximum ({}) allows: the maximum is too low, so the "
-        "forecast is pessimistic",
+        "checkpoint {} moved more than the shared maximum ({}) allows: the maximum is too low, "
+        "so the forecast is pessimistic",
         fmt::join(above, ", "), format_bandwidth(*dp.shared_max_Bps)));
+  else if (uneven > 0)
+    dp.notes.push_back(fmt::format(
+        "{} of {} node checkpoints ran faster than an even share of the shared maximum (the "
+        "nodes' shares were uneven): their node time is taken as 0",
+        uneven, dp.samples.size()));
   if (base_scale > 1)
     dp.notes.push_back(fmt::format(
         "the smallest measured scale is {} nodes: efficiency is relative to the model's one node",
@@ -256,7 +269,7 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
       ++none;
   }
   if (none * 2 < models.size()) {
-    Range c = range_of(crossings);
+    Range c = span_of(crossings);
     dp.crossover = static_cast<uint32_t>(std::lround(c.value));
     dp.crossover_low = static_cast<uint32_t>(c.low);
     dp.crossover_high =
@@ -306,17 +319,18 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
         stage_busy[st.name].push_back(static_cast<double>(st.busy_ns) / kNsPerS *
                                       (stretches(st.name) ? stretch : 1.0));
     }
-    f.duration_s = range_of(dur);
-    f.aggregate_Bps = range_of(agg);
-    f.fraction_of_max = range_of(frac);
-    f.rpc_execute_ms = range_of(exec);
-    f.rpc_wait_ms = range_of(wait);
-    f.rpc_wait_rise_ms = range_of(rise);
-    f.efficiency = range_of(eff);
-    f.shared_utilisation = range_of(util);
+    constexpr double kNoFloor = -1e300;
+    f.duration_s = prediction_range(dur);
+    f.aggregate_Bps = prediction_range(agg, 0, *dp.shared_max_Bps);
+    f.fraction_of_max = prediction_range(frac, 0, 1);
+    f.rpc_execute_ms = prediction_range(exec);
+    f.rpc_wait_ms = prediction_range(wait);
+    f.rpc_wait_rise_ms = prediction_range(rise, kNoFloor);
+    f.efficiency = prediction_range(eff, 0, 1);
+    f.shared_utilisation = prediction_range(util, 0, 1);
     for (std::string_view name : kAllStages)
       if (auto it = stage_busy.find(std::string(name)); it != stage_busy.end())
-        f.stages.push_back({it->first, range_of(it->second)});
+        f.stages.push_back({it->first, prediction_range(it->second)});
     const bool shared = f.efficiency.value < kSharedSideEfficiency;
     f.side = shared ? "shared" : "node";
     f.bottleneck = shared ? dp.shared_stage : typical.bottleneck;

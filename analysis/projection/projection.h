@@ -47,10 +47,11 @@ struct Sample {
   uint64_t checkpoint = 0;  // the job checkpoint's index in the report
   uint64_t bytes = 0;       // checkpoint data moved by this node
   uint64_t duration_ns = 0;
-  uint64_t rpcs = 0;           // READ/WRITE RPCs carrying its files' pages
-  uint64_t rpc_payload = 0;    // their payload bytes
-  uint64_t rpc_window_ns = 0;  // first RPC start to last RPC end
-  double in_flight = 0;        // mean RPCs in flight over the window (Little's law)
+  uint64_t rpcs = 0;               // READ/WRITE RPCs carrying its files' pages
+  uint64_t rpc_payload = 0;        // their payload bytes
+  uint64_t rpc_window_ns = 0;      // first RPC start to last RPC end
+  uint64_t rpc_start_wall_ns = 0;  // the first RPC's start on the wall clock
+  double in_flight = 0;            // mean RPCs in flight over the window (Little's law)
   double payload_per_rpc = 0;
   double execute_ms = 0;  // mean RPC start -> done
   double queue_ms = 0;    // mean RPC start -> transmission
@@ -58,7 +59,9 @@ struct Sample {
   std::vector<StageRecord> stages;
   std::string bottleneck;    // the stitcher's, for this node
   double node_delay_ms = 0;  // the model's fit: the node's own time per RPC
-  bool above_max = false;    // moved more than the shared maximum allows
+  // Ran faster than an even share of the shared maximum at its scale: its
+  // node's own time is taken as 0 (shares were uneven, or the maximum is low).
+  bool above_max = false;
 };
 
 // One predicted figure: the model on the median sample, and the range over

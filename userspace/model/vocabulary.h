@@ -25,6 +25,18 @@ inline constexpr std::string_view kAllStages[] = {kStageGpuCopy,  kStageSerializ
                                                   kStageMetadata, kStageNfsClient, kStageRpcQueue,
                                                   kStageRpcRtt,   kStageTransport};
 
+// --- NFS RPCs that carry a file's pages (RpcCallRecord::op) -----------------
+
+inline constexpr std::string_view kRpcWrite = "WRITE";
+inline constexpr std::string_view kRpcRead = "READ";
+// NFSv4.2's read (RFC 7862 section 15.10): the 6.x client sends it instead of
+// READ when the server offers it, as Linux's nfsd does.
+inline constexpr std::string_view kRpcReadPlus = "READ_PLUS";
+inline constexpr std::string_view kRpcCommit = "COMMIT";
+inline constexpr bool is_read_rpc(std::string_view op) {
+  return op == kRpcRead || op == kRpcReadPlus;
+}
+
 // --- failure kinds (FailureRecord::kind; docs/stitching.md "Failures") -------
 
 // A call on a checkpoint file returned this errno.

@@ -46,11 +46,11 @@ bool is_storage_rpc_errno(int err) {
 bool io_op_matches(NfsIoKind kind, std::string_view op) {
   switch (kind) {
     case NfsIoKind::Write:
-      return op == "WRITE";
+      return op == kRpcWrite;
     case NfsIoKind::Read:
-      return op == "READ" || op == "READ_PLUS";
+      return is_read_rpc(op);
     case NfsIoKind::Commit:
-      return op == "COMMIT";
+      return op == kRpcCommit;
   }
   return false;
 }

@@ -25,6 +25,7 @@ struct NodeRun {
   uint64_t window_ns = kSec;       // first RPC start to last end
   uint64_t before_ns = 100 * kMs;  // the checkpoint's time before its first RPC
   bool with_rpcs = true;
+  std::string read_op = "READ";  // NFSv4.2: READ_PLUS
   std::string config_json;
 };
 
@@ -73,8 +74,9 @@ inline report::NodeTrace node_trace(const NodeRun& run) {
       r.execute_ns = each;
       r.queue_ns = each / 10;
       r.rtt_ns = each - r.queue_ns;
-      r.op = run.direction == Direction::Save ? "WRITE" : "READ";
+      r.op = run.direction == Direction::Save ? "WRITE" : run.read_op;
       r.payload_bytes = run.payload;
+      r.status = static_cast<int32_t>(run.payload);  // a READ's or WRITE's byte count
       r.checkpoint_io = true;
       r.checkpoint_id = 1;
       t.rpc_calls.push_back(r);

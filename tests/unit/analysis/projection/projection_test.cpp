@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/projection/projection.h"
 #include "node_runs.h"
@@ -175,6 +176,22 @@ TEST(Projection, TheTracesConfigGivesTheMaximum) {
   EXPECT_NEAR(d.forecasts[0].duration_s.value, 4.1, 4.1 * 0.02);
 }
 
+TEST(Projection, ReadPlusIsALoadsReadAndAFailedRpcIsLeftOut) {
+  NodeRun a = node("a", 0, kSec, Direction::Load);
+  a.read_op = "READ_PLUS";
+  report::NodeTrace t = test::node_trace(a);
+  t.trace.rpc_calls.back().status = -5;  // EIO
+  std::vector<report::NodeTrace> traces;
+  traces.push_back(std::move(t));
+  auto built = report::build_report(std::move(traces), {});
+  ASSERT_TRUE(built);
+  auto p = project(*built, with_max({8}));
+  ASSERT_TRUE(p);
+  const DirectionProjection& d = p->directions[0];
+  ASSERT_TRUE(d.supported) << d.why;
+  EXPECT_EQ(d.samples[0].rpcs, 95u);
+}
+
 TEST(Projection, TheRangeSpansTheSamples) {
   report::Report r = build({node("a", 0, kSec), node("b", 0, 1200 * kMs)});
   auto p = project(r, with_max({2, 8}));
@@ -183,9 +200,13 @@ TEST(Projection, TheRangeSpansTheSamples) {
   EXPECT_LT(f.duration_s.low, f.duration_s.high);
   EXPECT_LE(f.duration_s.low, f.duration_s.value);
   EXPECT_LE(f.duration_s.value, f.duration_s.high);
-  // Each sample's own scale gives its own measurement back.
-  EXPECT_NEAR(f.duration_s.low, 1.1, 1e-6);
-  EXPECT_NEAR(f.duration_s.high, 1.3, 1e-6);
+  // Each sample's own scale gives its own measurement back; two samples
+  // give the mean and a 90% prediction interval: 1.2 +- 6.314 * 0.1414 *
+  // sqrt(1.5) s.
+  EXPECT_NEAR(f.duration_s.value, 1.2, 1e-6);
+  const double half = 6.314 * std::sqrt(0.02) * std::sqrt(1.5);
+  EXPECT_NEAR(f.duration_s.low, std::max(0.0, 1.2 - half), 1e-6);
+  EXPECT_NEAR(f.duration_s.high, 1.2 + half, 1e-6);
 }
 
 TEST(Projection, AMaximumBelowWhatWasMeasuredIsSaid) {
@@ -196,6 +217,8 @@ TEST(Projection, AMaximumBelowWhatWasMeasuredIsSaid) {
   ASSERT_TRUE(p);
   const DirectionProjection& d = p->directions[0];
   ASSERT_FALSE(d.notes.empty());
+  EXPECT_NE(d.notes[0].find("checkpoint #1 (96.0 MiB/s) moved more"), std::string::npos)
+      << d.notes[0];
   EXPECT_NE(d.notes[0].find("too low"), std::string::npos) << d.notes[0];
   EXPECT_TRUE(d.samples[0].above_max);
 }
