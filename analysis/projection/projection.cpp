@@ -12,6 +12,7 @@
 #include "analysis/format.h"
 #include "analysis/projection/mva.h"
 #include "analysis/projection/observations.h"
+#include "analysis/projection/shares.h"
 #include "analysis/projection/spread.h"
 #include "model/vocabulary.h"
 
@@ -299,6 +300,9 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
     Forecast f;
     f.nodes = n;
     std::vector<double> dur, agg, frac, wait, rise, exec, eff, util;
+    // What the shared side's split among the nodes makes of each sample
+    // (shares.h): the ranges hold these too.
+    std::vector<double> split_dur, split_exec, split_rise, split_wait, split_util;
     std::map<std::string, std::vector<double>> stage_busy;
     for (size_t i = 0; i < models.size(); ++i) {
       SampleModel& m = models[i];
@@ -314,20 +318,50 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
       rise.push_back((at.execute_s - base_execute_s[i]) * 1e3);
       eff.push_back(one_s[i] / at.duration_s);
       util.push_back(at.utilisation);
+      {
+        const Sample& smp = m.sample();
+        const double rpcs = static_cast<double>(smp.rpcs);
+        const double own_rate = rpcs / m.at(1).window_s;
+        const Shares sh = split_shares(n, rpcs, own_rate, 1.0 / service);
+        const double measured_s = static_cast<double>(smp.duration_ns) / kNsPerS;
+        auto add = [&](double window_s, bool job_end) {
+          const double d = std::max(measured_s + (window_s - m.window_s()),
+                                    static_cast<double>(n) * rpcs * service);
+          if (job_end) split_dur.push_back(d);
+          const double e = smp.in_flight * window_s / rpcs;
+          split_exec.push_back(e * 1e3);
+          split_wait.push_back((e - service) * 1e3);
+          split_rise.push_back((e - base_execute_s[i]) * 1e3);
+        };
+        add(sh.even_window_s, true);
+        if (sh.in_turn_mean_s) add(*sh.in_turn_mean_s, false);
+        if (sh.in_turn_last_s)
+          split_dur.push_back(measured_s + (*sh.in_turn_last_s - m.window_s()));
+        split_util.push_back(
+            std::min(1.0, static_cast<double>(n) * rpcs / sh.even_window_s * service));
+      }
       const double stretch = at.window_s / m.window_s();
       for (const auto& st : m.sample().stages)
         stage_busy[st.name].push_back(static_cast<double>(st.busy_ns) / kNsPerS *
                                       (stretches(st.name) ? stretch : 1.0));
     }
     constexpr double kNoFloor = -1e300;
-    f.duration_s = prediction_range(dur);
-    f.aggregate_Bps = prediction_range(agg, 0, *dp.shared_max_Bps);
-    f.fraction_of_max = prediction_range(frac, 0, 1);
-    f.rpc_execute_ms = prediction_range(exec);
-    f.rpc_wait_ms = prediction_range(wait);
-    f.rpc_wait_rise_ms = prediction_range(rise, kNoFloor);
-    f.efficiency = prediction_range(eff, 0, 1);
-    f.shared_utilisation = prediction_range(util, 0, 1);
+    f.duration_s = widened(prediction_range(dur), split_dur);
+    std::vector<double> split_agg, split_frac, split_eff;
+    for (size_t i = 0; i < split_dur.size(); ++i) {
+      const double a =
+          static_cast<double>(n) * static_cast<double>(dp.bytes_per_node) / split_dur[i];
+      split_agg.push_back(std::min(a, *dp.shared_max_Bps));
+      split_frac.push_back(std::min(1.0, a / *dp.shared_max_Bps));
+      split_eff.push_back(std::min(1.0, median(one_s) / split_dur[i]));
+    }
+    f.aggregate_Bps = widened(prediction_range(agg, 0, *dp.shared_max_Bps), split_agg);
+    f.fraction_of_max = widened(prediction_range(frac, 0, 1), split_frac);
+    f.rpc_execute_ms = widened(prediction_range(exec), split_exec);
+    f.rpc_wait_ms = widened(prediction_range(wait), split_wait);
+    f.rpc_wait_rise_ms = widened(prediction_range(rise, kNoFloor), split_rise);
+    f.efficiency = widened(prediction_range(eff, 0, 1), split_eff);
+    f.shared_utilisation = widened(prediction_range(util, 0, 1), split_util);
     for (std::string_view name : kAllStages)
       if (auto it = stage_busy.find(std::string(name)); it != stage_busy.end())
         f.stages.push_back({it->first, prediction_range(it->second)});

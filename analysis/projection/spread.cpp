@@ -54,4 +54,12 @@ Range prediction_range(const std::vector<double>& values, double floor, double c
   return r;
 }
 
+Range widened(Range r, const std::vector<double>& values) {
+  for (double v : values) {
+    r.low = std::min(r.low, v);
+    r.high = std::max(r.high, v);
+  }
+  return r;
+}
+
 }  // namespace ckpt::projection

@@ -20,4 +20,7 @@ Range span_of(std::vector<double> values);
 // should be; with one, there is no spread and the range is the value.
 Range prediction_range(const std::vector<double>& values, double floor = 0, double ceiling = 1e300);
 
+// `r` stretched to hold `values` too (its value unchanged).
+Range widened(Range r, const std::vector<double>& values);
+
 }  // namespace ckpt::projection

@@ -79,8 +79,12 @@ TEST(Projection, OneNodeRunsForwardToTheSharedMaximum) {
   EXPECT_GE(*d.crossover, 2u);
   EXPECT_LE(*d.crossover, 3u);
   EXPECT_EQ(d.crossover_on_grid, 8u);
-  // One sample: no spread.
-  EXPECT_EQ(at(d, 8).duration_s.low, at(d, 8).duration_s.high);
+  // One sample: no spread; the shared side's splits (shares.h) give the
+  // range: evenly all end at 4.1 s, in turn two by two at 1.1 ... 4.1 s.
+  EXPECT_NEAR(at(d, 8).duration_s.low, 4.1, 4.1 * 0.02);
+  EXPECT_NEAR(at(d, 8).duration_s.high, 4.1, 4.1 * 0.02);
+  // The mean RPC in turn: 16 in flight over a mean window of 2.5 s for 96.
+  EXPECT_NEAR(at(d, 8).rpc_execute_ms.low, 1000.0 * 16 * 2.5 / 96, 1e-6);
   // Stages in the RPCs' time stretch with the window.
   ASSERT_EQ(at(d, 64).stages.size(), 1u);
   EXPECT_NEAR(at(d, 64).stages[0].busy_s.value, 32.0, 32 * 0.01);
