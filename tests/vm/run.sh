@@ -38,7 +38,8 @@ usage: tests/vm/run.sh --kernel 6.1|6.12|all --nfs 3|4.2|all --scenario NAME|all
   --refresh        resolve the newest kernels and guest packages again (needs the network)
   --timeout S      wall-clock limit of one VM [${VM_TIMEOUT:-420}]
   --memory MIB     guest memory (NFS wsize/rsize depend on it) [${VM_MEMORY:-1024}]
-  --smp N          guest CPUs (1 is as fast as 2 for the tests; benchmarks want 2) [${VM_SMP:-1}]
+  --smp N          guest CPUs (1 is as fast as 2 for the tests; benchmarks want 2) [${VM_SMP:-1},
+                   or a scenario's \`# vm-smp:\`]
   --icount SHIFT   guest time from the instruction count (QEMU -icount shift=SHIFT,sleep=off: one
                    instruction is 2^SHIFT ns): timings inside the guest count instructions and do
                    not move with the host's load (benchmarks; one CPU only) [off]
@@ -53,6 +54,7 @@ USAGE
 kernels='' nfsvers='' scenarios='' out='' build="$VM_REPO/build" verbose=0 keep=0
 VM_CACHE=${CKPTSCOPE_VM_CACHE:-$VM_REPO/build-vm/cache}
 export VM_REFRESH=0
+smp_given=${VM_SMP:+1}
 VM_TIMEOUT=${VM_TIMEOUT:-420} VM_MEMORY=${VM_MEMORY:-1024} VM_SMP=${VM_SMP:-1} VM_ICOUNT=
 # No CX16: QEMU 7.2's TCG corrupts EFLAGS on `cmpxchg16b %gs:(...)`, which 6.12's
 # SLUB runs on every allocation (random double faults, spurious #DB, oopses).
@@ -68,7 +70,7 @@ while [ $# -gt 0 ]; do
     --refresh) VM_REFRESH=1; shift ;;
     --timeout) VM_TIMEOUT=${2:?--timeout needs a value}; shift 2 ;;
     --memory) VM_MEMORY=${2:?--memory needs a value}; shift 2 ;;
-    --smp) VM_SMP=${2:?--smp needs a value}; shift 2 ;;
+    --smp) VM_SMP=${2:?--smp needs a value} smp_given=1; shift 2 ;;
     --icount) VM_ICOUNT=${2:?--icount needs a value}; shift 2 ;;
     --verbose) verbose=1; shift ;;
     --keep) keep=1; shift ;;
@@ -136,6 +138,26 @@ scenario_modules() {
 scenario_wants_clients() {
   scenario_headers "$1" | awk '$1 == "clients" && $2 == "yes" {found = 1} END {exit !found}'
 }
+# `# vm-kernels: 6.12` limits a scenario to those kernel series (`--kernel all`
+# skips the others, saying so); `# vm-nfs-versions: 4.2` to those NFS versions.
+scenario_header_allows() { # SCENARIO KEY VALUE: no such header, or VALUE is in its list
+  local want
+  want=$(scenario_headers "$1" | awk -v k="$2" '$1 == k {$1 = ""; print}')
+  [ -z "$want" ] || [[ " ${want//,/ } " == *" $3 "* ]]
+}
+scenario_runs_on_kernel() { scenario_header_allows "$1" kernels "$2"; }
+# `# vm-smp: 2`: the scenario's guest CPUs, unless --smp (or VM_SMP) says, or
+# --icount needs one (scale: eight ckptscope runs at once saturated one CPU).
+scenario_smp() {
+  local want
+  want=$(scenario_headers "$1" | awk '$1 == "smp" {print $2}')
+  if [ -n "$smp_given" ] || [ -n "$VM_ICOUNT" ] || ! [[ $want =~ ^[1-8]$ ]]; then
+    echo "$VM_SMP"
+  else
+    echo "$want"
+  fi
+}
+scenario_runs_on_nfs() { scenario_header_allows "$1" nfs-versions "$2"; }
 
 work="$out/.work.$$"
 mkdir -p "$work"
@@ -161,13 +183,18 @@ for s in "${scenarios[@]}"; do
     break
   fi
 done
-all_modules=("${VM_BASE_MODULES[@]}")
-for s in "${scenarios[@]}"; do
-  # shellcheck disable=SC2207
-  all_modules+=($(scenario_modules "$s"))
-done
 declare -A kinfo=()
 for k in "${kernels[@]}"; do
+  # The modules of the scenarios that run on this kernel.
+  all_modules=("${VM_BASE_MODULES[@]}")
+  wanted=0
+  for s in "${scenarios[@]}"; do
+    scenario_runs_on_kernel "$s" "$k" || continue
+    wanted=1
+    # shellcheck disable=SC2207
+    all_modules+=($(scenario_modules "$s"))
+  done
+  [ "$wanted" = 1 ] || continue # every scenario asked for is skipped on this kernel
   vm_kernel "$k"
   vm_modules_segment "$work" "${all_modules[@]}"
   kinfo[$k]="$VM_VMLINUZ $VM_MODULES_CPIO $VM_KPKG"
@@ -177,7 +204,8 @@ vm_log "prepared in $((SECONDS - t_start)) s (cache: $VM_CACHE)"
 
 # vm_boot NAME KERNEL NFS SCENARIO: one VM; prints its verdict; returns 0 on success.
 vm_boot() {
-  local name=$1 k=$2 nfs=$3 scenario=$4 dir="$out/$1" vmlinuz modcpio kpkg key value rc=0 t0=$SECONDS
+  local name=$1 k=$2 nfs=$3 scenario=$4 dir="$out/$1" vmlinuz modcpio kpkg key value rc=0 t0=$SECONDS smp
+  smp=$(scenario_smp "$scenario")
   read -r vmlinuz modcpio kpkg <<<"${kinfo[$k]}"
   rm -rf "$dir"
   mkdir -p "$dir"
@@ -205,9 +233,9 @@ vm_boot() {
     tail -n +1 -F "$dir/console.log" >&2 2>/dev/null &
     verbose_pid=$!
   fi
-  vm_log "$name: booting $kpkg (TCG, timeout ${VM_TIMEOUT} s)"
+  vm_log "$name: booting $kpkg (TCG, $smp CPU(s), timeout ${VM_TIMEOUT} s)"
   timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
-    -accel tcg "${icount[@]}" -cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEMORY" -nodefaults -no-user-config -display none -no-reboot \
+    -accel tcg "${icount[@]}" -cpu "$VM_CPU" -smp "$smp" -m "$VM_MEMORY" -nodefaults -no-user-config -display none -no-reboot \
     -kernel "$vmlinuz" -initrd "$work/initrd-$name.img" \
     -append "console=ttyS0 quiet panic=-1 oops=panic softlockup_panic=1 rdinit=/init" \
     -chardev "file,id=con,path=$dir/console.log" -serial chardev:con \
@@ -284,17 +312,23 @@ vm_boot() {
 
 : >"$out/results.txt"
 failed=0
-# `# vm-nfs-versions: 4.2` limits a scenario to those NFS versions (one VM per
-# kernel where the NFS version is not what it tests).
-scenario_runs_on_nfs() { # SCENARIO VERSION
-  local want
-  want=$(scenario_headers "$1" | awk '$1 == "nfs-versions" {$1 = ""; print}')
-  [ -z "$want" ] || [[ " ${want//,/ } " == *" $2 "* ]]
+# A combination a scenario's `# vm-kernels:` or `# vm-nfs-versions:` rules out
+# boots no VM: a `skip` line in results.txt, never a failure.
+vm_skip() { # NAME WHY
+  printf '%-30s skip        %s\n' "$1" "$2" >>"$out/results.txt"
+  vm_log "$1: skipped: $2"
 }
 for k in "${kernels[@]}"; do
   for n in "${nfsvers[@]}"; do
     for s in "${scenarios[@]}"; do
-      scenario_runs_on_nfs "$s" "$n" || { vm_log "$s: not on NFS $n (its vm-nfs-versions)"; continue; }
+      if ! scenario_runs_on_kernel "$s" "$k"; then
+        vm_skip "$k-nfs$n-$s" "not on kernel $k (its vm-kernels: $(scenario_headers "$s" | awk '$1 == "kernels" {$1 = ""; print}' | sed 's/^ //'))"
+        continue
+      fi
+      if ! scenario_runs_on_nfs "$s" "$n"; then
+        vm_skip "$k-nfs$n-$s" "not on NFS $n (its vm-nfs-versions: $(scenario_headers "$s" | awk '$1 == "nfs-versions" {$1 = ""; print}' | sed 's/^ //'))"
+        continue
+      fi
       vm_boot "$k-nfs$n-$s" "$k" "$n" "$s" || failed=$((failed + 1))
     done
   done

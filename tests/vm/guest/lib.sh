@@ -10,6 +10,8 @@ VM_MNT=/mnt/nfs
 VM_SERVER=127.0.0.1
 VM_EXPORT=/export
 : "${VM_EXPORT_SIZE:=512m}"
+# Who may mount the export (`# vm-export-clients: 127.0.0.1 10.99.0.0/16`).
+: "${VM_EXPORT_CLIENTS:=127.0.0.1}"
 
 vm_say() {
 	printf '[guest %8s] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"
@@ -40,8 +42,12 @@ vm_load_modules() {
 	done
 }
 
-# The kernel NFS server exporting a tmpfs to 127.0.0.1.
+# The kernel NFS server exporting a tmpfs to 127.0.0.1 (and $VM_EXPORT_CLIENTS).
 vm_nfs_server_start() {
+	_exports=$VM_EXPORT
+	for _c in $VM_EXPORT_CLIENTS; do
+		_exports="$_exports $_c(rw,sync,no_subtree_check,no_root_squash,insecure,fsid=0)"
+	done
 	mkdir -p /proc/fs/nfsd "$VM_EXPORT" /var/lib/nfs/v4recovery /run/rpcbind &&
 		mount -t nfsd nfsd /proc/fs/nfsd &&
 		# The NFSv4 grace period would hold the first write for ~100 s: shorten
@@ -50,7 +56,7 @@ vm_nfs_server_start() {
 		echo 10 >/proc/fs/nfsd/nfsv4leasetime &&
 		mount -t tmpfs -o "size=$VM_EXPORT_SIZE,mode=0777" export "$VM_EXPORT" &&
 		: >/var/lib/nfs/etab && : >/var/lib/nfs/rmtab &&
-		echo "$VM_EXPORT 127.0.0.1(rw,sync,no_subtree_check,no_root_squash,insecure,fsid=0)" >/etc/exports &&
+		echo "$_exports" >/etc/exports &&
 		vm_step "rpcbind" rpcbind &&
 		vm_step "exportfs" exportfs -ra &&
 		vm_step "rpc.nfsd" rpc.nfsd 8 &&
