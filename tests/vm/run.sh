@@ -285,8 +285,10 @@ vm_boot() {
     local checker="$VM_SCENARIO_DIR/check_${scenario//-/_}.py"
     [ -f "$checker" ] || checker="$VM_HERE/check_${scenario//-/_}.py"
     if [ -f "$checker" ]; then
-      # (PYTHONDONTWRITEBYTECODE: no __pycache__ for vmcheck.py in the source tree.)
-      if ! PYTHONDONTWRITEBYTECODE=1 python3 "$checker" "$dir" >"$dir/check.log" 2>&1; then
+      # (PYTHONDONTWRITEBYTECODE: no __pycache__ for vmcheck.py in the source tree;
+      # CKPTSCOPE_BIN: for checkers that analyse the traces on the host.)
+      if ! PYTHONDONTWRITEBYTECODE=1 CKPTSCOPE_BIN="$build/bin/ckptscope" \
+        python3 "$checker" "$dir" >"$dir/check.log" 2>&1; then
         why="checker $(basename "$checker") failed"
       fi
       sed 's/^/    /' "$dir/check.log" >&2

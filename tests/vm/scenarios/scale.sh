@@ -65,6 +65,8 @@ set -eu
 # The links' MTU (Ethernet's; 9000 cost the CPU as much).
 : "${VM_SCALE_MTU:=1500}"
 : "${VM_SCALE_SHARD_SIZE:=8M}"
+# Each mount's readahead (KiB): 1 MiB keeps about 8 READs of 128 KiB in flight.
+: "${VM_SCALE_READ_AHEAD_KB:=1024}"
 : "${VM_SCALE_WMEM:=4096 65536 262144}"
 # The page cache and its dirty limit are the one guest's, shared by all the
 # "nodes" (real nodes each have their own): with the default limit, 8 x 8 MiB
@@ -273,10 +275,16 @@ scale_run() {
 			# shellcheck disable=SC2016 # expanded by the namespace's shell
 			SCALE_NODE=$node SCALE_SYNC=$sync_dir SCALE_JOB=$job ip netns exec "ns_$_i" sh -c '
 				mount.nfs "$1:/" "$2" -o vers=4.2 || { echo "scale: mount of $1:/ on $2 failed" >&2; exit 90; }
+				# The mount'"'"'s readahead (its bdi is the mount'"'"'s major:minor):
+				# the default keeps about 2 READs in flight, and the reader'"'"'s
+				# pauses (CPU, in one guest for N nodes) then move the wait.
+				_bdi=$(awk -v m="$2" '"'"'$5 == m { print $3 }'"'"' /proc/self/mountinfo)
+				echo "$5" >"/sys/class/bdi/$_bdi/read_ahead_kb" ||
+					{ echo "scale: cannot set read_ahead_kb of $2 ($_bdi)" >&2; exit 92; }
 				cd "$2/$3" || { echo "scale: no directory $2/$3 on the mount" >&2; exit 91; }
 				exec ckptscope run --node-name "$SCALE_NODE" --trace "$4.db" --log "$4.log" \
 					--storage-endpoint "$1:2049" -- sh -c "$SCALE_JOB"' \
-				scale "$SERVER" "/mnt/ns_$_i" "n$n/$node" "$d/$node" >"$d/$node.stdout" 2>"$d/$node.stderr" || _rc=$?
+				scale "$SERVER" "/mnt/ns_$_i" "n$n/$node" "$d/$node" "$VM_SCALE_READ_AHEAD_KB" >"$d/$node.stdout" 2>"$d/$node.stderr" || _rc=$?
 			echo "$_rc" >"$d/$node.rc"
 			# (rc.NODE: the waits below notice a node that ended early.)
 			echo "$_rc" >"$d/rc.$node"
@@ -361,7 +369,7 @@ done
 
 # The job's command as JSON (it has quotes, no backslashes or newlines).
 job_json=$(printf '%s' "$job" | sed 's/"/\\"/g')
-printf '{"nodes": [%s], "server": "%s:2049", "shared_rate": "%s", "shared_Bps": %s, "node_rate": "%s", "node_Bps": %s, "burst": "%s", "limit": "%s", "shared_queue": "%s", "mtu": %s, "shard_size": "%s", "tcp_wmem": "%s", "dirty_bytes": %s, "dirty_background_bytes": %s, "command": ["sh", "-c", "%s"], "runs": [%s]}\n' \
+printf '{"nodes": [%s], "server": "%s:2049", "shared_rate": "%s", "shared_Bps": %s, "node_rate": "%s", "node_Bps": %s, "burst": "%s", "limit": "%s", "shared_queue": "%s", "mtu": %s, "shard_size": "%s", "read_ahead_kb": %s, "tcp_wmem": "%s", "dirty_bytes": %s, "dirty_background_bytes": %s, "command": ["sh", "-c", "%s"], "runs": [%s]}\n' \
 	"$(echo "$VM_SCALE_NODES" | tr -s ' ' ',' | sed 's/^,//;s/,$//')" "$SERVER" "$VM_SCALE_SHARED_RATE" "$(scale_Bps "$VM_SCALE_SHARED_RATE")" "$VM_SCALE_NODE_RATE" "$(scale_Bps "$VM_SCALE_NODE_RATE")" \
-	"$VM_SCALE_BURST" "$VM_SCALE_LIMIT" "$VM_SCALE_SHARED_QUEUE" "$VM_SCALE_MTU" "$VM_SCALE_SHARD_SIZE" "$VM_SCALE_WMEM" "$VM_SCALE_DIRTY_BYTES" "$VM_SCALE_DIRTY_BACKGROUND_BYTES" "$job_json" "$runs_json" >"$VM_OUT/scale.json"
+	"$VM_SCALE_BURST" "$VM_SCALE_LIMIT" "$VM_SCALE_SHARED_QUEUE" "$VM_SCALE_MTU" "$VM_SCALE_SHARD_SIZE" "$VM_SCALE_READ_AHEAD_KB" "$VM_SCALE_WMEM" "$VM_SCALE_DIRTY_BYTES" "$VM_SCALE_DIRTY_BACKGROUND_BYTES" "$job_json" "$runs_json" >"$VM_OUT/scale.json"
 [ ! -s "$VM_OUT/failures.txt" ]
