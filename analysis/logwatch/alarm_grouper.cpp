@@ -1,6 +1,7 @@
 #include "analysis/logwatch/alarm_grouper.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -8,7 +9,7 @@
 namespace ckpt::logwatch {
 
 AlarmGrouper::AlarmGrouper(AlarmConfig config, std::function<void(const std::string&)> notice)
-    : config_(config), notice_(std::move(notice)) {}
+    : config_(std::move(config)), notice_(std::move(notice)) {}
 
 void AlarmGrouper::expire(std::uint64_t line) {
   last_line_ = std::max(last_line_, line);

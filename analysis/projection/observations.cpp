@@ -88,7 +88,7 @@ std::vector<Sample> collect_samples(const report::Report& r, Direction d) {
   return out;
 }
 
-std::vector<Measured> measure_scales(const report::Report& r, Direction d, double service_s) {
+std::vector<Measured> measure_scales(const report::Report& r, Direction d) {
   std::map<uint32_t, std::vector<const report::CheckpointReport*>> by_scale;
   for (const auto& cp : r.checkpoints)
     if (cp.direction == d) by_scale[static_cast<uint32_t>(cp.nodes.size())].push_back(&cp);
@@ -111,7 +111,8 @@ std::vector<Measured> measure_scales(const report::Report& r, Direction d, doubl
     m.rpc_execute_ms = means.mean_ms(means.execute_ns);
     m.rpc_queue_ms = means.mean_ms(means.queue_ns);
     m.rpc_rtt_ms = means.mean_ms(means.rtt_ns);
-    m.rpc_wait_ms = means.count ? m.rpc_execute_ms - service_s * 1e3 : 0;
+    m.rpcs = means.count;
+    m.rpc_wait_ms = m.rpc_execute_ms;
     // The bottleneck of the checkpoint nearest the median duration.
     const auto* typical =
         *std::min_element(cps.begin(), cps.end(), [&](const auto* a, const auto* b) {
@@ -128,10 +129,15 @@ std::vector<Measured> measure_scales(const report::Report& r, Direction d, doubl
     for (auto& m : rows) {
       m.efficiency = m.duration_s > 0 ? base.duration_s / m.duration_s : 0;
       m.side = m.efficiency < kSharedSideEfficiency ? "shared" : "node";
-      m.rpc_wait_rise_ms = m.rpc_wait_ms - base.rpc_wait_ms;
     }
   }
+  charge_service(rows, 0);
   return rows;
+}
+
+void charge_service(std::vector<Measured>& rows, double service_s) {
+  for (auto& m : rows) m.rpc_wait_ms = m.rpcs ? m.rpc_execute_ms - service_s * 1e3 : 0;
+  for (auto& m : rows) m.rpc_wait_rise_ms = m.rpc_wait_ms - rows.front().rpc_wait_ms;
 }
 
 std::optional<uint32_t> measured_crossover(const std::vector<Measured>& rows) {

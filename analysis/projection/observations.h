@@ -13,11 +13,14 @@ namespace ckpt::projection {
 // Every node's part of every job checkpoint in `direction`, RPCs or not.
 std::vector<Sample> collect_samples(const report::Report& report, Direction direction);
 
-// One row per scale (nodes in a job checkpoint), ascending. `service_s` is
-// the shared side's time per RPC when known (0 when not): rpc_wait_ms is
-// execute less it.
-std::vector<Measured> measure_scales(const report::Report& report, Direction direction,
-                                     double service_s);
+// One row per scale (nodes in a job checkpoint), ascending. Until
+// charge_service() says the shared side's time per RPC, rpc_wait_ms is the
+// whole of execute.
+std::vector<Measured> measure_scales(const report::Report& report, Direction direction);
+
+// rpc_wait_ms becomes execute less `service_s` (the shared side's time per
+// RPC) in the rows that saw RPCs, and the rise is taken again.
+void charge_service(std::vector<Measured>& rows, double service_s);
 
 // The smallest measured scale whose side is "shared".
 std::optional<uint32_t> measured_crossover(const std::vector<Measured>& rows);

@@ -106,6 +106,7 @@ std::optional<std::pair<double, std::string>> config_maximum(const report::Repor
 // the smallest scale, each calibrated with `service_s`.
 double predicted_median(const std::vector<Sample>& base, double service_s, double nodes) {
   std::vector<double> d;
+  d.reserve(base.size());
   for (const auto& s : base) d.push_back(SampleModel(s, service_s).at(nodes).duration_s);
   return median(d);
 }
@@ -160,7 +161,7 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
         "no NFS {} RPC carried these checkpoints' pages (local storage, or the NFS probes did not "
         "run): the traces show no shared side to project",
         d == Direction::Save ? kRpcWrite : kRpcRead);
-    dp.measured = measure_scales(r, d, 0);
+    dp.measured = measure_scales(r, d);
     dp.measured_crossover = measured_crossover(dp.measured);
     dp.samples = std::move(all);
     return;
@@ -189,7 +190,7 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
 
   // The shared side's maximum.
   const auto& flag = d == Direction::Save ? o.storage_write_max_Bps : o.storage_read_max_Bps;
-  const std::vector<Measured> rows = measure_scales(r, d, 0);
+  std::vector<Measured> rows = measure_scales(r, d);
   if (flag) {
     dp.shared_max_Bps = *flag;
     dp.shared_max_source =
@@ -209,13 +210,14 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
         "as if it were not there. Give {} (or storage.{}_bandwidth in --config), or add traces "
         "of a larger run",
         fmt::join(scales, ","), direction_flag(d), d == Direction::Save ? "write" : "read");
-    dp.measured = rows;
     dp.measured_crossover = measured_crossover(rows);
+    dp.measured = std::move(rows);
     return;
   }
   const double service_s = median(payload) / *dp.shared_max_Bps;
   dp.service_ms = service_s * 1e3;
-  dp.measured = measure_scales(r, d, service_s);
+  charge_service(rows, service_s);
+  dp.measured = std::move(rows);
   dp.measured_crossover = measured_crossover(dp.measured);
   const uint32_t base_scale = dp.measured.empty() ? 1 : dp.measured.front().nodes;
 
@@ -290,10 +292,15 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
                std::abs(static_cast<double>(b.duration_ns) - typical_ns);
       });
 
+  // Each sample's model at one node and at the smallest measured scale: the
+  // baselines of efficiency, the wait's rise and the node's own RPC rate.
   std::vector<double> one_s;
+  std::vector<double> own_rate;
   std::vector<double> base_execute_s;
   for (auto& m : models) {
-    one_s.push_back(m.at(1).duration_s);
+    const auto one = m.at(1);
+    one_s.push_back(one.duration_s);
+    own_rate.push_back(static_cast<double>(m.sample().rpcs) / one.window_s);
     base_execute_s.push_back(m.at(base_scale).execute_s);
   }
   for (uint32_t n : o.nodes) {
@@ -302,7 +309,8 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
     std::vector<double> dur, agg, frac, wait, rise, exec, eff, util;
     // What the shared side's split among the nodes makes of each sample
     // (shares.h): the ranges hold these too.
-    std::vector<double> split_dur, split_exec, split_rise, split_wait, split_util;
+    std::vector<double> split_dur, split_agg, split_frac, split_eff;
+    std::vector<double> split_exec, split_rise, split_wait, split_util;
     std::map<std::string, std::vector<double>> stage_busy;
     for (size_t i = 0; i < models.size(); ++i) {
       SampleModel& m = models[i];
@@ -321,13 +329,21 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
       {
         const Sample& smp = m.sample();
         const double rpcs = static_cast<double>(smp.rpcs);
-        const double own_rate = rpcs / m.at(1).window_s;
-        const Shares sh = split_shares(n, rpcs, own_rate, 1.0 / service);
+        const Shares sh = split_shares(n, rpcs, own_rate[i], 1.0 / service);
         const double measured_s = static_cast<double>(smp.duration_ns) / kNsPerS;
+        // A job's duration under a split, and what it makes of this sample's
+        // bytes and its own one-node duration.
+        auto add_duration = [&](double d) {
+          split_dur.push_back(d);
+          const double a = static_cast<double>(n) * static_cast<double>(smp.bytes) / d;
+          split_agg.push_back(std::min(a, *dp.shared_max_Bps));
+          split_frac.push_back(std::min(1.0, a / *dp.shared_max_Bps));
+          split_eff.push_back(std::min(1.0, one_s[i] / d));
+        };
         auto add = [&](double window_s, bool job_end) {
           const double d = std::max(measured_s + (window_s - m.window_s()),
                                     static_cast<double>(n) * rpcs * service);
-          if (job_end) split_dur.push_back(d);
+          if (job_end) add_duration(d);
           const double e = smp.in_flight * window_s / rpcs;
           split_exec.push_back(e * 1e3);
           split_wait.push_back((e - service) * 1e3);
@@ -335,8 +351,7 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
         };
         add(sh.even_window_s, true);
         if (sh.in_turn_mean_s) add(*sh.in_turn_mean_s, false);
-        if (sh.in_turn_last_s)
-          split_dur.push_back(measured_s + (*sh.in_turn_last_s - m.window_s()));
+        if (sh.in_turn_last_s) add_duration(measured_s + (*sh.in_turn_last_s - m.window_s()));
         split_util.push_back(
             std::min(1.0, static_cast<double>(n) * rpcs / sh.even_window_s * service));
       }
@@ -347,14 +362,6 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
     }
     constexpr double kNoFloor = -1e300;
     f.duration_s = widened(prediction_range(dur), split_dur);
-    std::vector<double> split_agg, split_frac, split_eff;
-    for (size_t i = 0; i < split_dur.size(); ++i) {
-      const double a =
-          static_cast<double>(n) * static_cast<double>(dp.bytes_per_node) / split_dur[i];
-      split_agg.push_back(std::min(a, *dp.shared_max_Bps));
-      split_frac.push_back(std::min(1.0, a / *dp.shared_max_Bps));
-      split_eff.push_back(std::min(1.0, median(one_s) / split_dur[i]));
-    }
     f.aggregate_Bps = widened(prediction_range(agg, 0, *dp.shared_max_Bps), split_agg);
     f.fraction_of_max = widened(prediction_range(frac, 0, 1), split_frac);
     f.rpc_execute_ms = widened(prediction_range(exec), split_exec);

@@ -98,6 +98,7 @@ struct Measured {
   uint32_t checkpoints = 0;  // job checkpoints at this scale
   double duration_s = 0;     // median job checkpoint duration
   double aggregate_Bps = 0;
+  uint64_t rpcs = 0;            // the data RPCs the means are over
   double rpc_wait_ms = 0;       // mean execute less the shared side's service, as forecast
   double rpc_wait_rise_ms = 0;  // less its value at the smallest measured scale
   double rpc_execute_ms = 0;

@@ -42,6 +42,7 @@ nlohmann::json measured_json(const Measured& m) {
           {"checkpoints", m.checkpoints},
           {"duration_s", m.duration_s},
           {"aggregate_Bps", m.aggregate_Bps},
+          {"rpcs", m.rpcs},
           {"rpc_execute_ms", m.rpc_execute_ms},
           {"rpc_queue_ms", m.rpc_queue_ms},
           {"rpc_rtt_ms", m.rpc_rtt_ms},

@@ -1,5 +1,7 @@
 #include "apps/cli/run_logwatch.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "analysis/logwatch/model_file.h"
@@ -22,11 +24,12 @@ Expected<std::unique_ptr<RunLogwatch>> RunLogwatch::load(const std::string& mode
                                                          logwatch::AlarmConfig alarms) {
   auto detector = logwatch::load_model(model_path);
   if (!detector) return make_error("--logwatch-model: " + detector.error().message);
-  return std::unique_ptr<RunLogwatch>(new RunLogwatch(model_path, std::move(*detector), alarms));
+  return std::unique_ptr<RunLogwatch>(
+      new RunLogwatch(model_path, std::move(*detector), std::move(alarms)));
 }
 
 RunLogwatch::RunLogwatch(std::string model_path, logwatch::LogDetector detector,
-                         logwatch::AlarmConfig alarms)
+                         const logwatch::AlarmConfig& alarms)
     : model_path_(std::move(model_path)),
       max_rate_(alarms.max_rate),
       detector_(std::move(detector)),

@@ -51,7 +51,8 @@ class RunLogwatch {
     FailureRecord failure;  // its evidence: the first line's
     uint64_t lines = 1;     // anomalous lines grouped into it
   };
-  RunLogwatch(std::string model_path, logwatch::LogDetector detector, logwatch::AlarmConfig alarms);
+  RunLogwatch(std::string model_path, logwatch::LogDetector detector,
+              const logwatch::AlarmConfig& alarms);
   std::string model_path_;
   double max_rate_;
   logwatch::LogDetector detector_;

@@ -52,9 +52,9 @@ TEST(ProjectionRender, TheJsonHasEveryContractKey) {
   EXPECT_EQ(f["bottleneck"], "rpc_rtt");
   EXPECT_EQ(f["stages"][0]["stage"], "rpc_rtt");
   const auto& m = d["measured"][0];
-  for (const char* k :
-       {"nodes", "checkpoints", "duration_s", "aggregate_Bps", "rpc_execute_ms", "rpc_queue_ms",
-        "rpc_rtt_ms", "rpc_wait_ms", "rpc_wait_rise_ms", "efficiency", "side", "bottleneck"})
+  for (const char* k : {"nodes", "checkpoints", "duration_s", "aggregate_Bps", "rpcs",
+                        "rpc_execute_ms", "rpc_queue_ms", "rpc_rtt_ms", "rpc_wait_ms",
+                        "rpc_wait_rise_ms", "efficiency", "side", "bottleneck"})
     EXPECT_TRUE(m.contains(k)) << k;
   EXPECT_EQ(d["samples"][0]["node"], "a|<b>");
   EXPECT_EQ(d["samples"][0]["rpcs"], 96);
