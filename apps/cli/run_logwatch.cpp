@@ -21,11 +21,10 @@ logwatch::AlarmConfig for_run(logwatch::AlarmConfig alarms) {
 }  // namespace
 
 Expected<std::unique_ptr<RunLogwatch>> RunLogwatch::load(const std::string& model_path,
-                                                         logwatch::AlarmConfig alarms) {
+                                                         const logwatch::AlarmConfig& alarms) {
   auto detector = logwatch::load_model(model_path);
   if (!detector) return make_error("--logwatch-model: " + detector.error().message);
-  return std::unique_ptr<RunLogwatch>(
-      new RunLogwatch(model_path, std::move(*detector), std::move(alarms)));
+  return std::unique_ptr<RunLogwatch>(new RunLogwatch(model_path, std::move(*detector), alarms));
 }
 
 RunLogwatch::RunLogwatch(std::string model_path, logwatch::LogDetector detector,

@@ -27,7 +27,7 @@ class RunLogwatch {
 
   // The model (logwatch train); an error names the file and what is wrong.
   static Expected<std::unique_ptr<RunLogwatch>> load(const std::string& model_path,
-                                                     logwatch::AlarmConfig alarms = {});
+                                                     const logwatch::AlarmConfig& alarms = {});
   // Every kernel log record read from now on is scored.
   void watch(KernelEvents& kernel);
   // One record (what watch() hands over; tests call it directly).
