@@ -46,7 +46,7 @@ from pathlib import Path
 MARKER_HEADER = (
     "# The commit at which every C++ TU was last clang-tidy clean, the tools that\n"
     "# said so and one fingerprint per TU (compile command + headers from outside\n"
-    "# the tree). Written by `scripts/lint.sh --full --update-marker`; read by\n"
+    "# the tree). Written by `scripts/lint.sh [--full] --update-marker`; read by\n"
     "# scripts/tidy_targets.py to check only what changed since.\n"
 )
 # Files whose change makes every TU's result suspect.
