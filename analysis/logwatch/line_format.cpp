@@ -7,14 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/logwatch/blank.h"
 #include "json/json_io.h"
 #include "sources/kernel_log.h"
 
 namespace ckpt::logwatch {
 
 namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\t'; }
 
 // `line` less its first `n` whitespace-separated fields; field number
 // `which` (0-based) in `*field` when given, and `which2` in `*field2` (one
@@ -23,13 +22,13 @@ std::string_view skip_fields(std::string_view line, int n, std::string_view* fie
                              int which = 0, std::string_view* field2 = nullptr, int which2 = 0) {
   std::size_t i = 0;
   for (int f = 0; f < n; ++f) {
-    while (i < line.size() && is_space(line[i])) ++i;
+    while (i < line.size() && is_blank(line[i])) ++i;
     std::size_t start = i;
-    while (i < line.size() && !is_space(line[i])) ++i;
+    while (i < line.size() && !is_blank(line[i])) ++i;
     if (f == which && field != nullptr) *field = line.substr(start, i - start);
     if (f == which2 && field2 != nullptr) *field2 = line.substr(start, i - start);
   }
-  while (i < line.size() && is_space(line[i])) ++i;
+  while (i < line.size() && is_blank(line[i])) ++i;
   return line.substr(i);
 }
 

@@ -2,19 +2,18 @@
 
 #include <algorithm>
 
+#include "analysis/logwatch/blank.h"
 #include "common/fnv1a.h"
 
 namespace ckpt::logwatch {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t'; }
-
 // The next whitespace-separated token from `pos`; pos moves past it.
 std::string_view next_token(std::string_view s, std::size_t& pos) {
-  while (pos < s.size() && is_space(s[pos])) ++pos;
+  while (pos < s.size() && is_blank(s[pos])) ++pos;
   const std::size_t begin = pos;
-  while (pos < s.size() && !is_space(s[pos])) ++pos;
+  while (pos < s.size() && !is_blank(s[pos])) ++pos;
   return s.substr(begin, pos - begin);
 }
 
