@@ -179,8 +179,6 @@ json node_json(const Report& r, const NodeInfo& n) {
 json job_json(const Report& r) {
   json nodes = json::array();
   const NodeInfo* failed = nullptr;
-  std::optional<int> exit_code;
-  std::optional<int> exit_signal;
   for (const auto& n : r.nodes) {
     nodes.push_back(node_json(r, n));
     bool bad = n.exit_signal || (n.exit_code && *n.exit_code != 0);
