@@ -80,19 +80,14 @@ stage_end
 # targets and every binary with tests labelled unit. It replaced a gcc ASan
 # build of the unit tests (the asan preset, still there for developers) that
 # compiled every library a second time (docs/ci.md).
-unit_targets=(unit_tests workload_tests logwatch_unit_tests fleet_common_unit_tests
-  fleet_html_unit_tests fleet_records_unit_tests fleet_prometheus_unit_tests
-  fleet_attribution_unit_tests fleet_checkpoints_unit_tests fuzz_replay)
 san_build() {
   # (Called where `set -e` does not reach into it: each step says if it failed.)
   cmake --preset fuzz >/dev/null || return
   local targets
   mapfile -t targets <build-fuzz/tests/fuzz/targets.txt || return
-  targets=("${targets[@]/#/fuzz_}" "${unit_targets[@]}")
-  # The CUPTI library's unit tests, where CMake found the CUDA toolkit.
-  if grep -q '^CKPTSCOPE_HAVE_CUPTI:BOOL=ON' build-fuzz/CMakeCache.txt; then
-    targets+=(cupti_unit_tests)
-  fi
+  # unit_test_binaries: every binary with tests labelled unit (CMakeLists.txt:
+  # ckpt_unit_test_binary), the CUPTI library's where CMake found the toolkit.
+  targets=("${targets[@]/#/fuzz_}" unit_test_binaries)
   cmake --build --preset fuzz -j "$jobs" --target "${targets[@]}"
 }
 
