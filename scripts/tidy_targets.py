@@ -173,9 +173,12 @@ class Fingerprinter:
 
     def tu(self, entry: CompileEntry, deps: TuDeps) -> str:
         digest = hashlib.sha256()
-        # The object's path is where the output goes, not how the TU reads.
+        # The object's path is where the output goes, not how the TU reads;
+        # -g* (-g, -g1, -gline-tables-only, -gdwarf-4) only says how much
+        # debug info the object gets: no macro, no diagnostic depends on it.
         command = [arg for i, arg in enumerate(entry.command)
-                   if arg != "-o" and (i == 0 or entry.command[i - 1] != "-o")]
+                   if arg != "-o" and (i == 0 or entry.command[i - 1] != "-o")
+                   and not arg.startswith("-g")]
         digest.update(self.normalise(" ".join(command)).encode())
         for path in sorted(set(deps.paths)):
             if not self.in_tree(path):

@@ -160,6 +160,12 @@ class TidySelectionTest(unittest.TestCase):
         self.write_ninja(extra_flags={"y": "-DFOO=1"})
         self.assertEqual(self.selected(), ["src/y.cpp"])
 
+    def test_debug_info_level_rechecks_nothing(self):
+        # -g, -g1, -ggdb change only the object's debug info,
+        # never what clang-tidy reads; -O2 does (it defines __OPTIMIZE__).
+        self.write_ninja(extra_flags={"x": "-g1", "y": "-ggdb", "z": "-g -O2"})
+        self.assertEqual(self.selected(), ["src/z.cpp"])
+
     def test_outside_header_change_rechecks_its_includers(self):
         (self.outside / "ext.h").write_text("#pragma once\ninline int ext() { return 5; }\n")
         self.assertEqual(self.selected(), ["src/w.cpp"])
