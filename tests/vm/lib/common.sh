@@ -12,6 +12,7 @@ vm_die() {
 VM_HOST_REQUIREMENTS=(
   qemu-system-x86_64:qemu-system-x86
   cpio:cpio
+  strip:binutils
   gzip:gzip
   python3:python3
   apt-get:apt
