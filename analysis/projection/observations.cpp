@@ -10,7 +10,6 @@
 namespace ckpt::projection {
 namespace {
 
-constexpr double kNsPerS = 1e9;
 constexpr double kNsPerMs = 1e6;
 
 // READ/WRITE RPCs that carried this checkpoint's pages and succeeded: the

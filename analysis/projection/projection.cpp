@@ -19,8 +19,6 @@
 namespace ckpt::projection {
 namespace {
 
-constexpr double kNsPerS = 1e9;
-
 // Stages whose time is the RPCs' (they stretch as the node's RPC window
 // does); the others are the node's own and stay as measured.
 bool stretches(std::string_view stage) {

@@ -27,6 +27,8 @@ namespace ckpt::projection {
 inline constexpr double kSharedSideEfficiency = 0.9;
 // How far the crossover is searched for.
 inline constexpr uint32_t kMaxCrossoverNodes = 100000;
+// The traces' times are CLOCK_MONOTONIC ns; the model works in seconds.
+inline constexpr double kNsPerS = 1e9;
 
 struct ProjectionOptions {
   std::vector<uint32_t> nodes;  // the N to predict, ascending, each >= 1
