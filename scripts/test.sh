@@ -99,7 +99,7 @@ run_ctest() {
   "${sudo_cmd[@]}" ctest --preset default -j "$jobs" --timeout 600 -LE '^vm$'
 }
 # The VM tests (tests/vm, label vm) boot one single-CPU TCG guest at a time:
-# about 16 minutes with one core busy.
+# about 13 minutes with one core busy (docs/ci.md).
 run_vm_tests() {
   "${sudo_cmd[@]}" ctest --preset default -j 1 --timeout 600 -L '^vm$'
 }
