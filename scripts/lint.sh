@@ -58,6 +58,21 @@ python3 scripts/check_layering.py
 # JSON is written and read one way (userspace/json/json_io.h): a raw dump()
 # or json::parse aborts on hostile bytes or numbers.
 python3 scripts/check_json_io.py
+# A binary of unit tests is declared with ckpt_unit_tests (CMakeLists.txt),
+# which puts it in the sanitizer tree's build: one labelled unit any other way
+# would be left out of that run without a failure. A file that labels tests
+# unit by hand (fuzz_replay's) says ckpt_unit_test_binary too.
+stray=()
+while IFS= read -r f; do
+  [ "$f" = CMakeLists.txt ] && continue
+  grep -q 'ckpt_unit_test_binary(' "$f" || stray+=("$f")
+done < <(git grep -l 'LABELS unit' -- 'CMakeLists.txt' '*/CMakeLists.txt' '*.cmake')
+if [ "${#stray[@]}" -gt 0 ]; then
+  echo "lint: tests labelled unit outside ckpt_unit_tests (CMakeLists.txt), so not in the sanitizer run:" >&2
+  printf '  %s\n' "${stray[@]}" >&2
+  exit 1
+fi
+echo "unit tests: every binary labelled unit is in unit_test_binaries"
 # The TU selection below is only as good as its own tests (a real ninja
 # build with known includes): a few seconds.
 if ! selection_test=$(python3 scripts/tidy_targets_test.py 2>&1); then
