@@ -10,6 +10,10 @@ and 2 traces only, `ckptscope project --nodes 1,2,4,8` predicts; `project`
 over every trace gives what each N measured (its `measured` rows). Asserts,
 per direction (docs/projection.md "Checked against real runs"):
   - every run's jobs exited 0, and each trace has its checkpoints' RPCs;
+  - each node's trace holds the whole of its save and its load: the bytes of
+    its checkpoints in each direction against the workload's ground truth
+    (nN/sN-i.truth-save.json, truth-load.json), so that a trace that lost
+    events is named as such, not taken for a wrong prediction;
   - the forecast is supported, its maximum the one given;
   - the predicted duration at N = 4 and 8 is within 20% of the measured;
   - the predicted crossover on the grid 1,2,4,8 (the smallest N whose side
@@ -46,6 +50,27 @@ def project(c, binary, traces, nodes, maximum):
     return {d["direction"]: d for d in json.loads(p.stdout)["directions"]}
 
 
+def check_against_truth(c, run, n, node):
+    """The bytes each direction's checkpoints hold in the node's summary
+    against what the workload says it moved."""
+    trace = os.path.join(run, node["trace"])
+    base = trace[:-len(".db")] if trace.endswith(".db") else trace
+    summary = c.load(os.path.relpath(base + ".summary.json", run))
+    if summary is None:
+        return
+    for direction in ("save", "load"):
+        truth = c.load(os.path.relpath(f"{base}.truth-{direction}.json", run))
+        if truth is None:
+            continue
+        want = sum(t["bytes"] for t in truth.get("checkpoints", []))
+        got = sum(cp["bytes"] for cp in summary.get("checkpoints", [])
+                  if cp.get("direction") == direction)
+        c.check(got == want,
+                f"N={n} {node.get('name')}: its trace holds {got} bytes of {direction}, the "
+                f"workload moved {want}: the trace lost part of its checkpoint (drops counted: "
+                f"{sum(d.get('count', 0) for d in summary.get('drops', []) if isinstance(d, dict))})")
+
+
 def main():
     run = v.usage(__doc__)
     c = v.Checker("scale", run)
@@ -61,6 +86,9 @@ def main():
         for node in r.get("nodes", []):
             c.check(str(node.get("rc")) == "0", f"N={r['n']} {node.get('name')}: job exit {node.get('rc')}")
             traces.setdefault(r["n"], []).append(os.path.join(run, node["trace"]))
+    for r in scale.get("runs", []):
+        for node in r.get("nodes", []):
+            check_against_truth(c, run, r["n"], node)
     c.check(sorted(traces) == list(GRID), f"runs at N = {sorted(traces)}, not {list(GRID)}")
     c.check(all(len(traces.get(n, [])) == n for n in GRID), "one trace per node of each run")
     if c.errors:
