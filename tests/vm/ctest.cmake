@@ -37,5 +37,14 @@ foreach(_s IN LISTS _ckpt_vm_scenarios)
   # (each VM holds the server down 6 s), ~160 s for file-layer (2 VMs, its
   # clients' segment adds ~20 s to each boot), ~240 s for scale (1 VM, 15
   # ckptscope runs); cold: +30 s of downloads.
-  set_tests_properties(${_test} PROPERTIES LABELS vm TIMEOUT 900 RUN_SERIAL TRUE)
+  # `# vm-quarantine: REASON`: label vm_quarantined, not vm, so CI's VM stage
+  # (-L '^vm$') leaves it out while the reason stands; `ctest -L vm` still
+  # runs it. For a scenario that exposes an open bug it does not test.
+  _ckpt_vm_header(${_s} quarantine _quarantine)
+  if(_quarantine STREQUAL "all")
+    set(_label vm)
+  else()
+    set(_label vm_quarantined)
+  endif()
+  set_tests_properties(${_test} PROPERTIES LABELS ${_label} TIMEOUT 900 RUN_SERIAL TRUE)
 endforeach()

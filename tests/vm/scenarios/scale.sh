@@ -46,6 +46,7 @@
 #                                 save phase's CPU time by program
 #   nN/meminfo.txt                /proc/meminfo once all N saved
 # (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
+# vm-quarantine: traces lose calls uncounted beside other instances (tests/vm/repro/two-instances.sh)
 # vm-kernels: 6.12
 # vm-smp: 2
 # vm-nfs-versions: 4.2
