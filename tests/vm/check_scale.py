@@ -60,15 +60,8 @@ def check_against_truth(c, run, n, node):
         return
     for direction in ("save", "load"):
         truth = c.load(os.path.relpath(f"{base}.truth-{direction}.json", run))
-        if truth is None:
-            continue
-        want = sum(t["bytes"] for t in truth.get("checkpoints", []))
-        got = sum(cp["bytes"] for cp in summary.get("checkpoints", [])
-                  if cp.get("direction") == direction)
-        c.check(got == want,
-                f"N={n} {node.get('name')}: its trace holds {got} bytes of {direction}, the "
-                f"workload moved {want}: the trace lost part of its checkpoint (drops counted: "
-                f"{sum(d.get('count', 0) for d in summary.get('drops', []) if isinstance(d, dict))})")
+        if truth is not None:
+            v.bytes_against_truth(c, summary, truth, direction, f"N={n} {node.get('name')}")
 
 
 def main():

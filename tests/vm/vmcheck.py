@@ -65,6 +65,19 @@ class Checker:
         return 0
 
 
+def bytes_against_truth(c, summary, truth, direction, who):
+    """Checks that the summary's checkpoints in `direction` hold the bytes the
+    workload's ground truth says it moved; returns (held, moved)."""
+    moved = sum(t["bytes"] for t in truth.get("checkpoints", []))
+    held = sum(cp["bytes"] for cp in summary.get("checkpoints", [])
+               if cp.get("direction") == direction)
+    c.check(held == moved,
+            f"{who}: its trace holds {held} bytes of {direction}, the workload moved {moved}: "
+            f"the trace lost part of its checkpoint (drops counted: "
+            f"{summary.get('drops', {}).get('total')})")
+    return held, moved
+
+
 def usage(doc):
     if len(sys.argv) != 2:
         print(doc.strip().splitlines()[2], file=sys.stderr)

@@ -19,12 +19,8 @@ def main():
         truth = c.load(f"truth-{round_name}.json")
         if summary is None or truth is None:
             continue
-        want = sum(t["bytes"] for t in truth.get("checkpoints", []))
-        got = sum(cp["bytes"] for cp in summary.get("checkpoints", [])
-                  if cp.get("direction") == "load")
-        c.say(f"{round_name}: the trace holds {got} of the {want} bytes loaded")
-        c.check(got == want, f"{round_name}: the trace holds {got} bytes of the load, the "
-                             f"workload read {want} (drops counted: {summary['drops'].get('total')})")
+        held, moved = v.bytes_against_truth(c, summary, truth, "load", round_name)
+        c.say(f"{round_name}: the trace holds {held} of the {moved} bytes loaded")
     return c.finish()
 
 
