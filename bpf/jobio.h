@@ -311,7 +311,11 @@ enum ckpt_jobio_drop {
 	/* an io_uring request's submit time could not be kept: its record has
 	 * no duration (start = end) */
 	CKPT_DROP_URING_INFLIGHT_FULL = 4,
-	CKPT_JOBIO_DROP_MAX = 5,
+	/* a file-layer call whose exit never ran (another tool changed the
+	 * function's trampoline while the call slept in it): what it moved is
+	 * not known (bpf/jobio_file_layer.bpf.h fl_abandon_call) */
+	CKPT_DROP_EXIT_MISSED = 5,
+	CKPT_JOBIO_DROP_MAX = 6,
 };
 
 /* Which processes are traced; set before load (rodata). */

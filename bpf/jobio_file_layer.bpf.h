@@ -9,8 +9,29 @@
  *
  * Calls nest (a close may flush through fsync, copy_file_range falls back
  * to do_splice_direct): `depth` keeps only the outermost. User space
- * attaches every fexit before any fentry, so a call whose entry was seen
- * always has its exit seen too, and depth cannot stick above zero.
+ * attaches every fexit before any fentry, so our own attach never shows an
+ * exit without its entry.
+ *
+ * A missed exit. A call's fexit programs do not run when the function's
+ * trampoline is replaced while the call sleeps inside it: any tool that
+ * attaches or detaches a program on the same function (bpftrace, a second
+ * ckptscope, a security agent) makes the kernel retire the old image, and
+ * kernel/bpf/trampoline.c bpf_tramp_image_put() first patches that image
+ * to jump past its fexit programs ("The progs will be freed even if the
+ * original function is still executing or sleeping"; commit e21aa341785c,
+ * "bpf: Fix fexit trampoline.", 5.13). A read waiting on NFS when that
+ * happens returns unseen. Counting depth alone, the thread's state then
+ * says "inside a call" forever and every later call looks nested: the
+ * trace silently stopped at that moment (tests/vm/scenarios/
+ * trampoline-update.sh). So each call is known by its trampoline frame:
+ * fentry and fexit of one call get the same `ctx`, the arguments the
+ * trampoline saved on the thread's kernel stack, and a call nested in it
+ * runs deeper, at a lower address (the stack grows down on every
+ * architecture with BPF trampolines). An entry that is not deeper than the
+ * call in progress, not in the same system call, or that comes while a call
+ * that never nests a hooked function is in progress (all but close and the
+ * copies), means that call's exit was missed: it is counted
+ * (CKPT_DROP_EXIT_MISSED) and dropped, and the new call is traced.
  *
  * The read/write family reaches vfs_read/vfs_write/vfs_readv/vfs_writev;
  * io_uring and splice do not (they call ->read_iter/->write_iter
@@ -27,29 +48,93 @@
 /* AT_REMOVEDIR: what unlinkat(2) passes for rmdir. */
 #define CKPT_AT_REMOVEDIR 0x200
 
+/* Where a call's trampoline saved its arguments (the `ctx` of its fentry
+ * and fexit programs): the same for both, deeper for a call nested in it.
+ * An address, compared and stored, never dereferenced (pointer comparison
+ * needs CAP_PERFMON, which loading these programs needs anyway). */
+static __always_inline __u64 fl_frame(void *ctx)
+{
+	return (__u64)ctx;
+}
+
+/* The system call the thread is in (a close's flush and the fsync nested
+ * in it share one; a later call is another). */
+static __always_inline long fl_syscall_nr(struct task_struct *task)
+{
+	return ckpt_syscall_nr((struct pt_regs *)bpf_task_pt_regs(task));
+}
+
+/* The thread's call in progress will never see its exit (see "A missed
+ * exit" above): what it moved is not known, so it is counted lost, and the
+ * thread is put back outside any call. */
+static __always_inline void fl_abandon_call(struct thread_state *st, __u64 now)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (st->call == CALL_PATH)
+		bpf_map_delete_elem(&path_calls, &tid);
+	if (st->call != CALL_NONE)
+		count_drop(CKPT_DROP_EXIT_MISSED);
+	if (st->in_io) {
+		/* cpu_pause stopped the CPU clock at its entry; the thread runs
+		 * now, and its window goes on (it is reported with its next
+		 * call). */
+		st->in_io = 0;
+		st->oncpu_since_ns = now;
+	}
+	st->call = CALL_NONE;
+	st->depth = 0;
+}
+
 /* The outermost file-layer call of a traced thread begins: its state, or
- * NULL (not traced, or nested in a call already being traced). */
-static __always_inline struct thread_state *fl_enter(struct task_struct *task)
+ * NULL (not traced, or nested in a call already being traced). `nests`:
+ * hooked calls can run inside this one (close, the copies). */
+static __always_inline struct thread_state *fl_enter(struct task_struct *task, void *ctx,
+						     bool nests)
 {
 	struct thread_state *st = traced_thread_state(task, 0);
+	__u64 frame = fl_frame(ctx);
 
 	if (!st)
 		return NULL;
-	if (st->depth++ > 0)
-		return NULL;
+	if (st->depth > 0) {
+		/* Deeper, in the same system call, inside a call that nests:
+		 * nested. Deeper alone is not enough: a read after a close
+		 * whose exit was missed may run deeper than that close did. */
+		if (st->outer_nests && frame < st->outer_frame &&
+		    fl_syscall_nr(task) == st->syscall_nr) {
+			st->depth++;
+			return NULL;
+		}
+		st->busy = 1;
+		fl_abandon_call(st, bpf_ktime_get_ns());
+		st->busy = 0;
+	}
+	st->depth = 1;
+	st->outer_frame = frame;
+	st->outer_nests = nests;
+	if (nests)
+		st->syscall_nr = fl_syscall_nr(task);
 	st->call = CALL_NONE;
 	return st;
 }
 
 /* The matching exit: the state when this was the outermost call. */
-static __always_inline struct thread_state *fl_exit(struct task_struct *task)
+static __always_inline struct thread_state *fl_exit(struct task_struct *task, void *ctx)
 {
 	struct thread_state *st = running_state(task);
+	__u64 frame = fl_frame(ctx);
 
 	if (!st || st->depth == 0)
 		return NULL;
-	if (--st->depth > 0)
+	if (frame != st->outer_frame) {
+		/* A nested call's exit; or, above the call in progress, the
+		 * exit of one whose entry was not seen. */
+		if (frame < st->outer_frame && st->depth > 1)
+			st->depth--;
 		return NULL;
+	}
+	st->depth = 0;
 	return st;
 }
 
@@ -69,9 +154,9 @@ static __always_inline bool fl_identify(struct thread_state *st, struct file *fi
 	return true;
 }
 
-static __always_inline int fl_file_enter(struct file *file, __u32 op, __u64 requested)
+static __always_inline int fl_file_enter(void *ctx, struct file *file, __u32 op, __u64 requested)
 {
-	struct thread_state *st = fl_enter(bpf_get_current_task_btf());
+	struct thread_state *st = fl_enter(bpf_get_current_task_btf(), ctx, op == CKPT_OP_CLOSE);
 
 	if (!st || !fl_identify(st, file))
 		return 0;
@@ -81,10 +166,10 @@ static __always_inline int fl_file_enter(struct file *file, __u32 op, __u64 requ
 	return 0;
 }
 
-static __always_inline int fl_call_exit(long ret)
+static __always_inline int fl_call_exit(void *ctx, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_state *st = fl_exit(task);
+	struct thread_state *st = fl_exit(task, ctx);
 
 	if (!st)
 		return 0;
@@ -115,63 +200,63 @@ static __always_inline int fl_call_exit(long ret)
 SEC("fentry/vfs_read")
 int BPF_PROG(fl_read_enter, struct file *file, char *buf, size_t count)
 {
-	return fl_file_enter(file, CKPT_OP_READ, count);
+	return fl_file_enter(ctx, file, CKPT_OP_READ, count);
 }
 
 SEC("fexit/vfs_read")
 int BPF_PROG(fl_read_exit, struct file *file, char *buf, size_t count, loff_t *pos, long ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/vfs_write")
 int BPF_PROG(fl_write_enter, struct file *file, const char *buf, size_t count)
 {
-	return fl_file_enter(file, CKPT_OP_WRITE, count);
+	return fl_file_enter(ctx, file, CKPT_OP_WRITE, count);
 }
 
 SEC("fexit/vfs_write")
 int BPF_PROG(fl_write_exit, struct file *file, const char *buf, size_t count, loff_t *pos, long ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/vfs_readv")
 int BPF_PROG(fl_readv_enter, struct file *file)
 {
-	return fl_file_enter(file, CKPT_OP_READ, 0);
+	return fl_file_enter(ctx, file, CKPT_OP_READ, 0);
 }
 
 SEC("fexit/vfs_readv")
 int BPF_PROG(fl_readv_exit, struct file *file, const struct iovec *vec, unsigned long vlen,
 	     loff_t *pos, int flags, long ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/vfs_writev")
 int BPF_PROG(fl_writev_enter, struct file *file)
 {
-	return fl_file_enter(file, CKPT_OP_WRITE, 0);
+	return fl_file_enter(ctx, file, CKPT_OP_WRITE, 0);
 }
 
 SEC("fexit/vfs_writev")
 int BPF_PROG(fl_writev_exit, struct file *file, const struct iovec *vec, unsigned long vlen,
 	     loff_t *pos, int flags, long ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/vfs_fsync_range")
 int BPF_PROG(fl_fsync_enter, struct file *file)
 {
-	return fl_file_enter(file, CKPT_OP_FSYNC, 0);
+	return fl_file_enter(ctx, file, CKPT_OP_FSYNC, 0);
 }
 
 SEC("fexit/vfs_fsync_range")
 int BPF_PROG(fl_fsync_exit, struct file *file, loff_t start, loff_t end, int datasync, int ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 /* close(2) reaches filp_flush where it exists (6.12's BTF has it, split out
@@ -179,32 +264,32 @@ int BPF_PROG(fl_fsync_exit, struct file *file, loff_t start, loff_t end, int dat
 SEC("fentry/filp_flush")
 int BPF_PROG(fl_flush_enter, struct file *file)
 {
-	return fl_file_enter(file, CKPT_OP_CLOSE, 0);
+	return fl_file_enter(ctx, file, CKPT_OP_CLOSE, 0);
 }
 
 SEC("fexit/filp_flush")
 int BPF_PROG(fl_flush_exit, struct file *file, void *id, int ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/filp_close")
 int BPF_PROG(fl_close_enter, struct file *file)
 {
-	return fl_file_enter(file, CKPT_OP_CLOSE, 0);
+	return fl_file_enter(ctx, file, CKPT_OP_CLOSE, 0);
 }
 
 SEC("fexit/filp_close")
 int BPF_PROG(fl_close_exit, struct file *file, void *id, int ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/do_sys_ftruncate")
 int BPF_PROG(fl_ftruncate_enter, unsigned int fd, loff_t length)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_state *st = fl_enter(task);
+	struct thread_state *st = fl_enter(task, ctx, false);
 
 	if (!st || !resolve_fd(task, st, (int)fd))
 		return 0;
@@ -218,14 +303,15 @@ int BPF_PROG(fl_ftruncate_enter, unsigned int fd, loff_t length)
 SEC("fexit/do_sys_ftruncate")
 int BPF_PROG(fl_ftruncate_exit, unsigned int fd, loff_t length, int small, long ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 /* ---- copies between files ----------------------------------------------------- */
 
-static __always_inline int fl_begin_copy(struct file *in, struct file *out, __u32 via, __u64 len)
+static __always_inline int fl_begin_copy(void *ctx, struct file *in, struct file *out, __u32 via,
+					 __u64 len)
 {
-	struct thread_state *st = fl_enter(bpf_get_current_task_btf());
+	struct thread_state *st = fl_enter(bpf_get_current_task_btf(), ctx, true);
 
 	if (!st || !fl_identify(st, out))
 		return 0;
@@ -246,14 +332,14 @@ SEC("fentry/vfs_copy_file_range")
 int BPF_PROG(fl_copy_enter, struct file *file_in, loff_t pos_in, struct file *file_out,
 	     loff_t pos_out, size_t len)
 {
-	return fl_begin_copy(file_in, file_out, CKPT_VIA_COPY_FILE_RANGE, len);
+	return fl_begin_copy(ctx, file_in, file_out, CKPT_VIA_COPY_FILE_RANGE, len);
 }
 
 SEC("fexit/vfs_copy_file_range")
 int BPF_PROG(fl_copy_exit, struct file *file_in, loff_t pos_in, struct file *file_out,
 	     loff_t pos_out, size_t len, unsigned int flags, long ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 /* sendfile(2), and splice between two files. */
@@ -261,14 +347,14 @@ SEC("fentry/do_splice_direct")
 int BPF_PROG(fl_splice_enter, struct file *in, loff_t *ppos, struct file *out, loff_t *opos,
 	     size_t len)
 {
-	return fl_begin_copy(in, out, CKPT_VIA_SENDFILE, len);
+	return fl_begin_copy(ctx, in, out, CKPT_VIA_SENDFILE, len);
 }
 
 SEC("fexit/do_splice_direct")
 int BPF_PROG(fl_splice_exit, struct file *in, loff_t *ppos, struct file *out, loff_t *opos,
 	     size_t len, unsigned int flags, long ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 /* ---- calls that name a path ---------------------------------------------------- */
@@ -280,10 +366,11 @@ static __always_inline const char *filename_of(struct filename *name)
 	return BPF_CORE_READ(name, name);
 }
 
-static __always_inline int fl_path_enter(__u32 op, long dirfd, const char *path, long dirfd2,
-					 const char *path2, __u32 flags, enum name_space space)
+static __always_inline int fl_path_enter(void *ctx, __u32 op, long dirfd, const char *path,
+					 long dirfd2, const char *path2, __u32 flags,
+					 enum name_space space)
 {
-	struct thread_state *st = fl_enter(bpf_get_current_task_btf());
+	struct thread_state *st = fl_enter(bpf_get_current_task_btf(), ctx, false);
 
 	if (!st)
 		return 0;
@@ -296,21 +383,21 @@ static __always_inline int fl_path_enter(__u32 op, long dirfd, const char *path,
 SEC("fentry/do_sys_openat2")
 int BPF_PROG(fl_open_enter, int dfd, const char *filename, struct open_how *how)
 {
-	return fl_path_enter(CKPT_OP_OPEN, dfd, filename, 0, NULL, (__u32)BPF_CORE_READ(how, flags),
+	return fl_path_enter(ctx, CKPT_OP_OPEN, dfd, filename, 0, NULL, (__u32)BPF_CORE_READ(how, flags),
 			     NAMES_USER);
 }
 
 SEC("fexit/do_sys_openat2")
 int BPF_PROG(fl_open_exit, int dfd, const char *filename, struct open_how *how, long ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/do_renameat2")
 int BPF_PROG(fl_rename_enter, int olddfd, struct filename *from, int newdfd, struct filename *to,
 	     unsigned int flags)
 {
-	return fl_path_enter(CKPT_OP_RENAME, olddfd, filename_of(from), newdfd, filename_of(to),
+	return fl_path_enter(ctx, CKPT_OP_RENAME, olddfd, filename_of(from), newdfd, filename_of(to),
 			     flags, NAMES_KERNEL);
 }
 
@@ -318,50 +405,50 @@ SEC("fexit/do_renameat2")
 int BPF_PROG(fl_rename_exit, int olddfd, struct filename *from, int newdfd, struct filename *to,
 	     unsigned int flags, int ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/do_mkdirat")
 int BPF_PROG(fl_mkdir_enter, int dfd, struct filename *name)
 {
-	return fl_path_enter(CKPT_OP_MKDIR, dfd, filename_of(name), 0, NULL, 0, NAMES_KERNEL);
+	return fl_path_enter(ctx, CKPT_OP_MKDIR, dfd, filename_of(name), 0, NULL, 0, NAMES_KERNEL);
 }
 
 SEC("fexit/do_mkdirat")
 int BPF_PROG(fl_mkdir_exit, int dfd, struct filename *name, umode_t mode, int ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/do_unlinkat")
 int BPF_PROG(fl_unlink_enter, int dfd, struct filename *name)
 {
-	return fl_path_enter(CKPT_OP_UNLINK, dfd, filename_of(name), 0, NULL, 0, NAMES_KERNEL);
+	return fl_path_enter(ctx, CKPT_OP_UNLINK, dfd, filename_of(name), 0, NULL, 0, NAMES_KERNEL);
 }
 
 SEC("fexit/do_unlinkat")
 int BPF_PROG(fl_unlink_exit, int dfd, struct filename *name, int ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/do_rmdir")
 int BPF_PROG(fl_rmdir_enter, int dfd, struct filename *name)
 {
-	return fl_path_enter(CKPT_OP_UNLINK, dfd, filename_of(name), 0, NULL, CKPT_AT_REMOVEDIR,
+	return fl_path_enter(ctx, CKPT_OP_UNLINK, dfd, filename_of(name), 0, NULL, CKPT_AT_REMOVEDIR,
 			     NAMES_KERNEL);
 }
 
 SEC("fexit/do_rmdir")
 int BPF_PROG(fl_rmdir_exit, int dfd, struct filename *name, int ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 SEC("fentry/vfs_statx")
 int BPF_PROG(fl_stat_enter, int dfd, struct filename *filename, int flags)
 {
-	return fl_path_enter(CKPT_OP_STAT, dfd, filename_of(filename), 0, NULL, flags,
+	return fl_path_enter(ctx, CKPT_OP_STAT, dfd, filename_of(filename), 0, NULL, flags,
 			     NAMES_KERNEL);
 }
 
@@ -369,7 +456,7 @@ SEC("fexit/vfs_statx")
 int BPF_PROG(fl_stat_exit, int dfd, struct filename *filename, int flags, struct kstat *stat,
 	     __u32 request_mask, int ret)
 {
-	return fl_call_exit(ret);
+	return fl_call_exit(ctx, ret);
 }
 
 /* ---- page faults on mapped files --------------------------------------------- */
@@ -391,6 +478,13 @@ int BPF_PROG(fl_fault_enter, struct vm_fault *vmf)
 	if (!file || !file->f_inode)
 		return 0;
 	st->busy = 1;
+	if (st->mfold.in_fault) {
+		/* The last fault's exit was missed ("A missed exit" above; a
+		 * fault never nests in a fault): its pages were counted at its
+		 * entry, its time is not known. */
+		count_drop(CKPT_DROP_EXIT_MISSED);
+		st->mfold.in_fault = 0;
+	}
 	mmap_touch(st, bpf_get_current_pid_tgid(), file->f_inode, vmf->pgoff, vmf->pgoff, now);
 	if (st->mfold.faults) {
 		st->mfold.in_fault = 1;

@@ -174,10 +174,18 @@ struct thread_state {
 	/* Its programs used this state in the thread's last time slice: the
 	 * next switch-in moves it into the CPU's hot slot (below). */
 	__u32 wants_slot;
-	__s64 syscall_nr; /* syscall mode: the call's exit must match */
+	/* Syscall mode: the call's exit must match. File layer: the system
+	 * call of an outermost call that nests (fl_enter). */
+	__s64 syscall_nr;
 	/* File-layer calls nest (a close that flushes through fsync, a copy
-	 * that splices): only the outermost is the job's call. */
+	 * that splices): only the outermost is the job's call. depth counts
+	 * the calls entered and not yet left; outer_frame is the outermost's
+	 * trampoline frame (fl_frame), which its exit sees again, and
+	 * outer_nests says whether calls can nest in it at all (close and
+	 * the copies). bpf/jobio_file_layer.bpf.h, "A missed exit". */
 	__u32 depth;
+	__u32 outer_nests;
+	__u64 outer_frame;
 	/* Set while a file-layer program works on this state: fentry/fexit
 	 * programs run with migration, not preemption, disabled, so the
 	 * thread can be switched out inside one, and sched_switch must not

@@ -1,0 +1,57 @@
+# Scenario trampoline-update (issue 18): another tool attaches and detaches
+# programs on the file-layer functions while a traced call sleeps in one of
+# them. The kernel then skips that call's fexit programs (kernel/bpf/
+# trampoline.c bpf_tramp_image_put(); bpf/jobio_file_layer.bpf.h, "A missed
+# exit"). Until that was handled, the thread's trace stopped there, silently.
+#
+# Two runs, each one shell thread under `ckptscope run` that first blocks on
+# a FIFO, then becomes the workload (exec: the same thread does the
+# checkpoint I/O):
+#   blocked_read: in read(2) on the FIFO (vfs_read). Not a file we report,
+#     so nothing of ours is lost: jobio.exit_missed must stay 0.
+#   blocked_open: in open(2) of the FIFO (do_sys_openat2, a path call we
+#     record): that open is lost and counted, jobio.exit_missed 1.
+# While the thread sleeps, a second `ckptscope run` loads, attaches its
+# programs to the same functions and exits; then the FIFO is opened and
+# written, the call returns without its exit program, and the workload saves
+# (blocked_read) or loads (blocked_open) 8 MiB on NFS.
+# check_trampoline_update.py: each checkpoint's bytes against ground truth.
+# vm-nfs-versions: 4.2
+set -eu
+
+mkdir -p "$VM_MNT/t"
+w="ckptscope-workload --dir $VM_MNT/t --shards 2 --shard-size 4M --checkpoints 1 --block-size 256K"
+
+# trampoline_round NAME SYSCALL_NR JOB: JOB (sh -c) under ckptscope run, the
+# second instance once JOB's shell sleeps in system call SYSCALL_NR, then the
+# FIFO opened for writing and a line written into it.
+trampoline_round() {
+	_name=$1 _nr=$2 _job=$3
+	rm -f /tmp/gate /tmp/job.pid
+	mkfifo /tmp/gate
+	vm_say "round $_name: the job blocks on a FIFO under ckptscope run"
+	ckptscope run --trace "/tmp/$_name.db" --quiet -- sh -c "echo \$\$ >/tmp/job.pid; $_job" \
+		>"$VM_OUT/$_name.out" 2>&1 &
+	_run=$!
+	_tries=0
+	until [ -s /tmp/job.pid ] && [ "$(cut -d' ' -f1 "/proc/$(cat /tmp/job.pid)/syscall" 2>/dev/null)" = "$_nr" ]; do
+		_tries=$((_tries + 1))
+		[ "$_tries" -lt 600 ] || { vm_fail "round $_name: the job never blocked in system call $_nr"; return 1; }
+		sleep 0.1
+	done
+	vm_say "round $_name: the job sleeps in system call $_nr; a second ckptscope run attaches and exits"
+	ckptscope run --trace "/tmp/$_name-second.db" --quiet -- true >"$VM_OUT/$_name-second.out" 2>&1 ||
+		vm_fail "round $_name: the second ckptscope run exited $?"
+	echo go >/tmp/gate
+	wait "$_run" || vm_fail "round $_name: ckptscope run exited $?"
+	vm_summary "$_name" "$_name.summary.json"
+}
+
+# x86_64 system call numbers: read 0, openat 257 (the guests are x86_64).
+trampoline_round blocked_read 0 \
+	"exec 3<>/tmp/gate; read -r line <&3; exec $w --mode save --fsync --ground-truth /tmp/truth-blocked_read.json"
+sync && echo 3 >/proc/sys/vm/drop_caches
+trampoline_round blocked_open 257 \
+	"exec 3</tmp/gate; exec $w --mode load --ground-truth /tmp/truth-blocked_open.json"
+vm_keep_truths blocked_read blocked_open
+[ ! -s "$VM_OUT/failures.txt" ]
