@@ -34,7 +34,10 @@ namespace {
 void write_program_stats(const std::string& path, const std::vector<ProgramStats>& stats) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& s : stats)
-    j.push_back({{"name", s.name}, {"run_cnt", s.run_cnt}, {"run_time_ns", s.run_time_ns}});
+    j.push_back({{"name", s.name},
+                 {"run_cnt", s.run_cnt},
+                 {"run_time_ns", s.run_time_ns},
+                 {"recursion_misses", s.recursion_misses}});
   std::ofstream out(path);
   out << dump_json(j, 2) << "\n";
   out.flush();

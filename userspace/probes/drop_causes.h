@@ -39,6 +39,11 @@ inline constexpr DropCauseName kNfsDropCauses[] = {
     {CKPT_NFS_DROP_TASK_TABLE_FULL, "task_table_full"},
 };
 
+// Counted by the kernel, not by the programs, for every source: runs of its
+// programs skipped because the program was already running on that CPU
+// (bpf_prog_info.recursion_misses).
+inline constexpr std::string_view kRecursionSkippedCause = "recursion_skipped";
+
 // Every entry sits at its own enum value: table[i] names index i.
 template <size_t N>
 constexpr bool each_at_its_index(const DropCauseName (&table)[N]) {

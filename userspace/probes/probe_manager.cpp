@@ -150,8 +150,26 @@ void add_program_stats(bpf_object* obj, std::vector<ProgramStats>& out) {
     bpf_prog_info info = {};
     uint32_t len = sizeof(info);
     if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) continue;
-    out.push_back(ProgramStats{bpf_program__name(prog), info.run_cnt, info.run_time_ns});
+    out.push_back(ProgramStats{bpf_program__name(prog), info.run_cnt, info.run_time_ns,
+                               info.recursion_misses});
   }
+}
+
+// The runs of obj's programs the kernel skipped because the program was
+// already running on that CPU (kernel/bpf/trampoline.c
+// __bpf_prog_enter_recur, and the raw tracepoints' bpf_trace_run since
+// v6.0): events lost with no counter of ours.
+uint64_t recursion_misses(bpf_object* obj) {
+  uint64_t sum = 0;
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, obj) {
+    int fd = bpf_program__fd(prog);
+    if (fd < 0) continue;
+    bpf_prog_info info = {};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) sum += info.recursion_misses;
+  }
+  return sum;
 }
 
 }  // namespace
@@ -491,15 +509,18 @@ std::vector<DropRecord> ProbeManager::drops() const {
     out.push_back({"jobio", std::string(kJobioDropCauses[i].name), jobio[i]});
   // Not an event lost: a file left a candidate (recorded in full).
   out.push_back({"jobio", "verdict_write_failed", verdict_errors_});
+  out.push_back({"jobio", std::string(kRecursionSkippedCause), recursion_misses(jobio_->obj)});
   if (tcp_) {
     auto tcp = sum_percpu(bpf_map__fd(tcp_->maps.tcp_drops), CKPT_TCP_DROP_MAX);
     for (uint32_t i = 0; i < CKPT_TCP_DROP_MAX; ++i)
       out.push_back({"tcp", std::string(kTcpDropCauses[i].name), tcp[i]});
+    out.push_back({"tcp", std::string(kRecursionSkippedCause), recursion_misses(tcp_->obj)});
   }
   if (nfs_) {
     auto nfs = sum_percpu(bpf_map__fd(nfs_->maps.nfs_drops), CKPT_NFS_DROP_MAX);
     for (uint32_t i = 0; i < CKPT_NFS_DROP_MAX; ++i)
       out.push_back({"nfs", std::string(kNfsDropCauses[i].name), nfs[i]});
+    out.push_back({"nfs", std::string(kRecursionSkippedCause), recursion_misses(nfs_->obj)});
   }
   return out;
 }

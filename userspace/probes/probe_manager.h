@@ -73,8 +73,11 @@ struct TcpLatest {
 
 struct ProgramStats {
   std::string name;
-  uint64_t run_cnt = 0;
+  uint64_t run_cnt = 0;  // run_cnt and run_time_ns: only while kernel.bpf_stats_enabled
   uint64_t run_time_ns = 0;
+  // Runs the kernel skipped because the program was already running on that
+  // CPU (bpf_prog_info.recursion_misses, counted always, since 5.12).
+  uint64_t recursion_misses = 0;
 };
 
 class ProbeManager : public ProbeFeed {
