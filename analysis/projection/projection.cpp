@@ -349,7 +349,14 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
         };
         add(sh.even_window_s, true);
         if (sh.in_turn_mean_s) add(*sh.in_turn_mean_s, false);
-        if (sh.in_turn_last_s) add_duration(measured_s + (*sh.in_turn_last_s - m.window_s()));
+        if (sh.in_turn_last_s) {
+          add_duration(measured_s + (*sh.in_turn_last_s - m.window_s()));
+          // The wait reaches as far as the duration does: a node whose
+          // RPCs end as late as the last node's waited that long (at N=8 in
+          // the VM two nodes got less than an even share, the shared link
+          // idled in the tail, and the mean wait rose above the even split's).
+          add(*sh.in_turn_last_s, false);
+        }
         split_util.push_back(
             std::min(1.0, static_cast<double>(n) * rpcs / sh.even_window_s * service));
       }

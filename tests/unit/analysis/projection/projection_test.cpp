@@ -90,6 +90,22 @@ TEST(Projection, OneNodeRunsForwardToTheSharedMaximum) {
   EXPECT_NEAR(at(d, 64).stages[0].busy_s.value, 32.0, 32 * 0.01);
 }
 
+// Three nodes on a shared side that fits two at their own rate: evenly each
+// gets 64 MiB/s (1.5 s); in turn two go at 96 MiB/s, then the third alone, the
+// shared side half idle (it ends at 2 s). The wait's range reaches as far as
+// the duration's: the third node's RPCs end that late.
+TEST(Projection, TheWaitsRangeReachesTheInTurnLastNode) {
+  report::Report r = build({node("a", 0, kSec)});
+  auto p = project(r, with_max({3}));
+  ASSERT_TRUE(p);
+  const Forecast& f = p->directions[0].forecasts[0];
+  EXPECT_NEAR(f.duration_s.high, 2.1, 2.1 * 0.02);
+  EXPECT_NEAR(f.rpc_execute_ms.high, 1000.0 * 16 * 2.0 / 96, 1000.0 * 16 * 2.0 / 96 * 0.02);
+  EXPECT_NEAR(f.rpc_wait_rise_ms.high, 1000.0 * 16 * 2.0 / 96 - 1000.0 / 6, 5);
+  // In turn the mean node ends at 4/3 s (1, 1 and 2 s): the range's low end.
+  EXPECT_NEAR(f.rpc_execute_ms.low, 1000.0 * 16 * (4.0 / 3) / 96, 1000.0 * 16 * (4.0 / 3) / 96 * 0.02);
+}
+
 TEST(Projection, TheWaitRisesAsLittlesLawSaysOnceSaturated) {
   report::Report r = build({node("a", 0, kSec)});
   auto p = project(r, with_max({4}));
