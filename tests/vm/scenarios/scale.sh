@@ -25,12 +25,30 @@
 # traces of one job and refuse different commands): its directory is its
 # working directory (/mnt/ns_i/nN/sN-i), its name in the environment. The job:
 # wait for go-save, a save of one 8 MiB shard with fsync, mark saved, wait for
-# go-load, the load, mark loaded. The scenario releases go-save once every node's job is
-# waiting (all N saves start together), waits for all N saves, syncs, drops the
-# page cache (global: every namespace's), sleeps 1.5 s (the quiet gap is 1 s)
-# and releases go-load. The barriers are FIFOs the scenario holds open for
-# writing: a job opens both before it says it is ready and blocks reading;
-# closing the scenario's end wakes every reader at once (EOF).
+# go-load, the load, mark loaded, wait for its go-exit. The scenario releases
+# go-save once every node's job is waiting (all N saves start together), waits
+# for all N saves, syncs, drops the page cache (global: every namespace's),
+# sleeps 1.5 s (the quiet gap is 1 s) and releases go-load. The barriers are
+# FIFOs the scenario holds open for writing: a job opens both before it says
+# it is ready and blocks reading; closing the scenario's end wakes every
+# reader at once (EOF). Once all N have loaded, the nodes are let go one at a
+# time (each its own FIFO, go-exit.NODE, that its job holds open read-write
+# and the scenario writes a line into), each after the last one's ckptscope
+# run has exited. All the N instances share one kernel, as real nodes do not:
+# one that exits detaches its programs from the VFS functions, and a call of
+# another node sleeping in one of them then loses its exit program (bpf/
+# jobio_file_layer.bpf.h, "A missed exit": the call is lost, counted
+# jobio.exit_missed). With every instance attached before go-save and none
+# detached before all have loaded, no checkpoint call is in flight then.
+# The instances trace in syscall mode ($VM_SCALE_PROBE_MODE): in file-layer
+# mode each one's attach and exit patch the call sites of some 40 kernel
+# functions, N at a time, and in this 2-CPU TCG guest that crashed the kernel
+# twice (Oops: int3 at vfs_read+0x5: the breakpoint text_poke_bp writes while
+# it patches, run by the other vCPU after the patch was done, a stale
+# translation). Syscall mode's tracepoints are patched on the first attach and
+# the last detach only. The file layer beside other instances is what
+# scenario trampoline-update tests (one CPU); the projection reads the NFS
+# and RPC figures, the same in both modes.
 #
 # Output in $VM_OUT (the layout check_scale.py reads):
 #   scale.json                    the settings, the job's command, per N its nodes, times, exit codes
@@ -46,7 +64,6 @@
 #                                 save phase's CPU time by program
 #   nN/meminfo.txt                /proc/meminfo once all N saved
 # (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
-# vm-quarantine: traces lose calls uncounted beside other instances (tests/vm/repro/two-instances.sh)
 # vm-kernels: 6.12
 # vm-smp: 2
 # vm-nfs-versions: 4.2
@@ -56,6 +73,7 @@
 set -eu
 
 : "${VM_SCALE_NODES:=1 2 4 8}"
+: "${VM_SCALE_PROBE_MODE:=syscall}"
 : "${VM_SCALE_SHARED_RATE:=64mbit}" "${VM_SCALE_NODE_RATE:=20mbit}"
 : "${VM_SCALE_BURST:=128kb}" "${VM_SCALE_LIMIT:=4mb}"
 # Under the shared tbf: its queue, one per connection served in turn (fq_codel,
@@ -98,7 +116,7 @@ scale_Bps() {
 # the save's start before go-save).
 w="/opt/ckptscope/bin/ckptscope-workload --shards 1 --shard-size $VM_SCALE_SHARD_SIZE --checkpoints 1 --processes 1 --threads 1 --fsync --dir ."
 # shellcheck disable=SC2016 # expanded by the job's shell
-job='exec 3<"$SCALE_SYNC/go-save" 4<"$SCALE_SYNC/go-load" && /usr/bin/touch "$SCALE_SYNC/ready.$SCALE_NODE" && { read -r _ <&3 || :; } && '"$w"' --mode save --ground-truth "$SCALE_SYNC/$SCALE_NODE.truth-save.json" 3<&- 4<&- && /usr/bin/touch "$SCALE_SYNC/saved.$SCALE_NODE" && { read -r _ <&4 || :; } && '"$w"' --mode load --ground-truth "$SCALE_SYNC/$SCALE_NODE.truth-load.json" 3<&- 4<&- && /usr/bin/touch "$SCALE_SYNC/loaded.$SCALE_NODE"'
+job='exec 3<"$SCALE_SYNC/go-save" 4<"$SCALE_SYNC/go-load" 5<>"$SCALE_SYNC/go-exit.$SCALE_NODE" && /usr/bin/touch "$SCALE_SYNC/ready.$SCALE_NODE" && { read -r _ <&3 || :; } && '"$w"' --mode save --ground-truth "$SCALE_SYNC/$SCALE_NODE.truth-save.json" 3<&- 4<&- 5<&- && /usr/bin/touch "$SCALE_SYNC/saved.$SCALE_NODE" && { read -r _ <&4 || :; } && '"$w"' --mode load --ground-truth "$SCALE_SYNC/$SCALE_NODE.truth-load.json" 3<&- 4<&- 5<&- && /usr/bin/touch "$SCALE_SYNC/loaded.$SCALE_NODE" && read -r _ <&5'
 
 # --- topology ---------------------------------------------------------------
 scale_topology() {
@@ -253,6 +271,20 @@ scale_wait() {
 	done
 }
 
+# scale_wait_exit NODE DEADLINE_S: until NODE's ckptscope run has exited
+# ($d/rc.NODE); past the deadline a failure (returns 1).
+scale_wait_exit() {
+	_t=0
+	until [ -e "$d/rc.$1" ]; do
+		if [ "$_t" -ge "$(($2 * 5))" ]; then
+			vm_fail "N=$n: node $1: ckptscope run still running $2 s after its go-exit"
+			return 1
+		fi
+		sleep 0.2
+		_t=$((_t + 1))
+	done
+}
+
 runs_json=
 # scale_run N: the job on nodes 1..N at once.
 scale_run() {
@@ -262,6 +294,11 @@ scale_run() {
 	mkdir -p "$d" "$sync_dir"
 	vm_step "N=$n: shaping: shared $VM_SCALE_SHARED_RATE, per node $VM_SCALE_NODE_RATE" scale_shape || return 1
 	mkfifo "$sync_dir/go-save" "$sync_dir/go-load"
+	_i=1
+	while [ "$_i" -le "$n" ]; do
+		mkfifo "$sync_dir/go-exit.s$n-$_i"
+		_i=$((_i + 1))
+	done
 	scale_netstat "$n" "$d/netstat-before.txt"
 	# Held open for writing until the release (O_RDWR: never blocks).
 	exec 8<>"$sync_dir/go-save" 9<>"$sync_dir/go-load"
@@ -284,8 +321,8 @@ scale_run() {
 					{ echo "scale: cannot set read_ahead_kb of $2 ($_bdi)" >&2; exit 92; }
 				cd "$2/$3" || { echo "scale: no directory $2/$3 on the mount" >&2; exit 91; }
 				exec ckptscope run --node-name "$SCALE_NODE" --trace "$4.db" --log "$4.log" \
-					--storage-endpoint "$1:2049" -- sh -c "$SCALE_JOB"' \
-				scale "$SERVER" "/mnt/ns_$_i" "n$n/$node" "$d/$node" "$VM_SCALE_READ_AHEAD_KB" >"$d/$node.stdout" 2>"$d/$node.stderr" || _rc=$?
+					--storage-endpoint "$1:2049" --probe-mode "$6" -- sh -c "$SCALE_JOB"' \
+				scale "$SERVER" "/mnt/ns_$_i" "n$n/$node" "$d/$node" "$VM_SCALE_READ_AHEAD_KB" "$VM_SCALE_PROBE_MODE" >"$d/$node.stdout" 2>"$d/$node.stderr" || _rc=$?
 			echo "$_rc" >"$d/$node.rc"
 			# (rc.NODE: the waits below notice a node that ended early.)
 			echo "$_rc" >"$d/rc.$node"
@@ -317,7 +354,16 @@ scale_run() {
 	[ "$_ok" = 0 ] || scale_wait "$n" "$sync_dir" loaded. "loaded" $((60 + 15 * n)) || _ok=0
 	t_loaded=$(vm_now_ns)
 	cpu_loaded=$(head -n 1 /proc/stat)
-	[ "$_ok" = 1 ] && vm_say "N=$n: all $n loaded"
+	[ "$_ok" = 1 ] && vm_say "N=$n: all $n loaded; the nodes exit one at a time"
+	_i=1
+	while [ "$_i" -le "$n" ]; do
+		node="s$n-$_i"
+		if [ ! -e "$d/rc.$node" ]; then
+			echo go 1<>"$sync_dir/go-exit.$node" # (read-write: never blocks)
+			scale_wait_exit "$node" 120 || _ok=0
+		fi
+		_i=$((_i + 1))
+	done
 	# shellcheck disable=SC2086 # one word per pid
 	wait $pids || true
 	t_end=$(vm_now_ns)
