@@ -31,6 +31,14 @@ void FailureDetectors::on_flush_start(CallStartEvent&& ev) {
   in_flight_[tid] = InFlightCall{std::move(ev), false};
 }
 
+void FailureDetectors::forget_returned_flushes(
+    uint64_t now_ns, const std::function<bool(uint32_t, IoOp)>& returned) {
+  std::erase_if(in_flight_, [&](const auto& entry) {
+    const auto& [tid, call] = entry;
+    return now_ns >= call.start.start_ns + quiet_gap_ns_ && returned(tid, call.start.op);
+  });
+}
+
 bool FailureDetectors::flush_in_flight_within(const OpenCheckpoint& c) const {
   for (const auto& [tid, call] : in_flight_)
     if (call.start.start_ns <= c.last_activity_ns + quiet_gap_ns_) return true;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -32,6 +33,11 @@ class FailureDetectors {
   void on_flush_start(CallStartEvent&& ev);
   // Whatever the thread had in flight has returned (or never will).
   void on_call_returned(uint32_t tid) { in_flight_.erase(tid); }
+  // Forgets the flushes in flight for at least a quiet gap whose thread
+  // `returned(tid, op)` says has left them unseen (their exit program was
+  // skipped: stitcher.h set_flush_returned_query).
+  void forget_returned_flushes(uint64_t now_ns,
+                               const std::function<bool(uint32_t, IoOp)>& returned);
   // A flush that began inside `c` (up to a quiet gap after its last
   // activity) still runs: the checkpoint is not over, however long it takes.
   [[nodiscard]] bool flush_in_flight_within(const OpenCheckpoint& c) const;

@@ -353,6 +353,7 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
 
 void Stitcher::advance(uint64_t now_ns) {
   nfs_.forget_stale_outstanding(now_ns);
+  if (flush_returned_) detectors_.forget_returned_flushes(now_ns, flush_returned_);
   detectors_.flag_live_stalls(now_ns, open_checkpoint(), nfs_, out_failures_);
   // The CUPTI library hands its copies over when it flushes (every 500 ms):
   // a load's last H2D copies may come that much after its last read.

@@ -86,6 +86,15 @@ class Stitcher : public EventSink {
   using BlockedCallQuery = std::function<std::optional<std::string>(uint32_t tid)>;
   void set_blocked_call_query(BlockedCallQuery query) { blocked_call_ = std::move(query); }
 
+  // Whether thread `tid` has left the flush `op` it began, unseen
+  // (sources/flush_return.h reads /proc). Asked of a flush in flight for a
+  // quiet gap, where a call's exit can be missed (the file layer: bpf/
+  // jobio_file_layer.bpf.h, "A missed exit"); a flush it says has returned
+  // no longer holds its checkpoint open, nor becomes a stall. Unset
+  // (replays, tests, syscall mode): only a record ends a flush.
+  using FlushReturnedQuery = std::function<bool(uint32_t tid, IoOp op)>;
+  void set_flush_returned_query(FlushReturnedQuery query) { flush_returned_ = std::move(query); }
+
   // NFS events the stitcher could not keep (its buffers are bounded).
   [[nodiscard]] std::vector<DropRecord> drops() const;
 
@@ -126,6 +135,7 @@ class Stitcher : public EventSink {
   std::unordered_map<FileId, bool, FileIdHash> file_is_checkpoint_;
   VerdictListener verdict_listener_;
   BlockedCallQuery blocked_call_;
+  FlushReturnedQuery flush_returned_;
   UnrecognisedIo unrecognised_;
   bool count_unrecognised_ = true;
 

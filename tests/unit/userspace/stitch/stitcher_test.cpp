@@ -504,6 +504,51 @@ TEST_F(StitcherTest, AHungCallIsAStallWhileItHangsAndOnlyOnce) {
   EXPECT_EQ(cps[0].failures[0].checkpoint_id, 1u);
 }
 
+// A close whose exit program the kernel skipped (file layer: another tool
+// changed the trampoline while it slept) never gets its record. Once /proc
+// (the query) shows its thread in another call, it no longer holds the
+// checkpoint open, nor becomes a stall; while the query cannot tell, it does.
+TEST_F(StitcherTest, AFlushWhoseThreadLeftItUnseenEndsNeitherInAStallNorHoldsItsCheckpoint) {
+  config_.checkpoint.stall_ns = 5000 * kMs;
+  const uint64_t gap = config_.checkpoint.quiet_gap_ns;
+  auto save_whose_close_returns_unseen = [&](bool thread_left) {
+    Stitcher s = make();
+    std::vector<std::pair<uint32_t, IoOp>> asked;
+    s.set_flush_returned_query([&](uint32_t tid, IoOp op) {
+      asked.emplace_back(tid, op);
+      return thread_left;
+    });
+    StreamBuilder b(s);
+    b.data(1, IoOp::Write, kShard0, kId0, 1 * kMs, 100 * kMs, kMiB);
+    s.on_event(CallStartEvent{100 * kMs, 100, 1, IoOp::Close, kId0, kShard0});
+    std::vector<CheckpointRecord> closed;
+    for (uint64_t now = 200 * kMs; now < 10 * gap; now += 100 * kMs) {
+      s.advance(now);
+      if (now < 100 * kMs + gap) {
+        EXPECT_TRUE(asked.empty()) << "asked before a quiet gap";
+      }
+      for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
+    }
+    EXPECT_FALSE(asked.empty());
+    if (!asked.empty()) {
+      EXPECT_EQ(asked.front(), std::make_pair(uint32_t{1}, IoOp::Close));
+    }
+    s.finish();
+    for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
+    return closed;
+  };
+  auto left = save_whose_close_returns_unseen(true);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].bytes, kMiB);
+  EXPECT_EQ(left[0].end_ns, 100 * kMs) << "closed a quiet gap after its last record";
+  EXPECT_TRUE(left[0].failures.empty()) << left[0].failures[0].evidence;
+
+  auto unknown = save_whose_close_returns_unseen(false);
+  ASSERT_EQ(unknown.size(), 1u);
+  ASSERT_EQ(unknown[0].failures.size(), 1u) << "a close still in flight past the stall time";
+  EXPECT_EQ(unknown[0].failures[0].kind, "stall");
+}
+
 TEST_F(StitcherTest, PollingForAFileDoesNotHoldACheckpointOpen) {
   Stitcher s = make();
   StreamBuilder b(s);
