@@ -383,8 +383,8 @@ static __always_inline int fl_path_enter(void *ctx, __u32 op, long dirfd, const 
 SEC("fentry/do_sys_openat2")
 int BPF_PROG(fl_open_enter, int dfd, const char *filename, struct open_how *how)
 {
-	return fl_path_enter(ctx, CKPT_OP_OPEN, dfd, filename, 0, NULL, (__u32)BPF_CORE_READ(how, flags),
-			     NAMES_USER);
+	return fl_path_enter(ctx, CKPT_OP_OPEN, dfd, filename, 0, NULL,
+			     (__u32)BPF_CORE_READ(how, flags), NAMES_USER);
 }
 
 SEC("fexit/do_sys_openat2")
@@ -397,8 +397,8 @@ SEC("fentry/do_renameat2")
 int BPF_PROG(fl_rename_enter, int olddfd, struct filename *from, int newdfd, struct filename *to,
 	     unsigned int flags)
 {
-	return fl_path_enter(ctx, CKPT_OP_RENAME, olddfd, filename_of(from), newdfd, filename_of(to),
-			     flags, NAMES_KERNEL);
+	return fl_path_enter(ctx, CKPT_OP_RENAME, olddfd, filename_of(from), newdfd,
+			     filename_of(to), flags, NAMES_KERNEL);
 }
 
 SEC("fexit/do_renameat2")
@@ -435,8 +435,8 @@ int BPF_PROG(fl_unlink_exit, int dfd, struct filename *name, int ret)
 SEC("fentry/do_rmdir")
 int BPF_PROG(fl_rmdir_enter, int dfd, struct filename *name)
 {
-	return fl_path_enter(ctx, CKPT_OP_UNLINK, dfd, filename_of(name), 0, NULL, CKPT_AT_REMOVEDIR,
-			     NAMES_KERNEL);
+	return fl_path_enter(ctx, CKPT_OP_UNLINK, dfd, filename_of(name), 0, NULL,
+			     CKPT_AT_REMOVEDIR, NAMES_KERNEL);
 }
 
 SEC("fexit/do_rmdir")

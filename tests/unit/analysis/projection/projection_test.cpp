@@ -103,7 +103,8 @@ TEST(Projection, TheWaitsRangeReachesTheInTurnLastNode) {
   EXPECT_NEAR(f.rpc_execute_ms.high, 1000.0 * 16 * 2.0 / 96, 1000.0 * 16 * 2.0 / 96 * 0.02);
   EXPECT_NEAR(f.rpc_wait_rise_ms.high, 1000.0 * 16 * 2.0 / 96 - 1000.0 / 6, 5);
   // In turn the mean node ends at 4/3 s (1, 1 and 2 s): the range's low end.
-  EXPECT_NEAR(f.rpc_execute_ms.low, 1000.0 * 16 * (4.0 / 3) / 96, 1000.0 * 16 * (4.0 / 3) / 96 * 0.02);
+  EXPECT_NEAR(f.rpc_execute_ms.low, 1000.0 * 16 * (4.0 / 3) / 96,
+              1000.0 * 16 * (4.0 / 3) / 96 * 0.02);
 }
 
 TEST(Projection, TheWaitRisesAsLittlesLawSaysOnceSaturated) {

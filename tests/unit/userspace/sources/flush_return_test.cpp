@@ -31,9 +31,9 @@ TEST(FlushReturn, ACloseHasReturnedOnceTheThreadWaitsInAnotherCall) {
   EXPECT_TRUE(flush_returned(in_call(SYS_read), IoOp::Close));
   EXPECT_TRUE(flush_returned(in_call(SYS_ioctl), IoOp::Close));
   // Each of these may be flushing the file it began to close.
-  for (long nr : {long{SYS_close}, long{SYS_close_range}, long{SYS_dup3}, long{SYS_exit},
-                  long{SYS_exit_group}, long{SYS_execve}, long{SYS_execveat},
-                  long{SYS_io_uring_enter}})
+  for (long nr :
+       {long{SYS_close}, long{SYS_close_range}, long{SYS_dup3}, long{SYS_exit},
+        long{SYS_exit_group}, long{SYS_execve}, long{SYS_execveat}, long{SYS_io_uring_enter}})
     EXPECT_FALSE(flush_returned(in_call(nr), IoOp::Close)) << nr;
 }
 
@@ -81,7 +81,8 @@ TEST(FlushReturn, AThreadWaitingInARealReadHasLeftItsClose) {
   bool returned = false;
   for (int i = 0; i < 200 && !returned; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (reader != 0) returned = flush_returned_unseen(static_cast<uint32_t>(reader.load()), IoOp::Close);
+    if (reader != 0)
+      returned = flush_returned_unseen(static_cast<uint32_t>(reader.load()), IoOp::Close);
   }
   EXPECT_TRUE(returned);
   ASSERT_EQ(write(fds[1], "x", 1), 1);
