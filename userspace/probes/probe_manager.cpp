@@ -157,18 +157,14 @@ void add_program_stats(bpf_object* obj, std::vector<ProgramStats>& out) {
 
 // The runs of obj's programs the kernel skipped because the program was
 // already running on that CPU (kernel/bpf/trampoline.c
-// __bpf_prog_enter_recur, and the raw tracepoints' bpf_trace_run since
-// v6.0): events lost with no counter of ours.
+// __bpf_prog_enter_recur for fentry/fexit, kernel/trace/bpf_trace.c
+// __bpf_trace_run for tp_btf on kernels that check): events lost with no
+// counter of ours.
 uint64_t recursion_misses(bpf_object* obj) {
+  std::vector<ProgramStats> stats;
+  add_program_stats(obj, stats);
   uint64_t sum = 0;
-  bpf_program* prog = nullptr;
-  bpf_object__for_each_program(prog, obj) {
-    int fd = bpf_program__fd(prog);
-    if (fd < 0) continue;
-    bpf_prog_info info = {};
-    uint32_t len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) sum += info.recursion_misses;
-  }
+  for (const auto& s : stats) sum += s.recursion_misses;
   return sum;
 }
 
