@@ -15,8 +15,18 @@
 # programs to the same functions and exits; then the FIFO is opened and
 # written, the call returns without its exit program, and the workload saves
 # (blocked_read) or loads (blocked_open) 8 MiB on NFS.
+#   blocked_close: a third run saves one 4 MiB shard on NFS (no fsync) with
+#     the loopback throttled, so the shard's close flushes for up to 32 s
+#     (filp_flush); the second instance comes and goes meanwhile, the
+#     throttle is lifted, and the same thread then sleeps 30 s with no file
+#     call (--quiet, no ground truth: a record of the thread would end the
+#     flush anyway), as a trainer does after its last close. The close's
+#     record never comes: the flush must not become a stall (stall_s 20,
+#     config.json), because /proc shows the thread in nanosleep, not in a
+#     close (sources/flush_return.h). Exit missed: 1, at the thread's exit.
 # check_trampoline_update.py: each checkpoint's bytes against ground truth.
 # vm-nfs-versions: 4.2
+# vm-modules: sch_netem
 set -eu
 
 mkdir -p "$VM_MNT/t"
@@ -54,4 +64,28 @@ sync && echo 3 >/proc/sys/vm/drop_caches
 trampoline_round blocked_open 257 \
 	"exec 3</tmp/gate; exec $w --mode load --ground-truth /tmp/truth-blocked_open.json"
 vm_keep_truths blocked_read blocked_open
+
+# blocked_close
+TC=/usr/sbin/tc # iproute2's: busybox's tc has no netem
+[ -x "$TC" ] || { vm_fail "no iproute2 tc at $TC in the guest"; exit 1; }
+mkdir -p "$VM_MNT/t/close"
+printf '{"checkpoint": {"stall_s": 20}}\n' >"$VM_OUT/config.json"
+rm -f /tmp/job.pid
+vm_step "throttle lo to 1 Mbit/s: 4 MiB take 32 s to flush" "$TC" qdisc add dev lo root netem rate 1mbit limit 10000
+ckptscope run --trace /tmp/blocked_close.db --quiet --config "$VM_OUT/config.json" -- sh -c \
+	"echo \$\$ >/tmp/job.pid; exec ckptscope-workload --dir $VM_MNT/t/close --shards 1 --shard-size 4M --checkpoints 1 --mode save --quiet --sleep-ms 30000" \
+	>"$VM_OUT/blocked_close.out" 2>&1 &
+_run=$!
+_tries=0
+until [ -s /tmp/job.pid ] && [ "$(cut -d' ' -f1 "/proc/$(cat /tmp/job.pid)/syscall" 2>/dev/null)" = 3 ]; do
+	_tries=$((_tries + 1))
+	[ "$_tries" -lt 600 ] || { vm_fail "round blocked_close: the job never blocked in close"; break; }
+	sleep 0.1
+done
+vm_say "round blocked_close: the job's close flushes; a second ckptscope run attaches and exits"
+ckptscope run --trace /tmp/blocked_close-second.db --quiet -- true >"$VM_OUT/blocked_close-second.out" 2>&1 ||
+	vm_fail "round blocked_close: the second ckptscope run exited $?"
+vm_step "unthrottle lo" "$TC" qdisc del dev lo root
+wait "$_run" || vm_fail "round blocked_close: ckptscope run exited $?"
+vm_summary blocked_close blocked_close.summary.json
 [ ! -s "$VM_OUT/failures.txt" ]
