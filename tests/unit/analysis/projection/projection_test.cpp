@@ -107,6 +107,23 @@ TEST(Projection, TheWaitsRangeReachesTheInTurnLastNode) {
               1000.0 * 16 * (4.0 / 3) / 96 * 0.02);
 }
 
+// Two one-node checkpoints whose RPCs took 1 s and 1.2 s (execute 167 and
+// 200 ms): a rise measured against one of them is off by as much as the other
+// could be, so the rise's range holds the baseline's 90% prediction interval
+// (t(0.95, 1) = 6.314, s = 23.6 ms, sqrt(1 + 1/2)): 182 ms either side.
+TEST(Projection, TheRisesRangeHoldsTheBaselinesSpread) {
+  report::Report r = build({node("a", 0, kSec), node("b", 100, kSec + 200 * kMs)});
+  auto p = project(r, with_max({1}));
+  ASSERT_TRUE(p);
+  const Forecast& f = p->directions[0].forecasts[0];
+  const double e1 = 1000.0 * 16 * 1.0 / 96;
+  const double e2 = 1000.0 * 16 * 1.2 / 96;
+  const double s = std::abs(e2 - e1) / std::sqrt(2.0);
+  const double half = 6.314 * s * std::sqrt(1.5);
+  EXPECT_LE(f.rpc_wait_rise_ms.low, -half + 1);
+  EXPECT_GE(f.rpc_wait_rise_ms.high, half - 1);
+}
+
 TEST(Projection, TheWaitRisesAsLittlesLawSaysOnceSaturated) {
   report::Report r = build({node("a", 0, kSec)});
   auto p = project(r, with_max({4}));
