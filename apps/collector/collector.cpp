@@ -6,9 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
-#include "jobio.h"
 #include "probes/exporter_feed.h"
-#include "probes/jobio_programs.h"
 #include "sources/blocked_call.h"
 #include "sources/flush_return.h"
 #include "sources/jobio_source.h"
@@ -136,10 +134,7 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
   stitcher_ = std::make_unique<Stitcher>(config_, maxima, available);
   listen_for_verdicts(*stitcher_, *probes_);
   trace_.job.probe_mode = probes_->probe_mode();
-  // Only the file layer can miss a call's exit (stitcher.h).
-  if (trace_.job.probe_mode == probe_mode_name(CKPT_MODE_FILE_LAYER))
-    stitcher_->set_flush_returned_query(
-        [](uint32_t tid, IoOp op) { return flush_returned_unseen(tid, op); });
+  stitcher_->set_flush_returned_query(flush_returned_query(trace_.job.probe_mode));
   sources_.add(std::move(jobio));
   sources_.add(std::move(tcp));
   sources_.add(std::move(nfs));

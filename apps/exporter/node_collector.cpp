@@ -9,10 +9,8 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
-#include "jobio.h"
 #include "model/rpc_call_record.h"
 #include "model/vocabulary.h"
-#include "probes/jobio_programs.h"
 #include "sources/blocked_call.h"
 #include "sources/flush_return.h"
 #include "sources/jobio_source.h"
@@ -165,10 +163,7 @@ NodeCollector::Workload& NodeCollector::workload_named(const std::string& name, 
     listen_for_verdicts(*it->second.stitcher, [this](const FileId& file, bool is_checkpoint) {
       on_verdict(file, is_checkpoint);
     });
-    // Only the file layer can miss a call's exit (stitcher.h).
-    if (probe_mode() == probe_mode_name(CKPT_MODE_FILE_LAYER))
-      it->second.stitcher->set_flush_returned_query(
-          [](uint32_t tid, IoOp op) { return flush_returned_unseen(tid, op); });
+    it->second.stitcher->set_flush_returned_query(flush_returned_query(probe_mode()));
   }
   it->second.last_event_ns = now_ns;
   return it->second;

@@ -7,6 +7,9 @@
 #include <initializer_list>
 #include <sstream>
 
+#include "jobio.h"
+#include "probes/jobio_programs.h"
+
 namespace ckpt {
 namespace {
 
@@ -52,6 +55,11 @@ bool flush_returned_unseen(uint32_t tid, IoOp op, const std::string& proc_root) 
   text << in.rdbuf();
   const std::optional<BlockedSyscall> call = parse_proc_syscall(text.str());
   return call && flush_returned(*call, op);
+}
+
+std::function<bool(uint32_t, IoOp)> flush_returned_query(std::string_view probe_mode) {
+  if (probe_mode != probe_mode_name(CKPT_MODE_FILE_LAYER)) return {};
+  return [](uint32_t tid, IoOp op) { return flush_returned_unseen(tid, op); };
 }
 
 }  // namespace ckpt

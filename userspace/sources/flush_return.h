@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "model/events.h"
 #include "sources/blocked_call.h"
@@ -28,5 +30,11 @@ bool flush_returned(const BlockedSyscall& call, IoOp op);
 // false when the thread is on a CPU, outside any system call, gone, or the
 // file is unreadable.
 bool flush_returned_unseen(uint32_t tid, IoOp op, const std::string& proc_root = "/proc");
+
+// What a live stitcher asks of a flush in flight (Stitcher::
+// set_flush_returned_query) for probes in `probe_mode` (as the trace names
+// it): flush_returned_unseen where a call's exit can be missed, the file
+// layer; none (an empty function) in syscall mode, where every exit is seen.
+std::function<bool(uint32_t tid, IoOp op)> flush_returned_query(std::string_view probe_mode);
 
 }  // namespace ckpt

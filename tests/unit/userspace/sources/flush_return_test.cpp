@@ -49,6 +49,13 @@ TEST(FlushReturn, AnFsyncOrFtruncateOnlyInItsOwnCalls) {
   EXPECT_FALSE(flush_returned(in_call(SYS_futex), IoOp::Write));
 }
 
+// Only the file layer can miss a call's exit: syscall mode gets no query.
+TEST(FlushReturn, AQueryOnlyForTheFileLayer) {
+  EXPECT_TRUE(flush_returned_query("file_layer"));
+  EXPECT_FALSE(flush_returned_query("syscall"));
+  EXPECT_FALSE(flush_returned_query(""));
+}
+
 // A /proc tree laid out as the kernel's.
 TEST(FlushReturn, ReadFromProcOnlyWhatIsKnownCounts) {
   test::ScratchDir dir;
