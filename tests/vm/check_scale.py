@@ -79,8 +79,6 @@ def main():
         for node in r.get("nodes", []):
             c.check(str(node.get("rc")) == "0", f"N={r['n']} {node.get('name')}: job exit {node.get('rc')}")
             traces.setdefault(r["n"], []).append(os.path.join(run, node["trace"]))
-    for r in scale.get("runs", []):
-        for node in r.get("nodes", []):
             check_against_truth(c, run, r["n"], node)
     c.check(sorted(traces) == list(GRID), f"runs at N = {sorted(traces)}, not {list(GRID)}")
     c.check(all(len(traces.get(n, [])) == n for n in GRID), "one trace per node of each run")

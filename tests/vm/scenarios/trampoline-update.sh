@@ -32,60 +32,48 @@ set -eu
 mkdir -p "$VM_MNT/t"
 w="ckptscope-workload --dir $VM_MNT/t --shards 2 --shard-size 4M --checkpoints 1 --block-size 256K"
 
-# trampoline_round NAME SYSCALL_NR JOB: JOB (sh -c) under ckptscope run, the
-# second instance once JOB's shell sleeps in system call SYSCALL_NR, then the
-# FIFO opened for writing and a line written into it.
+# trampoline_round NAME SYSCALL_NR RELEASE JOB [RUN_ARG...]: JOB (sh -c)
+# under ckptscope run (with RUN_ARGs); once JOB's shell sleeps in system
+# call SYSCALL_NR, the second instance, then RELEASE (sh -c: what wakes the
+# call up).
 trampoline_round() {
-	_name=$1 _nr=$2 _job=$3
-	rm -f /tmp/gate /tmp/job.pid
-	mkfifo /tmp/gate
-	vm_say "round $_name: the job blocks on a FIFO under ckptscope run"
-	ckptscope run --trace "/tmp/$_name.db" --quiet -- sh -c "echo \$\$ >/tmp/job.pid; $_job" \
+	_name=$1 _nr=$2 _release=$3 _job=$4
+	shift 4
+	rm -f /tmp/job.pid
+	vm_say "round $_name: the job starts under ckptscope run"
+	ckptscope run --trace "/tmp/$_name.db" --quiet "$@" -- sh -c "echo \$\$ >/tmp/job.pid; $_job" \
 		>"$VM_OUT/$_name.out" 2>&1 &
 	_run=$!
 	_tries=0
 	until [ -s /tmp/job.pid ] && [ "$(cut -d' ' -f1 "/proc/$(cat /tmp/job.pid)/syscall" 2>/dev/null)" = "$_nr" ]; do
 		_tries=$((_tries + 1))
-		[ "$_tries" -lt 600 ] || { vm_fail "round $_name: the job never blocked in system call $_nr"; return 1; }
+		[ "$_tries" -lt 600 ] || { vm_fail "round $_name: the job never blocked in system call $_nr"; break; }
 		sleep 0.1
 	done
 	vm_say "round $_name: the job sleeps in system call $_nr; a second ckptscope run attaches and exits"
 	ckptscope run --trace "/tmp/$_name-second.db" --quiet -- true >"$VM_OUT/$_name-second.out" 2>&1 ||
 		vm_fail "round $_name: the second ckptscope run exited $?"
-	echo go >/tmp/gate
+	vm_step "round $_name: $_release" sh -c "$_release"
 	wait "$_run" || vm_fail "round $_name: ckptscope run exited $?"
 	vm_summary "$_name" "$_name.summary.json"
 }
 
-# x86_64 system call numbers: read 0, openat 257 (the guests are x86_64).
-trampoline_round blocked_read 0 \
+# x86_64 system call numbers: read 0, close 3, openat 257 (the guests are x86_64).
+rm -f /tmp/gate && mkfifo /tmp/gate
+trampoline_round blocked_read 0 "echo go >/tmp/gate" \
 	"exec 3<>/tmp/gate; read -r line <&3; exec $w --mode save --fsync --ground-truth /tmp/truth-blocked_read.json"
 sync && echo 3 >/proc/sys/vm/drop_caches
-trampoline_round blocked_open 257 \
+rm -f /tmp/gate && mkfifo /tmp/gate
+trampoline_round blocked_open 257 "echo go >/tmp/gate" \
 	"exec 3</tmp/gate; exec $w --mode load --ground-truth /tmp/truth-blocked_open.json"
 vm_keep_truths blocked_read blocked_open
 
-# blocked_close
 TC=/usr/sbin/tc # iproute2's: busybox's tc has no netem
 [ -x "$TC" ] || { vm_fail "no iproute2 tc at $TC in the guest"; exit 1; }
 mkdir -p "$VM_MNT/t/close"
 printf '{"checkpoint": {"stall_s": 20}}\n' >"$VM_OUT/config.json"
-rm -f /tmp/job.pid
 vm_step "throttle lo to 1 Mbit/s: 4 MiB take 32 s to flush" "$TC" qdisc add dev lo root netem rate 1mbit limit 10000
-ckptscope run --trace /tmp/blocked_close.db --quiet --config "$VM_OUT/config.json" -- sh -c \
-	"echo \$\$ >/tmp/job.pid; exec ckptscope-workload --dir $VM_MNT/t/close --shards 1 --shard-size 4M --checkpoints 1 --mode save --quiet --sleep-ms 30000" \
-	>"$VM_OUT/blocked_close.out" 2>&1 &
-_run=$!
-_tries=0
-until [ -s /tmp/job.pid ] && [ "$(cut -d' ' -f1 "/proc/$(cat /tmp/job.pid)/syscall" 2>/dev/null)" = 3 ]; do
-	_tries=$((_tries + 1))
-	[ "$_tries" -lt 600 ] || { vm_fail "round blocked_close: the job never blocked in close"; break; }
-	sleep 0.1
-done
-vm_say "round blocked_close: the job's close flushes; a second ckptscope run attaches and exits"
-ckptscope run --trace /tmp/blocked_close-second.db --quiet -- true >"$VM_OUT/blocked_close-second.out" 2>&1 ||
-	vm_fail "round blocked_close: the second ckptscope run exited $?"
-vm_step "unthrottle lo" "$TC" qdisc del dev lo root
-wait "$_run" || vm_fail "round blocked_close: ckptscope run exited $?"
-vm_summary blocked_close blocked_close.summary.json
+trampoline_round blocked_close 3 "$TC qdisc del dev lo root" \
+	"exec ckptscope-workload --dir $VM_MNT/t/close --shards 1 --shard-size 4M --checkpoints 1 --mode save --quiet --sleep-ms 30000" \
+	--config "$VM_OUT/config.json"
 [ ! -s "$VM_OUT/failures.txt" ]
