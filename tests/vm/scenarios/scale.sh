@@ -64,6 +64,7 @@
 #                                 save phase's CPU time by program
 #   nN/meminfo.txt                /proc/meminfo once all N saved
 # (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
+# vm-quarantine: the load's measured wait rise at N=4 fell below its predicted range in 2 of 4 CI runs (94 and 67 ms; docs/projection.md)
 # vm-kernels: 6.12
 # vm-smp: 2
 # vm-nfs-versions: 4.2
