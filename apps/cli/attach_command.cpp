@@ -78,7 +78,7 @@ int attach_command(const TraceFlags& flags, const AttachTarget& target) {
     warn(config.error().message);
     return 2;
   }
-  const KernelFeatures features = KernelFeatures::probe();
+  const KernelFeatures features = probe_features(flags.probe_mode);
   if (auto ok = check_probe_mode(flags.probe_mode, features); !ok) {
     warn(ok.error().message);
     return 2;

@@ -59,7 +59,7 @@ int exporter_command(const ExporterOptions& options) {
     say(ok.error().message);
     return 1;
   }
-  const KernelFeatures features = KernelFeatures::probe();
+  const KernelFeatures features = probe_features(options.probe_mode);
   MetricsOptions metrics_options;
   metrics_options.version = CKPTSCOPE_VERSION;
   metrics_options.kernel = features.release;

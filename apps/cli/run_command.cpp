@@ -148,7 +148,7 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
   // (--no-trace loads nothing: no kernel probe, the wrapper stays cheap.)
   KernelFeatures features;
   if (!flags.no_trace) {
-    features = KernelFeatures::probe();
+    features = probe_features(flags.probe_mode);
     if (auto ok = check_probe_mode(flags.probe_mode, features); !ok) {
       warn(ok.error().message);
       if (log) log->note(ok.error().message + "; the job was not started");

@@ -99,6 +99,12 @@ Expected<void> check_probe_mode(RequestedProbeMode mode, const KernelFeatures& f
   return {};
 }
 
+KernelFeatures probe_features(RequestedProbeMode mode) {
+  return KernelFeatures::probe(mode == RequestedProbeMode::Syscall
+                                   ? KernelFeatures::Trampolines::kSkip
+                                   : KernelFeatures::Trampolines::kTry);
+}
+
 std::string exporter_socket_for(const TraceFlags& flags) {
   if (flags.no_exporter) return "";
   if (!flags.exporter_socket.empty()) return flags.exporter_socket;

@@ -52,6 +52,9 @@ ProbeOptions make_probe_options(const Config& config);
 // without the privilege to load eBPF (the node exporter may still serve the
 // mode; otherwise the run is untraced, saying why).
 Expected<void> check_probe_mode(RequestedProbeMode mode, const KernelFeatures& features);
+// The kernel's features for a run in `mode`: --probe-mode syscall tries no
+// fentry program, so such a run leaves vfs_read's call site alone.
+KernelFeatures probe_features(RequestedProbeMode mode);
 std::string default_trace_path();
 // The summary on stderr (or JSON on stdout with --json), unless --quiet.
 void print_result(const TraceFlags& flags, const Trace& trace);

@@ -124,7 +124,7 @@ void probe_trampolines(KernelFeatures& f, const btf* vmlinux) {
 
 }  // namespace
 
-KernelFeatures KernelFeatures::probe() {
+KernelFeatures KernelFeatures::probe(Trampolines trampolines) {
   KernelFeatures f;
   utsname u{};
   if (uname(&u) == 0) f.release = u.release;
@@ -133,7 +133,10 @@ KernelFeatures KernelFeatures::probe() {
   find_cgroup_v2(f);
   if (btf* vmlinux = f.btf_vmlinux ? btf__load_vmlinux_btf() : nullptr) {
     read_btf_facts(f, vmlinux);
-    probe_trampolines(f, vmlinux);
+    if (trampolines == Trampolines::kTry)
+      probe_trampolines(f, vmlinux);
+    else
+      f.trampoline_note = "fentry not tried: the syscall probes were asked for";
     btf__free(vmlinux);
   } else {
     f.trampoline_note = "fentry not tried: the vmlinux BTF cannot be read";

@@ -36,7 +36,12 @@ struct KernelFeatures {
   // user_data, res, cflags, extra1, extra2) (6.1 to 6.14); 0 = not found.
   int io_uring_complete_params = 0;
 
-  static KernelFeatures probe();
+  // kSkip: no fentry program is tried (trampolines stays false, the note
+  // says why). Trying one attaches it to vfs_read and detaches it, and each
+  // patches vfs_read's call site (text_poke_bp's int3 dance, on every CPU):
+  // a caller that asked for the syscall probes has no use for the answer.
+  enum class Trampolines { kTry, kSkip };
+  static KernelFeatures probe(Trampolines trampolines = Trampolines::kTry);
 };
 
 // Whether the NFS client's and sunrpc's tracepoints can be traced now: both

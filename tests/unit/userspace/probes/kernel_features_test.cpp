@@ -1,5 +1,6 @@
 // nfs_tracing_available on fake sysfs trees: modules absent, loaded without
-// BTF, loaded with BTF, built in.
+// BTF, loaded with BTF, built in. KernelFeatures::probe asked not to try
+// trampolines.
 #include "probes/kernel_features.h"
 
 #include <unistd.h>
@@ -56,6 +57,17 @@ TEST_F(NfsModulesTest, LoadedWithBtfOrBuiltInIsAvailable) {
   module("sunrpc", false, false);  // built in: its types are in vmlinux
   module("nfs", false, false);
   EXPECT_TRUE(nfs_tracing_available(root_.string()));
+}
+
+// --probe-mode syscall: no fentry program is tried (attaching one patches
+// vfs_read's call site, twice), and the note says so; the rest is probed.
+TEST(KernelFeaturesTest, SkippedTrampolinesAreNotTriedAndSaySo) {
+  const KernelFeatures f = KernelFeatures::probe(KernelFeatures::Trampolines::kSkip);
+  EXPECT_FALSE(f.trampolines);
+  EXPECT_FALSE(f.release.empty());
+  if (!f.btf_vmlinux) GTEST_SKIP() << "no /sys/kernel/btf/vmlinux: the BTF facts are not read";
+  EXPECT_THAT(f.trampoline_note, HasSubstr("fentry not tried: the syscall probes"));
+  EXPECT_FALSE(f.btf_tracepoints.empty());  // the BTF was still read
 }
 
 }  // namespace
