@@ -290,36 +290,43 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
                std::abs(static_cast<double>(b.duration_ns) - typical_ns);
       });
 
-  // Each sample's model at one node and at the smallest measured scale: the
-  // baselines of efficiency, the wait's rise and the node's own RPC rate.
+  // Each sample's model at one node: the baselines of efficiency and the
+  // node's own RPC rate.
   std::vector<double> one_s;
   std::vector<double> own_rate;
-  std::vector<double> base_execute_s;
   for (auto& m : models) {
     const auto one = m.at(1);
     one_s.push_back(one.duration_s);
     own_rate.push_back(static_cast<double>(m.sample().rpcs) / one.window_s);
-    base_execute_s.push_back(m.at(base_scale).execute_s);
   }
-  // A measured rise is the difference of two measured means, and the one at
-  // the smallest scale is as uncertain as the samples' own one-node execute
-  // times spread: the rise's range holds that baseline's prediction interval
-  // too (in the VM the load's measured rise at N=2, where nothing queues,
-  // ranged from -48 to +49 ms over five runs).
-  std::vector<double> base_execute_ms;
-  base_execute_ms.reserve(base_execute_s.size());
-  for (double b : base_execute_s) base_execute_ms.push_back(b * 1e3);
-  const Range base_range = prediction_range(base_execute_ms);
-  const double base_half =
-      std::max(base_range.high - base_range.value, base_range.value - base_range.low);
+  // The wait's rise starts from the wait the traces measured at their
+  // smallest scale, the mean the measured rows' rise starts from
+  // (projection.h). Taken from each sample's own model at that scale, as it
+  // once was, it cancelled the samples' differences in RPCs in flight, which
+  // scale a checkpoint's whole wait (docs/projection.md, "Uncertainty").
+  const double base_execute_ms = dp.measured.empty() ? 0.0 : dp.measured.front().rpc_execute_ms;
+  // By Little's law an RPC's mean execute is the RPCs in flight times the
+  // window over the RPCs, so it moves with the in-flight count as much as
+  // with the queue. That count is the client's (readahead, dirty pages and
+  // slots), an average of a whole number: a checkpoint can settle a whole RPC
+  // lower or higher than its samples did, all of its nodes together (the
+  // VM's loads: 9.9 to 11.3 READs in flight per node checkpoint over five
+  // runs, and one run's four N=4 nodes at 10.0 against its samples' 11.0).
+  // The execute's and the wait's ranges hold a new checkpoint's count as far
+  // as the samples' own prediction interval, and at least one RPC either way.
+  std::vector<double> flights;
+  for (const auto& s : dp.samples) flights.push_back(s.in_flight);
+  const Range flight_range = prediction_range(flights);
+  const double flight_half = std::max({flight_range.high - flight_range.value,
+                                       flight_range.value - flight_range.low, kInFlightResolution});
   for (uint32_t n : o.nodes) {
     Forecast f;
     f.nodes = n;
-    std::vector<double> dur, agg, frac, wait, rise, exec, eff, util;
+    std::vector<double> dur, agg, frac, wait, exec, eff, util;
     // What the shared side's split among the nodes makes of each sample
     // (shares.h): the ranges hold these too.
     std::vector<double> split_dur, split_agg, split_frac, split_eff;
-    std::vector<double> split_exec, split_rise, split_wait, split_util;
+    std::vector<double> split_exec, split_wait, split_util;
     std::map<std::string, std::vector<double>> stage_busy;
     for (size_t i = 0; i < models.size(); ++i) {
       SampleModel& m = models[i];
@@ -332,7 +339,16 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
       frac.push_back(a / *dp.shared_max_Bps);
       exec.push_back(at.execute_s * 1e3);
       wait.push_back((at.execute_s - service) * 1e3);
-      rise.push_back((at.execute_s - base_execute_s[i]) * 1e3);
+      // An execute at this sample's count, and at a count flight_half away.
+      const double k = m.sample().in_flight;
+      auto add_execute = [&](double e) {
+        for (double scale : {1.0, (k - flight_half) / k, (k + flight_half) / k}) {
+          const double es = e * std::max(scale, 0.0);
+          split_exec.push_back(es * 1e3);
+          split_wait.push_back((es - service) * 1e3);
+        }
+      };
+      add_execute(at.execute_s);
       eff.push_back(one_s[i] / at.duration_s);
       util.push_back(at.utilisation);
       {
@@ -354,9 +370,7 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
                                     static_cast<double>(n) * rpcs * service);
           if (job_end) add_duration(d);
           const double e = smp.in_flight * window_s / rpcs;
-          split_exec.push_back(e * 1e3);
-          split_wait.push_back((e - service) * 1e3);
-          split_rise.push_back((e - base_execute_s[i]) * 1e3);
+          add_execute(e);
         };
         add(sh.even_window_s, true);
         if (sh.in_turn_mean_s) add(*sh.in_turn_mean_s, false);
@@ -376,15 +390,15 @@ void project_direction(const report::Report& r, const ProjectionOptions& o,
         stage_busy[st.name].push_back(static_cast<double>(st.busy_ns) / kNsPerS *
                                       (stretches(st.name) ? stretch : 1.0));
     }
-    constexpr double kNoFloor = -1e300;
     f.duration_s = widened(prediction_range(dur), split_dur);
     f.aggregate_Bps = widened(prediction_range(agg, 0, *dp.shared_max_Bps), split_agg);
     f.fraction_of_max = widened(prediction_range(frac, 0, 1), split_frac);
     f.rpc_execute_ms = widened(prediction_range(exec), split_exec);
     f.rpc_wait_ms = widened(prediction_range(wait), split_wait);
-    f.rpc_wait_rise_ms = widened(prediction_range(rise, kNoFloor), split_rise);
-    f.rpc_wait_rise_ms.low -= base_half;
-    f.rpc_wait_rise_ms.high += base_half;
+    // The same service is charged on both sides: the rise is the execute's.
+    f.rpc_wait_rise_ms = {f.rpc_execute_ms.value - base_execute_ms,
+                          f.rpc_execute_ms.low - base_execute_ms,
+                          f.rpc_execute_ms.high - base_execute_ms};
     f.efficiency = widened(prediction_range(eff, 0, 1), split_eff);
     f.shared_utilisation = widened(prediction_range(util, 0, 1), split_util);
     for (std::string_view name : kAllStages)

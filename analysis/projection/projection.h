@@ -25,6 +25,9 @@ namespace ckpt::projection {
 // scaling efficiency (one node's time over N nodes', same bytes per node)
 // falls below this: a tenth of each node's time lost to waiting on the others.
 inline constexpr double kSharedSideEfficiency = 0.9;
+// The least a new checkpoint's mean RPCs in flight per node is taken to stray
+// from its samples' (projection.cpp): the count is a whole number's average.
+inline constexpr double kInFlightResolution = 1.0;
 // How far the crossover is searched for.
 inline constexpr uint32_t kMaxCrossoverNodes = 100000;
 // The traces' times are CLOCK_MONOTONIC ns; the model works in seconds.

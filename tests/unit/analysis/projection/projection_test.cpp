@@ -83,8 +83,9 @@ TEST(Projection, OneNodeRunsForwardToTheSharedMaximum) {
   // range: evenly all end at 4.1 s, in turn two by two at 1.1 ... 4.1 s.
   EXPECT_NEAR(at(d, 8).duration_s.low, 4.1, 4.1 * 0.02);
   EXPECT_NEAR(at(d, 8).duration_s.high, 4.1, 4.1 * 0.02);
-  // The mean RPC in turn: 16 in flight over a mean window of 2.5 s for 96.
-  EXPECT_NEAR(at(d, 8).rpc_execute_ms.low, 1000.0 * 16 * 2.5 / 96, 1e-6);
+  // The mean RPC in turn: 16 in flight over a mean window of 2.5 s for 96,
+  // at one RPC fewer in flight (kInFlightResolution).
+  EXPECT_NEAR(at(d, 8).rpc_execute_ms.low, 1000.0 * 15 * 2.5 / 96, 1e-6);
   // Stages in the RPCs' time stretch with the window.
   ASSERT_EQ(at(d, 64).stages.size(), 1u);
   EXPECT_NEAR(at(d, 64).stages[0].busy_s.value, 32.0, 32 * 0.01);
@@ -100,11 +101,41 @@ TEST(Projection, TheWaitsRangeReachesTheInTurnLastNode) {
   ASSERT_TRUE(p);
   const Forecast& f = p->directions[0].forecasts[0];
   EXPECT_NEAR(f.duration_s.high, 2.1, 2.1 * 0.02);
-  EXPECT_NEAR(f.rpc_execute_ms.high, 1000.0 * 16 * 2.0 / 96, 1000.0 * 16 * 2.0 / 96 * 0.02);
-  EXPECT_NEAR(f.rpc_wait_rise_ms.high, 1000.0 * 16 * 2.0 / 96 - 1000.0 / 6, 5);
+  // Each end at one RPC more or fewer in flight than the sample's 16.
+  EXPECT_NEAR(f.rpc_execute_ms.high, 1000.0 * 17 * 2.0 / 96, 1000.0 * 17 * 2.0 / 96 * 0.02);
+  EXPECT_NEAR(f.rpc_wait_rise_ms.high, 1000.0 * 17 * 2.0 / 96 - 1000.0 / 6, 5);
   // In turn the mean node ends at 4/3 s (1, 1 and 2 s): the range's low end.
-  EXPECT_NEAR(f.rpc_execute_ms.low, 1000.0 * 16 * (4.0 / 3) / 96,
-              1000.0 * 16 * (4.0 / 3) / 96 * 0.02);
+  EXPECT_NEAR(f.rpc_execute_ms.low, 1000.0 * 15 * (4.0 / 3) / 96,
+              1000.0 * 15 * (4.0 / 3) / 96 * 0.02);
+}
+
+// By Little's law the mean execute is the RPCs in flight times the window
+// over the RPCs: a checkpoint that settles one RPC lower than its samples
+// (the VM's loads at N=4, 10.0 READs in flight against 11.0) waits that much
+// less at the same duration. Samples that agree: the range holds one RPC
+// either way. Samples 16 and 24 in flight: their own prediction interval,
+// wider than one RPC, holds a new checkpoint's count.
+TEST(Projection, TheExecutesRangeHoldsTheInFlightCountsOwnSpread) {
+  report::Report one = build({node("a", 0, kSec)});
+  auto p = project(one, with_max({4}));
+  ASSERT_TRUE(p);
+  const Forecast& f = p->directions[0].forecasts[0];
+  // 64 RPCs in flight through 192 RPCs/s: 333 ms each at 16 per node.
+  const double at16 = 1000.0 * 64 / 192;
+  EXPECT_NEAR(f.rpc_execute_ms.value, at16, at16 * 0.03);
+  // In turn, two nodes end at 1 s and two at 2 s: the mean window 1.5 s at 15
+  // in flight is the low end, the last node's 2 s at 17 the high end.
+  EXPECT_NEAR(f.rpc_execute_ms.low, 1000.0 * 15 * 1.5 / 96, 1e-6);
+  EXPECT_NEAR(f.rpc_execute_ms.high, 1000.0 * 17 * 2.0 / 96, 1000.0 * 17 * 2.0 / 96 * 0.02);
+
+  NodeRun wide = node("b", 100, kSec);
+  wide.in_flight = 24;
+  report::Report two = build({node("a", 0, kSec), wide});
+  auto q = project(two, with_max({4}));
+  ASSERT_TRUE(q);
+  const Forecast& g = q->directions[0].forecasts[0];
+  // t(0.95, 1) = 6.314, s = 5.66, sqrt(1 + 1/2): 44 RPCs either side of 20.
+  EXPECT_LT(g.rpc_execute_ms.low, 0.5 * at16);
 }
 
 // Two one-node checkpoints whose RPCs took 1 s and 1.2 s (execute 167 and
@@ -122,6 +153,38 @@ TEST(Projection, TheRisesRangeHoldsTheBaselinesSpread) {
   const double half = 6.314 * s * std::sqrt(1.5);
   EXPECT_LE(f.rpc_wait_rise_ms.low, -half + 1);
   EXPECT_GE(f.rpc_wait_rise_ms.high, half - 1);
+}
+
+// The forecast's rise starts where the measured rows' does: from the wait the
+// traces measured at their smallest scale, not from each sample's own model
+// there. Here the one-node checkpoint's RPCs took 1.2 s (execute 200 ms) and
+// the two-node ones' 1 s (167 ms): the measured rise at N=2 is -33 ms, and a
+// rise taken from each sample's own model would be 0 there, whatever the
+// samples' differences in RPCs in flight did to their waits.
+TEST(Projection, TheRiseStartsFromTheWaitMeasuredAtTheSmallestScale) {
+  report::Report r =
+      build({node("s1-1", 0, kSec + 200 * kMs), node("s2-1", 100, kSec), node("s2-2", 100, kSec)});
+  auto p = project(r, with_max({1, 2, 4}));
+  ASSERT_TRUE(p);
+  const DirectionProjection& d = p->directions[0];
+  ASSERT_EQ(d.measured.size(), 2u);
+  EXPECT_NEAR(d.measured[1].rpc_wait_rise_ms, 1000.0 * 16 / 96 - 1000.0 * 16 * 1.2 / 96, 1e-6);
+  for (const Forecast& f : d.forecasts) {
+    SCOPED_TRACE(f.nodes);
+    // The same service is charged on both sides (a wait's range stops at 0, an
+    // execute's at 0 too: the execute's is the one that holds the rise's ends).
+    const double base = d.measured[0].rpc_execute_ms;
+    EXPECT_NEAR(f.rpc_wait_rise_ms.value, f.rpc_execute_ms.value - base, 1e-6);
+    EXPECT_NEAR(f.rpc_wait_rise_ms.low, f.rpc_execute_ms.low - base, 1e-6);
+    EXPECT_NEAR(f.rpc_wait_rise_ms.high, f.rpc_execute_ms.high - base, 1e-6);
+    EXPECT_NEAR(f.rpc_wait_rise_ms.value, f.rpc_wait_ms.value - d.measured[0].rpc_wait_ms, 1e-6);
+  }
+  // At N=2, where nothing queues, the measured rise is inside the forecast's range
+  // and the forecast's value is below 0: two of its three samples waited less.
+  const Forecast& two = at(d, 2);
+  EXPECT_LT(two.rpc_wait_rise_ms.value, -10);
+  EXPECT_LE(two.rpc_wait_rise_ms.low, d.measured[1].rpc_wait_rise_ms);
+  EXPECT_GE(two.rpc_wait_rise_ms.high, d.measured[1].rpc_wait_rise_ms);
 }
 
 TEST(Projection, TheWaitRisesAsLittlesLawSaysOnceSaturated) {
