@@ -9,7 +9,8 @@
 # Usage: bench/nfs_vm.sh [--kernel 6.1|6.12|all] [--nfs 3|4.2|all] [--rounds N]
 #                        [--shard-size SIZE] [--smp N] [--out DIR] [--build DIR]
 # --smp 2 (the default) leaves the profiler a CPU of its own, as on any real
-# node; with one, its polling runs on the job's only CPU.
+# node; with one, its polling runs on the job's only CPU. Each vCPU gets a host
+# thread of its own (run.sh --tcg-thread multi), so the two do run at once.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -33,7 +34,7 @@ if ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
 fi
 VM_ENV_BENCH_ROUNDS=$rounds VM_ENV_BENCH_SHARD_SIZE=$size \
   "$repo/tests/vm/run.sh" --scenario-dir "$here/vm" --scenario nfs-overhead --kernel "$kernel" \
-  --nfs "$nfs" --out "$out" --build "$build" --timeout 900 --smp "$smp"
+  --nfs "$nfs" --out "$out" --build "$build" --timeout 900 --smp "$smp" --tcg-thread multi
 for d in "$out"/*-nfs-overhead; do
   echo "== $(basename "$d")"
   PYTHONDONTWRITEBYTECODE=1 python3 "$here/vm/check_nfs_overhead.py" "$d" --json "$d/bench.json"

@@ -45,10 +45,12 @@
 # functions, N at a time, and in this 2-CPU TCG guest that crashed the kernel
 # twice (Oops: int3 at vfs_read+0x5: the breakpoint text_poke_bp writes while
 # it patches, run by the other vCPU after the patch was done, a stale
-# translation). Syscall mode's tracepoints are patched on the first attach and
-# the last detach only. The file layer beside other instances is what
-# scenario trampoline-update tests (one CPU); the projection reads the NFS
-# and RPC figures, the same in both modes.
+# translation). Since then the guest's vCPUs take turns on one host thread
+# (run.sh: thread=single), which that race needs two of, and a syscall-mode
+# instance no longer tries an fentry program on vfs_read (docs/probe-modes.md).
+# The file layer beside other instances is what scenario trampoline-update
+# tests (one CPU); the projection reads the NFS and RPC figures, the same in
+# both modes.
 #
 # Output in $VM_OUT (the layout check_scale.py reads):
 #   scale.json                    the settings, the job's command, per N its nodes, times, exit codes
@@ -64,7 +66,6 @@
 #                                 save phase's CPU time by program
 #   nN/meminfo.txt                /proc/meminfo once all N saved
 # (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
-# vm-quarantine: the load's measured wait rise at N=4 fell below its predicted range in 2 of 4 CI runs (94 and 67 ms; docs/projection.md)
 # vm-kernels: 6.12
 # vm-smp: 2
 # vm-nfs-versions: 4.2
