@@ -50,7 +50,7 @@ def main():
     check(set(ex) >= {"total", "nodes", "top_k_share", "gini"}, "contract keys")
 
     rt = fleet_json("retries", "--sacct-json", f("sacct_23.11_duplicates.json"),
-                    "--sacct", f("sacct_parsable.txt"), "--torchelastic", f("torchelastic_success.log"),
+                    "--sacct", f("sacct_parsable.txt"), "--torchelastic", f("torchelastic_success.txt"),
                     "--pytorchjob", f("pytorchjobs.json"), "--sessions", f("sessions.csv"))
     check((rt["chains"], rt["attempts"]) == (7, 19), f"chains {rt['chains']} attempts {rt['attempts']}")
     check((rt["auto"]["chains"], rt["auto"]["attempts"], rt["auto"]["success_rate"]) == (6, 17, 5 / 6),

@@ -372,7 +372,7 @@ def main():
     ap.add_argument("--ckptscope", required=True)
     ap.add_argument("--source-dir", required=True)
     args = ap.parse_args()
-    fixture = os.path.join(args.source_dir, "tests/data/logwatch/node_normal.log")
+    fixture = os.path.join(args.source_dir, "tests/data/logwatch/node_normal.txt")
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "node.model")
         r = subprocess.run([args.ckptscope, "logwatch", "train", fixture, "-o", model,

@@ -102,7 +102,7 @@ TEST(Evaluation, TheDetectorBeatsEveryBaselineAndStaysQuietOnHealthyLogs) {
 
 TEST(Evaluation, MismatchedStructuredCsvIsAnError) {
   const std::string dir = std::string(CKPTSCOPE_SOURCE_DIR) + "/tests/data/logwatch";
-  auto lines = load_bgl(dir + "/bgl_sample.log", dir + "/bgl_sample_short.csv");
+  auto lines = load_bgl(dir + "/bgl_sample.txt", dir + "/bgl_sample_short.csv");
   ASSERT_FALSE(lines.has_value());
   EXPECT_NE(lines.error().message.find("bgl_sample_short.csv"), std::string::npos);
 }

@@ -86,8 +86,8 @@ TEST(SinfoReasons, MalformedLines) {
 
 TEST(TorchElastic, RestartsIntervalsAndTheEnd) {
   Inputs in;
-  in.torchelastic = {fixture("torchelastic_success.log"), fixture("torchelastic_failed.log"),
-                     fixture("torchelastic_1x.log")};
+  in.torchelastic = {fixture("torchelastic_success.txt"), fixture("torchelastic_failed.txt"),
+                     fixture("torchelastic_1x.txt")};
   auto s = retry_stats(read(in));
   EXPECT_EQ(s.chains, 3);
   EXPECT_EQ(s.attempts, 7);
