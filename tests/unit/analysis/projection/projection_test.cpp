@@ -139,9 +139,10 @@ TEST(Projection, TheExecutesRangeHoldsTheInFlightCountsOwnSpread) {
 }
 
 // Two one-node checkpoints whose RPCs took 1 s and 1.2 s (execute 167 and
-// 200 ms): a rise measured against one of them is off by as much as the other
-// could be, so the rise's range holds the baseline's 90% prediction interval
-// (t(0.95, 1) = 6.314, s = 23.6 ms, sqrt(1 + 1/2)): 182 ms either side.
+// 200 ms): one more like them may execute as far from their mean as they
+// differ, so the rise's range at one node, taken from the mean they measured,
+// holds their 90% prediction interval (t(0.95, 1) = 6.314, s = 23.6 ms,
+// sqrt(1 + 1/2)): 182 ms either side.
 TEST(Projection, TheRisesRangeHoldsTheBaselinesSpread) {
   report::Report r = build({node("a", 0, kSec), node("b", 100, kSec + 200 * kMs)});
   auto p = project(r, with_max({1}));
