@@ -242,6 +242,8 @@ static __always_inline void switched_out(struct thread_state *st, __u64 prev_id,
 	flush_aged_other_io(st, prev_id, now, other_io_flush_ns);
 	if (!st->in_io)
 		flush_cpu_window(st, prev_id, now, cpu_flush_min_ns);
+	else if (!st->parked)
+		park_call(st, (__u32)prev_id);
 }
 
 /* The hot slot's owner leaves the CPU: its state goes back to its task
@@ -446,8 +448,10 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 		if (!st->in_io)
 			flush_cpu_window(st, ((__u64)tgid << 32) | tid, bpf_ktime_get_ns(), 0);
 	}
-	/* Task storage goes with the task; a path call cut short does not. */
+	/* Task storage goes with the task; a path call cut short does not,
+	 * nor a parked call. */
 	bpf_map_delete_elem(&path_calls, &tid);
+	bpf_map_delete_elem(&parked_calls, &tid);
 	if (!ckpt_task_group_dead(task)) {
 		emit_proc(CKPT_PROC_THREAD_EXIT, tgid, tid, 0, task->exit_code, task);
 		return 0;

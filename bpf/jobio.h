@@ -302,10 +302,32 @@ struct ckpt_hot_slot_head {
 	__u32 used;  /* the owner's programs used the slot since it moved in */
 };
 
+/*
+ * A traced call a thread was switched out inside, and has not yet returned
+ * from (bpf/jobio_state.bpf.h `parked_calls`, keyed by tid). The probes record
+ * a call when it returns, so user space asks this when a checkpoint has gone
+ * quiet: /proc/TID/syscall names a call only while its thread sleeps, and a
+ * thread woken from a slow read but still waiting for a CPU (or copying on
+ * one) reads "running" there.
+ */
+struct ckpt_parked_call {
+	__u64 start_ns;
+	/* The file the call moves data on or flushes, the kernel's s_dev
+	 * (kernel_dev_to_user makes st_dev of it); 0, 0 for a call that names
+	 * a path (an open, a rename). */
+	__u64 dev;
+	__u64 ino;
+	__u64 dev2; /* a copy's destination (dev, ino: its source); 0 otherwise */
+	__u64 ino2;
+	__u32 op; /* enum ckpt_io_op or ckpt_path_op; 0 for a copy */
+	__s32 fd; /* -1 where the call has none (a file-layer call, a copy) */
+};
+
 /* Why an event was lost; indexes the per-CPU `jobio_drops` array. */
 enum ckpt_jobio_drop {
 	CKPT_DROP_RINGBUF_FULL = 0,
-	CKPT_DROP_INFLIGHT_FULL = 1, /* no room to remember a path call in progress */
+	CKPT_DROP_INFLIGHT_FULL = 1, /* no room to remember a call in progress: a path call's
+				      * names, or a call its thread left the CPU in */
 	CKPT_DROP_THREAD_FULL = 2,   /* no per-thread storage for a traced thread */
 	CKPT_DROP_TGID_FULL = 3,     /* a forked child could not be followed */
 	/* an io_uring request's submit time could not be kept: its record has

@@ -212,6 +212,8 @@ struct thread_state {
 	__u64 verdict_gen;
 	/* On-CPU accounting outside traced calls. */
 	__u32 in_io;
+	/* The call in progress is in `parked_calls` (switched out inside it). */
+	__u32 parked;
 	__u64 window_start_ns; /* start of the not-yet-reported window */
 	__u64 oncpu_since_ns;  /* 0 while off CPU or inside a traced call */
 	__u64 acc_ns;	       /* on-CPU ns outside calls since window_start_ns */
@@ -311,6 +313,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct path_call);
 } path_call_scratch SEC(".maps");
+
+/* Threads switched out inside a traced call, by tid, until it returns (struct
+ * ckpt_parked_call): user space's answer to "is this quiet checkpoint's thread
+ * still in a call?" once /proc/TID/syscall says it is running. Written by
+ * sched_switch only for a call that leaves the CPU (one that blocks or is
+ * preempted), so a call served from the page cache never touches it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct ckpt_parked_call);
+} parked_calls SEC(".maps");
 
 /* Mapping folds open on any thread: while none is, a page entering the page
  * cache (every write that grows a file) is no business of ours, and
@@ -456,9 +470,50 @@ static __always_inline __u32 thread_file_verdict(struct thread_state *st, __u64 
 
 /* ---- CPU accounting around calls ------------------------------------------- */
 
+/* The thread `tid` leaves the CPU inside its traced call: say so in
+ * parked_calls until the call returns (unpark_call). A full map loses only
+ * that answer, counted. */
+static __always_inline void park_call(struct thread_state *st, __u32 tid)
+{
+	struct ckpt_parked_call p = {};
+
+	p.start_ns = st->cur.start_ns;
+	if (st->call == CALL_COPY) {
+		p.dev = st->cur.dev;
+		p.ino = st->cur.ino;
+		p.dev2 = st->dev2;
+		p.ino2 = st->ino2;
+		p.fd = -1;
+	} else {
+		p.op = st->cur.op;
+		p.fd = st->call == CALL_FD ? st->cur.fd : -1;
+		if (st->call == CALL_FD) {
+			p.dev = st->cur.dev;
+			p.ino = st->cur.ino;
+		}
+	}
+	if (bpf_map_update_elem(&parked_calls, &tid, &p, BPF_ANY)) {
+		count_drop(CKPT_DROP_INFLIGHT_FULL);
+		return;
+	}
+	st->parked = 1;
+}
+
+/* The running thread's call has returned (or is abandoned). */
+static __always_inline void unpark_call(struct thread_state *st)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (!st->parked)
+		return;
+	bpf_map_delete_elem(&parked_calls, &tid);
+	st->parked = 0;
+}
+
 /* The thread enters a traced call: stop counting its CPU as serialize. */
 static __always_inline void cpu_pause(struct thread_state *st, __u64 now)
 {
+	unpark_call(st); /* an earlier call's, never returned from (a missed exit) */
 	if (st->oncpu_since_ns && now > st->oncpu_since_ns)
 		st->acc_ns += now - st->oncpu_since_ns;
 	st->oncpu_since_ns = 0;
@@ -475,6 +530,7 @@ static __always_inline void cpu_resume(struct thread_state *st, __u64 now,
 	st->acc_ns = 0;
 	st->in_io = 0;
 	st->oncpu_since_ns = now;
+	unpark_call(st);
 }
 
 static __always_inline void fill_header(struct ckpt_record_header *hdr, __u32 kind, __u32 op,

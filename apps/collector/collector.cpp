@@ -31,7 +31,7 @@ void listen_for_verdicts(Stitcher& stitcher, ProbeFeed& feed) {
     feed.set_file_verdict(file, is_checkpoint);
   });
   // A call slower than the quiet gap keeps its checkpoint open (stitcher.h).
-  stitcher.set_blocked_call_query([](uint32_t tid) { return blocked_call_path(tid); });
+  stitcher.set_blocked_call_query([&feed](uint32_t tid) { return call_in_progress(tid, &feed); });
 }
 
 }  // namespace

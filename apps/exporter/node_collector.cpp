@@ -41,10 +41,10 @@ double seconds(std::chrono::steady_clock::duration d) {
 
 // The stitcher's decisions on files, as they are made.
 template <typename F>
-void listen_for_verdicts(Stitcher& stitcher, F&& on_verdict) {
+void listen_for_verdicts(Stitcher& stitcher, const ProbeFeed* probes, F&& on_verdict) {
   stitcher.set_verdict_listener(std::forward<F>(on_verdict));
   // A call slower than the quiet gap keeps its checkpoint open (stitcher.h).
-  stitcher.set_blocked_call_query([](uint32_t tid) { return blocked_call_path(tid); });
+  stitcher.set_blocked_call_query([probes](uint32_t tid) { return call_in_progress(tid, probes); });
 }
 
 }  // namespace
@@ -160,9 +160,9 @@ NodeCollector::Workload& NodeCollector::workload_named(const std::string& name, 
     // The exporter has no metric for the unrecognised-I/O notice: the
     // per-file accounting would be memory spent on nothing.
     it->second.stitcher->count_unrecognised_io(false);
-    listen_for_verdicts(*it->second.stitcher, [this](const FileId& file, bool is_checkpoint) {
-      on_verdict(file, is_checkpoint);
-    });
+    listen_for_verdicts(
+        *it->second.stitcher, probes_.get(),
+        [this](const FileId& file, bool is_checkpoint) { on_verdict(file, is_checkpoint); });
     it->second.stitcher->set_flush_returned_query(flush_returned_query(probe_mode()));
   }
   it->second.last_event_ns = now_ns;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -21,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -33,6 +35,7 @@
 #include "jobio.h"
 #include "probes/kernel_features.h"
 #include "probes/probe_manager.h"
+#include "sources/blocked_call.h"
 #include "tests/bpf/harness.h"
 
 namespace ckpt::test {
@@ -478,6 +481,130 @@ TEST_F(JobIoRecords, CallsThatSleepHalfwayAreReportedWhole) {
     EXPECT_EQ(t.calls, static_cast<uint64_t>(kCalls / 2)) << path;
     EXPECT_EQ(t.bytes, static_cast<uint64_t>(kCalls / 2) * kPage) << path;
   }
+  expect_no_drops();
+}
+
+bool pin_to_cpu(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return sched_setaffinity(0, sizeof(one), &one) == 0;
+}
+
+// A read that sleeps inside the call (its destination page is missing,
+// served by userfaultfd) is in parked_calls by its file while it sleeps, and
+// still once woken while a real-time thread holds its CPU: /proc/TID/syscall
+// then says "running", and only the probes know the read has not returned
+// (sources/blocked_call.h, what a quiet checkpoint asks). Gone once it has.
+TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
+  ASSERT_GE(sysconf(_SC_NPROCESSORS_ONLN), 2) << "the reader and its pager need a CPU each";
+  constexpr size_t kPage = 4096;
+  const std::string path = dir_ / "parked.bin";
+  {
+    std::vector<char> data(kPage, 'p');
+    const int w = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(w, 0);
+    ASSERT_EQ(write(w, data.data(), kPage), static_cast<ssize_t>(kPage));
+    close(w);
+  }
+  const FileIdentity id = identity_of(path);
+  const int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+  ASSERT_GE(uffd, 0) << "userfaultfd: " << std::strerror(errno);
+  uffdio_api api{};
+  api.api = UFFD_API;
+  ASSERT_EQ(ioctl(uffd, UFFDIO_API, &api), 0) << std::strerror(errno);
+  void* region = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(region, MAP_FAILED);
+  uffdio_register reg{};
+  reg.range.start = reinterpret_cast<uint64_t>(region);
+  reg.range.len = kPage;
+  reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+  ASSERT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0) << std::strerror(errno);
+  cpu_set_t was{};
+  ASSERT_EQ(sched_getaffinity(0, sizeof(was), &was), 0);
+  ASSERT_TRUE(pin_to_cpu(1)) << std::strerror(errno);
+  struct Unpin {
+    cpu_set_t set;
+    ~Unpin() { sched_setaffinity(0, sizeof(set), &set); }
+  } unpin{was};
+
+  std::atomic<uint32_t> reader_tid{0};
+  std::atomic<ssize_t> got{-2};
+  std::atomic<bool> release{false};
+  std::thread reader([&] {
+    if (!pin_to_cpu(0)) return;
+    reader_tid = this_tid();
+    got = pread(fd, region, kPage, 0);
+    while (!release) usleep(1000);
+  });
+  // The read faults on its destination and sleeps in the call.
+  pollfd p{uffd, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 5000), 1) << "the read never faulted on its destination";
+  uffd_msg msg{};
+  ASSERT_EQ(read(uffd, &msg, sizeof(msg)), static_cast<ssize_t>(sizeof(msg)));
+  const uint32_t tid = reader_tid.load();
+  std::optional<ParkedCall> parked;
+  for (int i = 0; i < 200 && !parked; ++i) {
+    parked = probes_->parked_call(tid);
+    if (!parked) usleep(5000);
+  }
+  ASSERT_TRUE(parked) << "the sleeping read is not in parked_calls";
+  EXPECT_EQ(parked->files, std::vector<FileId>{id.user});
+  EXPECT_EQ(parked->fd, fd);
+  EXPECT_EQ(proc_call_state(tid).path, std::filesystem::canonical(path).string());
+
+  // A real-time thread takes CPU 0; the page served wakes the reader there,
+  // where it waits, inside its read.
+  std::atomic<bool> hog_on{false};
+  std::atomic<bool> hog_failed{false};
+  std::atomic<bool> stop_hog{false};
+  std::thread hog([&] {
+    sched_param rt{};
+    rt.sched_priority = 1;
+    if (!pin_to_cpu(0) || pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt) != 0) {
+      hog_failed = true;
+      return;
+    }
+    hog_on = true;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!stop_hog && std::chrono::steady_clock::now() < until) {
+    }
+  });
+  while (!hog_on && !hog_failed) usleep(1000);
+  std::vector<char> page(kPage, 'u');
+  uffdio_copy copy{};
+  copy.dst = reinterpret_cast<uint64_t>(region);
+  copy.src = reinterpret_cast<uint64_t>(page.data());
+  copy.len = kPage;
+  const int copied = ioctl(uffd, UFFDIO_COPY, &copy);
+  usleep(20'000);
+  const ProcCallState woken = proc_call_state(tid);
+  const std::optional<CallInProgress> call = call_in_progress(tid, probes_.get());
+  const ssize_t got_while_held = got.load();
+  stop_hog = true;
+  hog.join();
+  ASSERT_FALSE(hog_failed) << "no SCHED_FIFO thread: " << std::strerror(errno);
+  ASSERT_EQ(copied, 0) << "UFFDIO_COPY: " << std::strerror(errno);
+  EXPECT_EQ(got_while_held, -2) << "the read returned while its CPU was held";
+  EXPECT_TRUE(woken.running) << "/proc did not say running";
+  EXPECT_FALSE(woken.path);
+  ASSERT_TRUE(call) << "a woken read not yet returned is in no call";
+  EXPECT_EQ(call->files, std::vector<FileId>{id.user});
+
+  while (got == -2) usleep(1000);
+  EXPECT_EQ(got.load(), static_cast<ssize_t>(kPage));
+  EXPECT_FALSE(probes_->parked_call(tid)) << "still parked after the read returned";
+  release = true;
+  reader.join();
+  munmap(region, kPage);
+  close(uffd);
+  close(fd);
+  drain();
+  const auto reads = io_on(id, CKPT_OP_READ);
+  ASSERT_EQ(reads.size(), 1u);
+  EXPECT_EQ(reads[0].hdr.tid, tid);
   expect_no_drops();
 }
 

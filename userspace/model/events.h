@@ -148,6 +148,15 @@ struct IoEvent {
   }
 };
 
+// A call a thread is inside now, not yet recorded (the probes record a call
+// when it returns), as far as /proc and the probes can tell: the path of the
+// file /proc shows it blocked on, or the files of the call the probes saw it
+// leave the CPU in (sources/blocked_call.h call_in_progress).
+struct CallInProgress {
+  std::string path;           // "" when not known
+  std::vector<FileId> files;  // user space's (st_dev, st_ino)
+};
+
 // A flush call (fsync, close, ftruncate) has started and not yet returned:
 // on NFS a close can flush for seconds, and a hung one is a stall.
 struct CallStartEvent {

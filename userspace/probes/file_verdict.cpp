@@ -12,6 +12,10 @@ static_assert(sizeof(FileVerdictKey) == sizeof(ckpt_file_key));
 static_assert(offsetof(FileVerdictKey, dev) == offsetof(ckpt_file_key, dev));
 static_assert(offsetof(FileVerdictKey, ino) == offsetof(ckpt_file_key, ino));
 
+uint64_t kernel_dev_to_user(uint64_t kdev) {
+  return makedev(static_cast<unsigned>(kdev >> 20), static_cast<unsigned>(kdev & ((1u << 20) - 1)));
+}
+
 uint64_t user_dev_to_kernel(uint64_t user_dev) {
   constexpr uint64_t kMinorMask = (1u << 20) - 1;
   return (static_cast<uint64_t>(major(user_dev)) << 20) | (minor(user_dev) & kMinorMask);

@@ -1,7 +1,7 @@
-// The key of bpf/jobio.bpf.c's `file_verdicts` map from user space's file
-// identity: user space holds glibc's dev_t (makedev(major, minor), what
-// stat(2) says and sources' kernel_dev_to_user makes of a record's dev), the
-// kernel keys by its own encoding, major << 20 | minor (MKDEV).
+// A file's identity between kernel and user space, and the key of
+// bpf/jobio.bpf.c's `file_verdicts` map: user space holds glibc's dev_t
+// (makedev(major, minor), what stat(2) says), the kernel its own encoding,
+// major << 20 | minor (MKDEV), in every record and map.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,9 @@
 
 namespace ckpt {
 
-// The inverse of sources' kernel_dev_to_user.
+// The kernel's internal dev_t (MAJOR << 20 | MINOR) as user space's st_dev.
+uint64_t kernel_dev_to_user(uint64_t kdev);
+// Its inverse.
 uint64_t user_dev_to_kernel(uint64_t user_dev);
 
 struct FileVerdictKey {  // struct ckpt_file_key's layout

@@ -81,14 +81,23 @@ std::optional<int> second_fd_of(const BlockedSyscall& call) {
   return std::nullopt;
 }
 
-std::optional<std::string> blocked_call_path(uint32_t tid, const std::string& proc_root) {
+ProcCallState proc_call_state(uint32_t tid, const std::string& proc_root) {
+  ProcCallState state;
   const std::filesystem::path task = std::filesystem::path(proc_root) / std::to_string(tid);
   std::ifstream in(task / "syscall");
-  if (!in.is_open()) return std::nullopt;  // the thread is gone
+  if (!in.is_open()) {
+    state.gone = true;
+    return state;
+  }
   std::stringstream text;
   text << in.rdbuf();
-  const auto call = parse_proc_syscall(text.str());
-  if (!call) return std::nullopt;
+  const std::string line = text.str();
+  if (line.starts_with("running")) {
+    state.running = true;
+    return state;
+  }
+  const auto call = parse_proc_syscall(line);
+  if (!call) return state;
   // Only a regular file's path is one: sockets and pipes read "socket:[N]".
   auto path_of = [&](std::optional<int> fd) -> std::optional<std::string> {
     if (!fd || *fd < 0) return std::nullopt;
@@ -97,8 +106,25 @@ std::optional<std::string> blocked_call_path(uint32_t tid, const std::string& pr
     if (ec || !target.is_absolute()) return std::nullopt;
     return target.string();
   };
-  if (auto destination = path_of(file_fd_of(*call))) return destination;
-  return path_of(second_fd_of(*call));
+  state.path = path_of(file_fd_of(*call));
+  if (!state.path) state.path = path_of(second_fd_of(*call));
+  return state;
+}
+
+std::optional<std::string> blocked_call_path(uint32_t tid, const std::string& proc_root) {
+  return proc_call_state(tid, proc_root).path;
+}
+
+std::optional<CallInProgress> call_in_progress(uint32_t tid, const ProbeFeed* feed,
+                                               const std::string& proc_root) {
+  ProcCallState state = proc_call_state(tid, proc_root);
+  if (state.path) return CallInProgress{std::move(*state.path), {}};
+  // Blocked in some other call, or gone: a parked entry left by a call whose
+  // exit was missed must not hold a checkpoint open.
+  if (!state.running || feed == nullptr) return std::nullopt;
+  auto parked = feed->parked_call(tid);
+  if (!parked || parked->files.empty()) return std::nullopt;
+  return CallInProgress{"", std::move(parked->files)};
 }
 
 }  // namespace ckpt

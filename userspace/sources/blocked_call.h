@@ -11,6 +11,15 @@
 // dentry's path, d_path), so a hung server cannot hang the collector; a
 // stat() of the file could. Only calls through the syscall boundary are
 // seen; a thread stalled in a page fault of a mapped file reports none.
+//
+// /proc names a call only while its thread sleeps: one woken from a slow
+// read and waiting for a CPU (or copying the pages out on one) reads
+// "running", like a thread computing in user space (task_current_syscall
+// answers -EAGAIN for any TASK_RUNNING task, fs/proc/base.c). Under CPU
+// contention that moment can outlast the gap's slack, and a checkpoint then
+// closed before its last read came back (a second one-read checkpoint). For
+// such a thread the probes say whether it is still inside the traced call it
+// left the CPU in (bpf/jobio.h ckpt_parked_call): call_in_progress.
 #pragma once
 
 #include <array>
@@ -18,6 +27,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "model/events.h"
+#include "probes/probe_feed.h"
 
 namespace ckpt {
 
@@ -44,5 +56,21 @@ std::optional<int> second_fd_of(const BlockedSyscall& call);
 // gone, or its descriptor names no path. A copy between two files names the
 // destination when it is one, else the source.
 std::optional<std::string> blocked_call_path(uint32_t tid, const std::string& proc_root = "/proc");
+
+// What /proc/TID/syscall says of a thread.
+struct ProcCallState {
+  bool gone = false;                // no such thread (or the file is unreadable)
+  bool running = false;             // TASK_RUNNING: on a CPU or waiting for one, in a call or not
+  std::optional<std::string> path;  // blocked in a data call on this file
+};
+ProcCallState proc_call_state(uint32_t tid, const std::string& proc_root = "/proc");
+
+// The call `tid` is inside, for a quiet checkpoint (Stitcher::
+// set_blocked_call_query): the file /proc shows it blocked on; else, while
+// /proc says it is running, the files of the call the probes saw it leave the
+// CPU in and not yet return from (`feed` null, or one that cannot say:
+// /proc's answer alone). nullopt: in no data call that either can name.
+std::optional<CallInProgress> call_in_progress(uint32_t tid, const ProbeFeed* feed,
+                                               const std::string& proc_root = "/proc");
 
 }  // namespace ckpt

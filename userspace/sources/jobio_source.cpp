@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include <cstring>
 
@@ -82,10 +81,6 @@ void fill_header(IoEvent& ev, const ckpt_record_header& h) {
 }
 
 }  // namespace
-
-uint64_t kernel_dev_to_user(uint64_t kdev) {
-  return makedev(static_cast<unsigned>(kdev >> 20), static_cast<unsigned>(kdev & ((1u << 20) - 1)));
-}
 
 void JobIoSource::on_io(const ckpt_io_record& r) {
   auto op = io_op(r.hdr.op);

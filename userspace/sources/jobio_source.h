@@ -8,6 +8,7 @@
 
 #include <unordered_map>
 
+#include "probes/file_verdict.h"  // kernel_dev_to_user
 #include "sources/path_resolver.h"
 #include "sources/source.h"
 
@@ -47,8 +48,5 @@ class JobIoSource : public RecordSource {
   uint64_t malformed_ = 0;
   uint64_t truncated_ = 0;  // names cut at CKPT_PATH_MAX that no fd could restore
 };
-
-// The kernel's internal dev_t (MAJOR << 20 | MINOR) as user space's st_dev.
-uint64_t kernel_dev_to_user(uint64_t kdev);
 
 }  // namespace ckpt

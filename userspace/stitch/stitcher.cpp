@@ -381,8 +381,14 @@ bool Stitcher::in_flight_within(const OpenCheckpoint& c) const {
 bool Stitcher::blocked_on_checkpoint_file(const OpenCheckpoint& c) {
   if (!blocked_call_) return false;
   for (uint32_t tid : c.tids) {
-    const std::optional<std::string> path = blocked_call_(tid);
-    if (path && matcher_.is_checkpoint_file(*path)) return true;
+    const std::optional<CallInProgress> call = blocked_call_(tid);
+    if (!call) continue;
+    if (!call->path.empty() && matcher_.is_checkpoint_file(call->path)) return true;
+    for (const FileId& file : call->files) {
+      if (c.files_touched.contains(file)) return true;
+      auto it = file_is_checkpoint_.find(file);
+      if (it != file_is_checkpoint_.end() && it->second) return true;
+    }
   }
   return false;
 }

@@ -78,12 +78,14 @@ class Stitcher : public EventSink {
   using VerdictListener = std::function<void(const FileId&, bool is_checkpoint)>;
   void set_verdict_listener(VerdictListener listener) { verdict_listener_ = std::move(listener); }
 
-  // The path of the file a thread is blocked in a data call on, nullopt for
-  // none (sources/blocked_call.h reads it from /proc). Asked when a
-  // checkpoint has been quiet for its gap: a thread of it still blocked on a
-  // checkpoint file keeps it open, since the probes record a call only when
-  // it returns. Unset (replays, tests): nothing is taken to be blocked.
-  using BlockedCallQuery = std::function<std::optional<std::string>(uint32_t tid)>;
+  // The data call a thread is inside now, nullopt for none
+  // (sources/blocked_call.h call_in_progress: /proc, and the probes for a
+  // thread /proc says is running). Asked when a checkpoint has been quiet
+  // for its gap: a thread of it still inside a call on a checkpoint file (by
+  // path, or a file the checkpoint touched or one decided a checkpoint's)
+  // keeps it open, since the probes record a call only when it returns.
+  // Unset (replays, tests): nothing is taken to be in a call.
+  using BlockedCallQuery = std::function<std::optional<CallInProgress>(uint32_t tid)>;
   void set_blocked_call_query(BlockedCallQuery query) { blocked_call_ = std::move(query); }
 
   // Whether thread `tid` has left the flush `op` it began, unseen
@@ -116,7 +118,7 @@ class Stitcher : public EventSink {
   void set_verdict(const FileId& file, bool is_checkpoint);
   static void count_mapped_pages(OpenCheckpoint& c, IoEvent& ev);
   [[nodiscard]] bool in_flight_within(const OpenCheckpoint& c) const;
-  // A thread of `c` still blocked in a call on a checkpoint file (asked last: /proc reads).
+  // A thread of `c` still inside a call on a checkpoint file (asked last: /proc reads).
   [[nodiscard]] bool blocked_on_checkpoint_file(const OpenCheckpoint& c);
   OpenCheckpoint* open_checkpoint() { return open_ ? &*open_ : nullptr; }
   void release_unclaimed_resets(uint64_t now_ns);

@@ -11,10 +11,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "probes/probe_manager.h"
 #include "tests/scratch_dir.h"
 
 namespace ckpt {
@@ -74,6 +76,75 @@ TEST(BlockedCall, ThePathOfTheFileTheThreadIsBlockedOn) {
   std::ofstream(task / "syscall") << "running\n";
   EXPECT_FALSE(blocked_call_path(4242, dir.path().string()));
   EXPECT_FALSE(blocked_call_path(4343, dir.path().string())) << "a thread that is gone";
+}
+
+// A feed whose probes saw threads leave the CPU inside calls.
+class ParkedFeed : public ProbeFeed {
+ public:
+  std::map<uint32_t, ParkedCall> parked;
+  Expected<void> trace_tgid(uint32_t) override { return {}; }
+  Expected<int> poll(int) override { return 0; }
+  Expected<void> start_nfs_if_available() override { return {}; }
+  [[nodiscard]] bool nfs_enabled() const override { return false; }
+  [[nodiscard]] bool tcp_enabled() const override { return false; }
+  Expected<void> add_storage_endpoint(const StorageEndpoint&) override { return {}; }
+  [[nodiscard]] std::vector<TcpLatest> tcp_latest() const override { return {}; }
+  [[nodiscard]] std::vector<DropRecord> drops() const override { return {}; }
+  [[nodiscard]] std::vector<ProgramStats> program_stats() const override { return {}; }
+  [[nodiscard]] const std::vector<std::string>& notes() const override { return notes_; }
+  void sync(int) override {}
+  [[nodiscard]] std::optional<ParkedCall> parked_call(uint32_t tid) const override {
+    auto it = parked.find(tid);
+    if (it == parked.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::vector<std::string> notes_;
+};
+
+// /proc first; the probes' parked call only for a thread /proc says is
+// running (woken inside its call, or computing: /proc cannot tell), never
+// for one blocked in another call or gone (a parked entry a missed exit left).
+TEST(BlockedCall, TheProbesAnswerForAThreadProcSaysIsRunning) {
+  test::ScratchDir dir;
+  const auto task = dir.path() / "4242";
+  std::filesystem::create_directories(task / "fd");
+  std::filesystem::create_symlink("/nfs/run/checkpoint-1/shard-0.pt", task / "fd" / "5");
+  const std::string root = dir.path().string();
+  const FileId shard{42, 1000};
+  ParkedFeed feed;
+  feed.parked[4242] = ParkedCall{123, {shard}, 5};
+
+  std::ofstream(task / "syscall") << "running\n";
+  ProcCallState state = proc_call_state(4242, root);
+  EXPECT_TRUE(state.running);
+  EXPECT_FALSE(state.gone);
+  auto call = call_in_progress(4242, &feed, root);
+  ASSERT_TRUE(call);
+  EXPECT_EQ(call->path, "");
+  EXPECT_EQ(call->files, std::vector<FileId>{shard});
+  EXPECT_FALSE(call_in_progress(4242, nullptr, root)) << "no probes: /proc's answer alone";
+  feed.parked[4242].files.clear();  // a path call (an open): no file to name
+  EXPECT_FALSE(call_in_progress(4242, &feed, root));
+  feed.parked[4242].files = {shard};
+
+  std::ofstream(task / "syscall") << SYS_write
+                                  << " 0x5 0x7f00 0x100000 0x0 0x0 0x0 0x7ffd0 0x7f001\n";
+  call = call_in_progress(4242, &feed, root);
+  ASSERT_TRUE(call);
+  EXPECT_EQ(call->path, "/nfs/run/checkpoint-1/shard-0.pt");
+  EXPECT_TRUE(call->files.empty()) << "/proc named the call: the probes are not asked";
+
+  std::ofstream(task / "syscall") << SYS_futex << " 0x5 0x0 0x0 0x0 0x0 0x0 0x7ffd0 0x7f001\n";
+  EXPECT_FALSE(proc_call_state(4242, root).running);
+  EXPECT_FALSE(call_in_progress(4242, &feed, root)) << "blocked in another call";
+  std::ofstream(task / "syscall") << "-1 0x7ffd0 0x7f001\n";
+  EXPECT_FALSE(call_in_progress(4242, &feed, root)) << "blocked outside any call";
+
+  feed.parked[4343] = ParkedCall{123, {shard}, 5};
+  EXPECT_TRUE(proc_call_state(4343, root).gone);
+  EXPECT_FALSE(call_in_progress(4343, &feed, root)) << "a thread that is gone";
 }
 
 // The real /proc: a thread of this process blocked in read(2) on a named

@@ -136,9 +136,9 @@ TEST_F(StitcherTest, ACallSlowerThanTheQuietGapKeepsItsCheckpointOpen) {
     Stitcher s = make();
     bool blocked = true;
     if (query_set)
-      s.set_blocked_call_query([&](uint32_t tid) -> std::optional<std::string> {
-        if (tid == 8 && blocked) return kShard1;
-        if (tid == 9) return std::string("/nfs/run/train.log");  // no checkpoint file
+      s.set_blocked_call_query([&](uint32_t tid) -> std::optional<CallInProgress> {
+        if (tid == 8 && blocked) return CallInProgress{kShard1, {}};
+        if (tid == 9) return CallInProgress{"/nfs/run/train.log", {}};  // no checkpoint file
         return std::nullopt;
       });
     StreamBuilder b(s);
@@ -168,6 +168,52 @@ TEST_F(StitcherTest, ACallSlowerThanTheQuietGapKeepsItsCheckpointOpen) {
   ASSERT_EQ(split.size(), 2u);
   EXPECT_EQ(split[0].bytes, 2 * kMiB);
   EXPECT_EQ(split[1].bytes, kMiB);
+}
+
+// A load's last read waits out the gap for its pages, is woken, and then
+// waits for a CPU: /proc says "running" then, and only the probes know it is
+// still inside the read (bpf/jobio.h ckpt_parked_call), by its file's
+// identity. That keeps the checkpoint open as a path does; a call on a file
+// the checkpoint never touched and no verdict names does not, nor one on a
+// file decided not to be a checkpoint's.
+TEST_F(StitcherTest, AThreadTheProbesSawLeaveTheCpuInsideACallKeepsItsCheckpointOpen) {
+  const uint64_t gap = config_.checkpoint.quiet_gap_ns;
+  const uint64_t T = 1000 * kMs;
+  const FileId kLog{42, 5};
+  auto load_with_a_slow_last_read = [&](std::optional<FileId> parked_on) {
+    Stitcher s = make();
+    bool in_call = true;
+    s.set_blocked_call_query([&](uint32_t tid) -> std::optional<CallInProgress> {
+      if (tid == 7 && in_call && parked_on) return CallInProgress{"", {*parked_on}};
+      return std::nullopt;
+    });
+    StreamBuilder b(s);
+    b.open(7, kShard0, kId0, T, T + 1 * kMs);
+    b.data(7, IoOp::Read, kShard0, kId0, T + 1 * kMs, T + 300 * kMs, kMiB);
+    b.data(7, IoOp::Read, kShard0, kId0, T + 300 * kMs, T + 600 * kMs, kMiB);
+    // The last read starts at T+600 ms and returns two gaps later.
+    std::vector<CheckpointRecord> closed;
+    for (uint64_t now = T + 700 * kMs; now < T + 2 * gap + 600 * kMs; now += 100 * kMs) {
+      s.advance(now);
+      for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
+    }
+    in_call = false;
+    b.data(7, IoOp::Read, kShard0, kId0, T + 600 * kMs, T + 2 * gap + 600 * kMs, kMiB);
+    s.advance(T + 5 * gap);
+    for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
+    return closed;
+  };
+  const auto kept = load_with_a_slow_last_read(kId0);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].direction, Direction::Load);
+  EXPECT_EQ(kept[0].bytes, 3 * kMiB);
+  EXPECT_EQ(kept[0].end_ns, T + 2 * gap + 600 * kMs);
+  for (const auto& other : {std::optional<FileId>{}, std::optional<FileId>{kLog}}) {
+    const auto split = load_with_a_slow_last_read(other);
+    ASSERT_EQ(split.size(), 2u) << (other ? "a call on a file not the checkpoint's" : "no call");
+    EXPECT_EQ(split[0].bytes, 2 * kMiB);
+    EXPECT_EQ(split[1].bytes, kMiB);
+  }
 }
 
 TEST_F(StitcherTest, OneSaveWithKnownAnswers) {
