@@ -44,12 +44,47 @@ struct RpcMeans {
   }
 };
 
+bool overlaps(const report::CheckpointReport& a, const report::CheckpointReport& b) {
+  return a.start_wall_ns <= b.end_wall_ns + report::kGroupSlackNs &&
+         b.start_wall_ns <= a.end_wall_ns + report::kGroupSlackNs;
+}
+
+bool has_node(const report::CheckpointReport& c, size_t node) {
+  return std::any_of(c.nodes.begin(), c.nodes.end(),
+                     [&](const report::NodeCheckpoint& nc) { return nc.node == node; });
+}
+
+std::optional<uint64_t> piece_of(const report::Report& r, const report::CheckpointReport& c) {
+  for (const auto& other : r.checkpoints) {
+    if (&other == &c || other.direction != c.direction || other.nodes.size() <= c.nodes.size() ||
+        !overlaps(c, other))
+      continue;
+    if (std::all_of(c.nodes.begin(), c.nodes.end(),
+                    [&](const report::NodeCheckpoint& nc) { return has_node(other, nc.node); }))
+      return other.index;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::vector<Piece> find_pieces(const report::Report& r, Direction d) {
+  std::vector<Piece> out;
+  for (const auto& cp : r.checkpoints) {
+    if (cp.direction != d) continue;
+    if (auto of = piece_of(r, cp)) {
+      Piece p{cp.index, *of, {}};
+      for (const auto& nc : cp.nodes) p.nodes.push_back(r.nodes[nc.node].node);
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
 
 std::vector<Sample> collect_samples(const report::Report& r, Direction d) {
   std::vector<Sample> out;
   for (const auto& cp : r.checkpoints) {
-    if (cp.direction != d) continue;
+    if (cp.direction != d || piece_of(r, cp)) continue;
     for (const auto& nc : cp.nodes) {
       Sample s;
       s.scale = static_cast<uint32_t>(cp.nodes.size());
@@ -90,7 +125,8 @@ std::vector<Sample> collect_samples(const report::Report& r, Direction d) {
 std::vector<Measured> measure_scales(const report::Report& r, Direction d) {
   std::map<uint32_t, std::vector<const report::CheckpointReport*>> by_scale;
   for (const auto& cp : r.checkpoints)
-    if (cp.direction == d) by_scale[static_cast<uint32_t>(cp.nodes.size())].push_back(&cp);
+    if (cp.direction == d && !piece_of(r, cp))
+      by_scale[static_cast<uint32_t>(cp.nodes.size())].push_back(&cp);
   std::vector<Measured> rows;
   for (const auto& [scale, cps] : by_scale) {
     Measured m;

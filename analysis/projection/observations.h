@@ -10,10 +10,23 @@
 
 namespace ckpt::projection {
 
-// Every node's part of every job checkpoint in `direction`, RPCs or not.
+// A job checkpoint in `direction` that is a piece of another: each of its
+// nodes is also in an overlapping one (within report::kGroupSlackNs) of more
+// nodes. A pause longer than the quiet gap split those nodes' checkpoints; the
+// piece is no checkpoint at a smaller scale, and the samples and rows leave it
+// out (project says which in a note).
+struct Piece {
+  uint64_t index = 0;  // report::CheckpointReport::index
+  uint64_t of = 0;     // the checkpoint it is a piece of
+  std::vector<std::string> nodes;
+};
+std::vector<Piece> find_pieces(const report::Report& report, Direction direction);
+
+// Every node's part of every job checkpoint in `direction`, RPCs or not,
+// pieces left out.
 std::vector<Sample> collect_samples(const report::Report& report, Direction direction);
 
-// One row per scale (nodes in a job checkpoint), ascending. Until
+// One row per scale (nodes in a job checkpoint), ascending, pieces left out. Until
 // charge_service() says the shared side's time per RPC, rpc_wait_ms is the
 // whole of execute.
 std::vector<Measured> measure_scales(const report::Report& report, Direction direction);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/format.h"
 #include "analysis/projection/mva.h"
@@ -144,6 +145,14 @@ std::optional<double> fit_service(const std::vector<Sample>& samples,
 void project_direction(const report::Report& r, const ProjectionOptions& o,
                        DirectionProjection& dp) {
   const Direction d = dp.direction;
+  std::vector<std::string> pieces;
+  for (const Piece& p : find_pieces(r, d))
+    pieces.push_back(fmt::format("#{} ({}) of #{}", p.index, fmt::join(p.nodes, ", "), p.of));
+  if (!pieces.empty())
+    dp.notes.push_back(fmt::format(
+        "left out, a piece of another checkpoint (its nodes' checkpoints split by a pause longer "
+        "than the quiet gap), not one at a smaller scale: {}",
+        fmt::join(pieces, "; ")));
   std::vector<Sample> all = collect_samples(r, d);
   std::vector<Sample> with_rpcs;
   std::vector<std::string> without;

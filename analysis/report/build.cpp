@@ -19,11 +19,6 @@
 namespace ckpt::report {
 namespace {
 
-// Checkpoints of different nodes are one checkpoint of the job when their
-// windows overlap, give or take this much (clock skew between nodes, ranks
-// reaching the save a little apart).
-constexpr uint64_t kGroupSlackNs = 2'000'000'000;
-
 uint64_t to_wall(const JobRecord& job, uint64_t mono_ns) {
   const auto offset =
       static_cast<int64_t>(job.start_wall_ns) - static_cast<int64_t>(job.start_mono_ns);

@@ -20,6 +20,11 @@
 
 namespace ckpt::report {
 
+// Checkpoints of different nodes are one checkpoint of the job when their
+// windows overlap, give or take this much (clock skew between nodes, ranks
+// reaching the save a little apart).
+inline constexpr uint64_t kGroupSlackNs = 2'000'000'000;
+
 // One node's trace, as read from `path`.
 struct NodeTrace {
   std::string path;
