@@ -10,10 +10,13 @@ and 2 traces only, `ckptscope project --nodes 1,2,4,8` predicts; `project`
 over every trace gives what each N measured (its `measured` rows). Asserts,
 per direction (docs/projection.md "Checked against real runs"):
   - every run's jobs exited 0, and each trace has its checkpoints' RPCs;
-  - each node's trace holds the whole of its save and its load: the bytes of
-    its checkpoints in each direction against the workload's ground truth
-    (nN/sN-i.truth-save.json, truth-load.json), so that a trace that lost
-    events is named as such, not taken for a wrong prediction;
+  - each node's trace holds the whole of its save and its load, as one
+    checkpoint each: the bytes and the number of its checkpoints in each
+    direction against the workload's ground truth (nN/sN-i.truth-save.json,
+    truth-load.json), so that a trace that lost events, or split a
+    checkpoint in two (a piece of one node's is a checkpoint of one node:
+    it lands in the N = 1 row), is named as such, not taken for a wrong
+    prediction;
   - the forecast is supported, its maximum the one given;
   - the predicted duration at N = 4 and 8 is within 20% of the measured;
   - the predicted crossover on the grid 1,2,4,8 (the smallest N whose side
@@ -60,8 +63,16 @@ def check_against_truth(c, run, n, node):
         return
     for direction in ("save", "load"):
         truth = c.load(os.path.relpath(f"{base}.truth-{direction}.json", run))
-        if truth is not None:
-            v.bytes_against_truth(c, summary, truth, direction, f"N={n} {node.get('name')}")
+        if truth is None:
+            continue
+        who = f"N={n} {node.get('name')}"
+        v.bytes_against_truth(c, summary, truth, direction, who)
+        traced = [cp for cp in v.checkpoints(summary) if cp.get("direction") == direction]
+        made = len(truth.get("checkpoints", []))
+        pieces = ", ".join(f"{(cp['end_ns'] - cp['start_ns']) / 1e9:.2f} s {cp['bytes']} B" for cp in traced)
+        c.check(len(traced) == made,
+                f"{who}: its trace has {len(traced)} {direction} checkpoint(s) ({pieces}), "
+                f"the workload made {made}")
 
 
 def main():
