@@ -413,6 +413,38 @@ TEST_F(JobIoRecords, ThreadsTakingTurnsOnOneCpuKeepTheirOwnCounts) {
   expect_no_drops();
 }
 
+// Anonymous pages that are not there until served through a userfaultfd: a
+// call that copies into or out of them sleeps inside the call, on any file
+// system.
+struct MissingPages {
+  int uffd = -1;
+  void* region = MAP_FAILED;
+  size_t size = 0;
+  MissingPages() = default;
+  MissingPages(const MissingPages&) = delete;
+  MissingPages& operator=(const MissingPages&) = delete;
+  ~MissingPages() {
+    if (region != MAP_FAILED) munmap(region, size);
+    if (uffd >= 0) close(uffd);
+  }
+};
+
+void make_missing_pages(size_t size, MissingPages& out) {
+  out.uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+  ASSERT_GE(out.uffd, 0) << "userfaultfd: " << std::strerror(errno);
+  uffdio_api api{};
+  api.api = UFFD_API;
+  ASSERT_EQ(ioctl(out.uffd, UFFDIO_API, &api), 0) << std::strerror(errno);
+  out.region = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(out.region, MAP_FAILED);
+  out.size = size;
+  uffdio_register reg{};
+  reg.range.start = reinterpret_cast<uint64_t>(out.region);
+  reg.range.len = size;
+  reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+  ASSERT_EQ(ioctl(out.uffd, UFFDIO_REGISTER, &reg), 0) << std::strerror(errno);
+}
+
 // A call that sleeps halfway (its thread leaves the CPU inside it, and the
 // slot with it) is still reported whole when it returns. The writes copy from
 // pages that are not there yet, served by a userfaultfd handler after a
@@ -420,19 +452,10 @@ TEST_F(JobIoRecords, ThreadsTakingTurnsOnOneCpuKeepTheirOwnCounts) {
 TEST_F(JobIoRecords, CallsThatSleepHalfwayAreReportedWhole) {
   constexpr int kCalls = 40;
   constexpr size_t kPage = 4096;
-  const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
-  ASSERT_GE(uffd, 0) << "userfaultfd: " << std::strerror(errno);
-  uffdio_api api{};
-  api.api = UFFD_API;
-  ASSERT_EQ(ioctl(uffd, UFFDIO_API, &api), 0) << std::strerror(errno);
-  const size_t size = kCalls * kPage;
-  void* region = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(region, MAP_FAILED);
-  uffdio_register reg{};
-  reg.range.start = reinterpret_cast<uint64_t>(region);
-  reg.range.len = size;
-  reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-  ASSERT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0) << std::strerror(errno);
+  MissingPages pages;
+  ASSERT_NO_FATAL_FAILURE(make_missing_pages(kCalls * kPage, pages));
+  const int uffd = pages.uffd;
+  void* region = pages.region;
 
   std::atomic<bool> stop{false};
   std::thread pager([&] {
@@ -471,8 +494,6 @@ TEST_F(JobIoRecords, CallsThatSleepHalfwayAreReportedWhole) {
   for (int f : fds) close(f);
   stop = true;
   pager.join();
-  munmap(region, size);
-  close(uffd);
   drain();
   ASSERT_EQ(written, kCalls);
   EXPECT_GE(after.ru_nvcsw - before.ru_nvcsw, kCalls) << "the writes did not sleep inside the call";
@@ -510,18 +531,10 @@ TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
   const FileIdentity id = identity_of(path);
   const int fd = open(path.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
-  const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
-  ASSERT_GE(uffd, 0) << "userfaultfd: " << std::strerror(errno);
-  uffdio_api api{};
-  api.api = UFFD_API;
-  ASSERT_EQ(ioctl(uffd, UFFDIO_API, &api), 0) << std::strerror(errno);
-  void* region = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(region, MAP_FAILED);
-  uffdio_register reg{};
-  reg.range.start = reinterpret_cast<uint64_t>(region);
-  reg.range.len = kPage;
-  reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-  ASSERT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0) << std::strerror(errno);
+  MissingPages pages;
+  ASSERT_NO_FATAL_FAILURE(make_missing_pages(kPage, pages));
+  const int uffd = pages.uffd;
+  void* region = pages.region;
   cpu_set_t was{};
   ASSERT_EQ(sched_getaffinity(0, sizeof(was), &was), 0);
   ASSERT_TRUE(pin_to_cpu(1)) << std::strerror(errno);
@@ -598,8 +611,6 @@ TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
   EXPECT_FALSE(probes_->parked_call(tid)) << "still parked after the read returned";
   release = true;
   reader.join();
-  munmap(region, kPage);
-  close(uffd);
   close(fd);
   drain();
   const auto reads = io_on(id, CKPT_OP_READ);
