@@ -131,6 +131,22 @@ static __always_inline bool ckpt_task_pinned_to_cpu(struct task_struct *task)
 	return BPF_CORE_READ(task, migration_disabled) != 0;
 }
 
+/* What ckpt_task_syscall_nr answers where the kernel cannot say. */
+#define CKPT_SYSCALL_NR_UNKNOWN (-2)
+
+/*
+ * The system call `task` is in (-1: none, e.g. preempted in user space, whose
+ * entry was an interrupt), from the registers its kernel entry saved.
+ * bpf_task_pt_regs came in v5.15 (commit dd6e10fbd9fb "bpf: Add
+ * bpf_task_pt_regs() helper"); before it, CKPT_SYSCALL_NR_UNKNOWN.
+ */
+static __always_inline long ckpt_task_syscall_nr(struct task_struct *task)
+{
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return CKPT_SYSCALL_NR_UNKNOWN;
+	return ckpt_syscall_nr((struct pt_regs *)bpf_task_pt_regs(task));
+}
+
 /*
  * sk_protocol was an 8-bit bitfield until v5.6 (commit bf9765145b85 "sock:
  * Make sk_protocol a 16-bit value"); the probed bitfield read handles both.

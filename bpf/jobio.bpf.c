@@ -235,15 +235,18 @@ static __always_inline void flush_cpu_window(struct thread_state *st, __u64 pid_
 
 /* The thread leaves the CPU: what it folded is reported now, not when it next
  * runs, and its CPU time up to now unless it is inside a traced call. */
-static __always_inline void switched_out(struct thread_state *st, __u64 prev_id, __u64 now)
+static __always_inline void switched_out(struct thread_state *st, struct task_struct *prev,
+					 __u64 prev_id, __u64 now)
 {
 	if (!st->mfold.in_fault)
 		flush_folds(st, prev_id);
 	flush_aged_other_io(st, prev_id, now, other_io_flush_ns);
 	if (!st->in_io)
 		flush_cpu_window(st, prev_id, now, cpu_flush_min_ns);
-	else if (!st->parked)
-		park_call(st, (__u32)prev_id);
+	else if (st->parked == PARK_NONE)
+		park_call(st, prev);
+	else if (st->parked == PARK_HELD)
+		parked_switched_out(st, prev);
 }
 
 /* The hot slot's owner leaves the CPU: its state goes back to its task
@@ -255,7 +258,7 @@ static __always_inline void release_slot(struct hot_slot *slot, struct task_stru
 	struct thread_state *stored;
 
 	if (other_task_is_traced(prev->tgid))
-		switched_out(&slot->st, prev_id, now);
+		switched_out(&slot->st, prev, prev_id, now);
 	stored = bpf_task_storage_get(&thread_states, prev, 0, 0);
 	if (stored) {
 		*stored = slot->st;
@@ -282,7 +285,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	} else if (other_task_is_traced(prev->tgid)) {
 		st = bpf_task_storage_get(&thread_states, prev, 0, 0);
 		if (st && !st->busy)
-			switched_out(st, prev_id, now);
+			switched_out(st, prev, prev_id, now);
 	}
 	if (!other_task_is_traced(next->tgid))
 		return 0;
@@ -309,6 +312,8 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		st->oncpu_since_ns = now;
 	} else if (!st->in_io) {
 		st->oncpu_since_ns = now;
+	} else if (st->parked == PARK_HELD) {
+		parked_switched_in(st, next->pid, now);
 	}
 	return 0;
 }
@@ -447,6 +452,10 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 		flush_aged_other_io(st, ((__u64)tgid << 32) | tid, bpf_ktime_get_ns(), 0);
 		if (!st->in_io)
 			flush_cpu_window(st, ((__u64)tgid << 32) | tid, bpf_ktime_get_ns(), 0);
+		/* No entry outlives the thread (a tid is reused): none is
+		 * made from here on (PF_EXITING, park_call). */
+		if (st->parked == PARK_HELD)
+			st->parked = PARK_NEVER;
 	}
 	/* Task storage goes with the task; a path call cut short does not,
 	 * nor a parked call. */

@@ -313,21 +313,25 @@ struct ckpt_hot_slot_head {
 struct ckpt_parked_call {
 	__u64 start_ns;
 	/* The file the call moves data on or flushes, the kernel's s_dev
-	 * (kernel_dev_to_user makes st_dev of it); 0, 0 for a call that names
-	 * a path (an open, a rename). */
+	 * (kernel_dev_to_user makes st_dev of it). Calls that name a path (an
+	 * open, a rename) are not parked. */
 	__u64 dev;
 	__u64 ino;
 	__u64 dev2; /* a copy's destination (dev, ino: its source); 0 otherwise */
 	__u64 ino2;
-	__u32 op; /* enum ckpt_io_op or ckpt_path_op; 0 for a copy */
+	__u32 op; /* enum ckpt_io_op; 0 for a copy */
 	__s32 fd; /* -1 where the call has none (a file-layer call, a copy) */
+	/* When the thread last got a CPU inside the call; 0 while it is off
+	 * one (asleep in the call, or runnable and waiting). A thread on a CPU
+	 * for long has finished its call unseen (a missed exit) more likely
+	 * than it is still copying. */
+	__u64 running_since_ns;
 };
 
 /* Why an event was lost; indexes the per-CPU `jobio_drops` array. */
 enum ckpt_jobio_drop {
 	CKPT_DROP_RINGBUF_FULL = 0,
-	CKPT_DROP_INFLIGHT_FULL = 1, /* no room to remember a call in progress: a path call's
-				      * names, or a call its thread left the CPU in */
+	CKPT_DROP_INFLIGHT_FULL = 1, /* no room to remember a path call's names */
 	CKPT_DROP_THREAD_FULL = 2,   /* no per-thread storage for a traced thread */
 	CKPT_DROP_TGID_FULL = 3,     /* a forked child could not be followed */
 	/* an io_uring request's submit time could not be kept: its record has
@@ -337,7 +341,10 @@ enum ckpt_jobio_drop {
 	 * function's trampoline while the call slept in it): what it moved is
 	 * not known (bpf/jobio_file_layer.bpf.h fl_abandon_call) */
 	CKPT_DROP_EXIT_MISSED = 5,
-	CKPT_JOBIO_DROP_MAX = 6,
+	/* no room in parked_calls for a call its thread left the CPU in: a
+	 * quiet checkpoint is not held open for it (counted once a call) */
+	CKPT_DROP_PARKED_FULL = 6,
+	CKPT_JOBIO_DROP_MAX = 7,
 };
 
 /* Which processes are traced; set before load (rodata). */

@@ -212,8 +212,10 @@ struct thread_state {
 	__u64 verdict_gen;
 	/* On-CPU accounting outside traced calls. */
 	__u32 in_io;
-	/* The call in progress is in `parked_calls` (switched out inside it). */
+	/* The call in progress and parked_calls: enum park_state. */
 	__u32 parked;
+	/* The system call a PARK_HELD call runs in (ckpt_task_syscall_nr). */
+	__s32 parked_nr;
 	__u64 window_start_ns; /* start of the not-yet-reported window */
 	__u64 oncpu_since_ns;  /* 0 while off CPU or inside a traced call */
 	__u64 acc_ns;	       /* on-CPU ns outside calls since window_start_ns */
@@ -470,33 +472,79 @@ static __always_inline __u32 thread_file_verdict(struct thread_state *st, __u64 
 
 /* ---- CPU accounting around calls ------------------------------------------- */
 
-/* The thread `tid` leaves the CPU inside its traced call: say so in
- * parked_calls until the call returns (unpark_call). A full map loses only
- * that answer, counted. */
-static __always_inline void park_call(struct thread_state *st, __u32 tid)
+/* thread_state.parked: where the call in progress stands with parked_calls. */
+enum park_state {
+	PARK_NONE = 0, /* not in it (yet): parked at the thread's next switch out */
+	PARK_HELD = 1, /* in it, until the call returns */
+	PARK_NEVER = 2 /* not for this call: the map was full, or the call ended unseen */
+};
+
+/* PF_EXITING (include/linux/sched.h, stable since 2.6): the thread is in
+ * do_exit; its calls are the exit's own (closing its files), and a flush
+ * there says so with its start record. */
+#define CKPT_PF_EXITING 0x00000004
+
+/* The thread `prev` (running, in sched_switch) leaves the CPU inside its
+ * traced call: say so in parked_calls until the call returns (unpark_call).
+ * A full map loses only that answer, counted once for the call. */
+static __always_inline void park_call(struct thread_state *st, struct task_struct *prev)
 {
 	struct ckpt_parked_call p = {};
+	__u32 tid = prev->pid;
 
+	/* A path call (an open, a rename) names no file user space could
+	 * match: its entry would answer nothing. */
+	if ((prev->flags & CKPT_PF_EXITING) || (st->call != CALL_FD && st->call != CALL_COPY)) {
+		st->parked = PARK_NEVER;
+		return;
+	}
 	p.start_ns = st->cur.start_ns;
+	p.dev = st->cur.dev;
+	p.ino = st->cur.ino;
 	if (st->call == CALL_COPY) {
-		p.dev = st->cur.dev;
-		p.ino = st->cur.ino;
 		p.dev2 = st->dev2;
 		p.ino2 = st->ino2;
 		p.fd = -1;
 	} else {
 		p.op = st->cur.op;
-		p.fd = st->call == CALL_FD ? st->cur.fd : -1;
-		if (st->call == CALL_FD) {
-			p.dev = st->cur.dev;
-			p.ino = st->cur.ino;
-		}
+		p.fd = st->cur.fd;
 	}
 	if (bpf_map_update_elem(&parked_calls, &tid, &p, BPF_ANY)) {
-		count_drop(CKPT_DROP_INFLIGHT_FULL);
+		count_drop(CKPT_DROP_PARKED_FULL);
+		st->parked = PARK_NEVER;
 		return;
 	}
-	st->parked = 1;
+	st->parked = PARK_HELD;
+	st->parked_nr = ckpt_task_syscall_nr(prev);
+}
+
+/* A thread with a PARK_HELD call leaves the CPU again. Still in the call's
+ * system call: off the CPU now. In another one, or in none (preempted in user
+ * space), or exiting: the call ended without its exit program (a missed exit,
+ * bpf/jobio_file_layer.bpf.h), which its next call will count; its entry must
+ * not say it is still in it. */
+static __always_inline void parked_switched_out(struct thread_state *st, struct task_struct *prev)
+{
+	__u32 tid = prev->pid;
+	struct ckpt_parked_call *p;
+
+	if (!(prev->flags & CKPT_PF_EXITING) && ckpt_task_syscall_nr(prev) == st->parked_nr) {
+		p = bpf_map_lookup_elem(&parked_calls, &tid);
+		if (p)
+			p->running_since_ns = 0;
+		return;
+	}
+	bpf_map_delete_elem(&parked_calls, &tid);
+	st->parked = PARK_NEVER;
+}
+
+/* A thread with a PARK_HELD call gets a CPU back at `now`. */
+static __always_inline void parked_switched_in(struct thread_state *st, __u32 tid, __u64 now)
+{
+	struct ckpt_parked_call *p = bpf_map_lookup_elem(&parked_calls, &tid);
+
+	if (p)
+		p->running_since_ns = now;
 }
 
 /* The running thread's call has returned (or is abandoned). */
@@ -504,10 +552,9 @@ static __always_inline void unpark_call(struct thread_state *st)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	if (!st->parked)
-		return;
-	bpf_map_delete_elem(&parked_calls, &tid);
-	st->parked = 0;
+	if (st->parked == PARK_HELD)
+		bpf_map_delete_elem(&parked_calls, &tid);
+	st->parked = PARK_NONE;
 }
 
 /* The thread enters a traced call: stop counting its CPU as serialize. */

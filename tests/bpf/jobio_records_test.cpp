@@ -546,15 +546,24 @@ TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
   std::atomic<uint32_t> reader_tid{0};
   std::atomic<ssize_t> got{-2};
   std::atomic<bool> release{false};
+  std::atomic<int> reader_pin_errno{0};
   std::thread reader([&] {
-    if (!pin_to_cpu(0)) return;
+    if (!pin_to_cpu(0)) {
+      reader_pin_errno = errno;
+      return;
+    }
     reader_tid = this_tid();
     got = pread(fd, region, kPage, 0);
     while (!release) usleep(1000);
   });
   // The read faults on its destination and sleeps in the call.
   pollfd p{uffd, POLLIN, 0};
-  ASSERT_EQ(poll(&p, 1, 5000), 1) << "the read never faulted on its destination";
+  const int faulted = poll(&p, 1, 5000);
+  if (reader_pin_errno != 0) {
+    reader.join();
+    FAIL() << "the reader could not pin itself to CPU 0: " << std::strerror(reader_pin_errno);
+  }
+  ASSERT_EQ(faulted, 1) << "the read never faulted on its destination";
   uffd_msg msg{};
   ASSERT_EQ(read(uffd, &msg, sizeof(msg)), static_cast<ssize_t>(sizeof(msg)));
   const uint32_t tid = reader_tid.load();
@@ -565,7 +574,9 @@ TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
   }
   ASSERT_TRUE(parked) << "the sleeping read is not in parked_calls";
   EXPECT_EQ(parked->files, std::vector<FileId>{id.user});
-  EXPECT_EQ(parked->fd, fd);
+  // The file layer sees the file, not the descriptor (bpf/jobio.h).
+  EXPECT_EQ(parked->fd, probes_->probe_mode() == "file_layer" ? -1 : fd);
+  EXPECT_EQ(parked->running_since_ns, 0u) << "asleep in the call";
   EXPECT_EQ(proc_call_state(tid).path, std::filesystem::canonical(path).string());
 
   // A real-time thread takes CPU 0; the page served wakes the reader there,
@@ -595,6 +606,7 @@ TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
   usleep(20'000);
   const ProcCallState woken = proc_call_state(tid);
   const std::optional<CallInProgress> call = call_in_progress(tid, probes_.get());
+  const std::optional<ParkedCall> waiting = probes_->parked_call(tid);
   const ssize_t got_while_held = got.load();
   stop_hog = true;
   hog.join();
@@ -605,6 +617,8 @@ TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
   EXPECT_FALSE(woken.path);
   ASSERT_TRUE(call) << "a woken read not yet returned is in no call";
   EXPECT_EQ(call->files, std::vector<FileId>{id.user});
+  ASSERT_TRUE(waiting);
+  EXPECT_EQ(waiting->running_since_ns, 0u) << "woken, but its CPU is held: it has not run";
 
   while (got == -2) usleep(1000);
   EXPECT_EQ(got.load(), static_cast<ssize_t>(kPage));

@@ -23,9 +23,9 @@ struct ProgramStats;
 // (bpf/jobio.h ckpt_parked_call), in user space's terms.
 struct ParkedCall {
   uint64_t start_ns = 0;
-  std::vector<FileId>
-      files;    // the file it moves data on or flushes; a copy's two; none for a path call
-  int fd = -1;  // -1: none known (the file layer, a copy)
+  std::vector<FileId> files;      // the file it moves data on or flushes; a copy's two
+  int fd = -1;                    // -1: none known (the file layer, a copy)
+  uint64_t running_since_ns = 0;  // when it last got a CPU inside the call; 0: off one now
 };
 
 class ProbeFeed {

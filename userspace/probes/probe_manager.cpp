@@ -505,6 +505,7 @@ std::optional<ParkedCall> ProbeManager::parked_call(uint32_t tid) const {
   ParkedCall call;
   call.start_ns = raw.start_ns;
   call.fd = raw.fd;
+  call.running_since_ns = raw.running_since_ns;
   if (raw.ino != 0) call.files.push_back(FileId{kernel_dev_to_user(raw.dev), raw.ino});
   if (raw.ino2 != 0) call.files.push_back(FileId{kernel_dev_to_user(raw.dev2), raw.ino2});
   return call;

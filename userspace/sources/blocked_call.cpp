@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/clock.h"
+
 namespace ckpt {
 namespace {
 
@@ -111,12 +113,8 @@ ProcCallState proc_call_state(uint32_t tid, const std::string& proc_root) {
   return state;
 }
 
-std::optional<std::string> blocked_call_path(uint32_t tid, const std::string& proc_root) {
-  return proc_call_state(tid, proc_root).path;
-}
-
 std::optional<CallInProgress> call_in_progress(uint32_t tid, const ProbeFeed* feed,
-                                               const std::string& proc_root) {
+                                               const std::string& proc_root, uint64_t now_ns) {
   ProcCallState state = proc_call_state(tid, proc_root);
   if (state.path) return CallInProgress{std::move(*state.path), {}};
   // Blocked in some other call, or gone: a parked entry left by a call whose
@@ -124,6 +122,12 @@ std::optional<CallInProgress> call_in_progress(uint32_t tid, const ProbeFeed* fe
   if (!state.running || feed == nullptr) return std::nullopt;
   auto parked = feed->parked_call(tid);
   if (!parked || parked->files.empty()) return std::nullopt;
+  if (parked->running_since_ns != 0) {
+    if (now_ns == 0) now_ns = monotonic_ns();
+    if (now_ns > parked->running_since_ns &&
+        now_ns - parked->running_since_ns >= kParkedRunningLimitNs)
+      return std::nullopt;
+  }
   return CallInProgress{"", std::move(parked->files)};
 }
 

@@ -51,13 +51,10 @@ std::optional<int> file_fd_of(const BlockedSyscall& call);
 // For a copy, the other descriptor (the source), else nullopt.
 std::optional<int> second_fd_of(const BlockedSyscall& call);
 
-// The path of the file `tid` is blocked in a data call on, read from
-// `proc_root` (/proc; tests give another): nullopt when it is in none, or
-// gone, or its descriptor names no path. A copy between two files names the
-// destination when it is one, else the source.
-std::optional<std::string> blocked_call_path(uint32_t tid, const std::string& proc_root = "/proc");
-
-// What /proc/TID/syscall says of a thread.
+// What /proc/TID/syscall says of a thread, read from `proc_root` (/proc;
+// tests give another). `path`: the file it is blocked in a data call on
+// (nullopt when in none, or gone, or its descriptor names no path); a copy
+// between two files names the destination when it is one, else the source.
 struct ProcCallState {
   bool gone = false;                // no such thread (or the file is unreadable)
   bool running = false;             // TASK_RUNNING: on a CPU or waiting for one, in a call or not
@@ -65,12 +62,23 @@ struct ProcCallState {
 };
 ProcCallState proc_call_state(uint32_t tid, const std::string& proc_root = "/proc");
 
+// How long a thread may have been on a CPU inside a parked call and still
+// count as in it. A woken reader copies its last pages out in well under a
+// millisecond; one on a CPU for a second without leaving it has most likely
+// finished its call unseen (a missed exit, bpf/jobio_file_layer.bpf.h) and
+// is computing in user space, which /proc cannot tell apart. A call that
+// really is on a CPU that long (a multi-GiB copy out of the page cache, after
+// a sleep that parked it) closes its checkpoint as it did before parked calls.
+inline constexpr uint64_t kParkedRunningLimitNs = 1'000'000'000;
+
 // The call `tid` is inside, for a quiet checkpoint (Stitcher::
 // set_blocked_call_query): the file /proc shows it blocked on; else, while
 // /proc says it is running, the files of the call the probes saw it leave the
-// CPU in and not yet return from (`feed` null, or one that cannot say:
-// /proc's answer alone). nullopt: in no data call that either can name.
+// CPU in and not yet return from, unless it has been on a CPU in it for
+// kParkedRunningLimitNs by `now_ns` (0: now). `feed` null, or one that cannot
+// say: /proc's answer alone. nullopt: in no data call that either can name.
 std::optional<CallInProgress> call_in_progress(uint32_t tid, const ProbeFeed* feed,
-                                               const std::string& proc_root = "/proc");
+                                               const std::string& proc_root = "/proc",
+                                               uint64_t now_ns = 0);
 
 }  // namespace ckpt

@@ -70,12 +70,12 @@ TEST(BlockedCall, ThePathOfTheFileTheThreadIsBlockedOn) {
                                   << " 0x5 0x7f00 0x100000 0x0 0x0 0x0 0x7ffd0 0x7f001\n";
   std::filesystem::create_symlink("/nfs/run/checkpoint-1/shard-0.pt", task / "fd" / "5");
   std::filesystem::create_symlink("pipe:[81234]", task / "fd" / "6");
-  EXPECT_EQ(blocked_call_path(4242, dir.path().string()), "/nfs/run/checkpoint-1/shard-0.pt");
+  EXPECT_EQ(proc_call_state(4242, dir.path().string()).path, "/nfs/run/checkpoint-1/shard-0.pt");
   std::ofstream(task / "syscall") << SYS_read << " 0x6 0x7f00 0x1000 0x0 0x0 0x0 0x7ffd0 0x7f001\n";
-  EXPECT_FALSE(blocked_call_path(4242, dir.path().string()));
+  EXPECT_FALSE(proc_call_state(4242, dir.path().string()).path);
   std::ofstream(task / "syscall") << "running\n";
-  EXPECT_FALSE(blocked_call_path(4242, dir.path().string()));
-  EXPECT_FALSE(blocked_call_path(4343, dir.path().string())) << "a thread that is gone";
+  EXPECT_FALSE(proc_call_state(4242, dir.path().string()).path);
+  EXPECT_FALSE(proc_call_state(4343, dir.path().string()).path) << "a thread that is gone";
 }
 
 // A feed whose probes saw threads leave the CPU inside calls.
@@ -125,9 +125,20 @@ TEST(BlockedCall, TheProbesAnswerForAThreadProcSaysIsRunning) {
   EXPECT_EQ(call->path, "");
   EXPECT_EQ(call->files, std::vector<FileId>{shard});
   EXPECT_FALSE(call_in_progress(4242, nullptr, root)) << "no probes: /proc's answer alone";
-  feed.parked[4242].files.clear();  // a path call (an open): no file to name
+  feed.parked[4242].files.clear();  // no file to name
   EXPECT_FALSE(call_in_progress(4242, &feed, root));
   feed.parked[4242].files = {shard};
+
+  // On a CPU inside the call since running_since_ns: finishing it, until
+  // that has lasted kParkedRunningLimitNs (then its exit was most likely
+  // missed, and it computes in user space).
+  const uint64_t now = 50'000'000'000;
+  feed.parked[4242].running_since_ns = now - kParkedRunningLimitNs + 1;
+  EXPECT_TRUE(call_in_progress(4242, &feed, root, now)) << "woken just now";
+  feed.parked[4242].running_since_ns = now - kParkedRunningLimitNs;
+  EXPECT_FALSE(call_in_progress(4242, &feed, root, now)) << "on a CPU for the whole limit";
+  feed.parked[4242].running_since_ns = 0;
+  EXPECT_TRUE(call_in_progress(4242, &feed, root, now)) << "off its CPU, waiting for one";
 
   std::ofstream(task / "syscall") << SYS_write
                                   << " 0x5 0x7f00 0x100000 0x0 0x0 0x0 0x7ffd0 0x7f001\n";
@@ -166,13 +177,13 @@ TEST(BlockedCall, AThreadBlockedInARealReadIsSeenOnItsPath) {
   std::optional<std::string> seen;
   for (int i = 0; i < 200 && !seen; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (reader != 0) seen = blocked_call_path(static_cast<uint32_t>(reader.load()));
+    if (reader != 0) seen = proc_call_state(static_cast<uint32_t>(reader.load())).path;
   }
   EXPECT_EQ(seen, std::filesystem::canonical(fifo).string());
   const pid_t tid = reader.load();
   ASSERT_EQ(write(fd, "x", 1), 1);
   t.join();
-  EXPECT_FALSE(blocked_call_path(static_cast<uint32_t>(tid))) << "the thread is gone";
+  EXPECT_FALSE(proc_call_state(static_cast<uint32_t>(tid)).path) << "the thread is gone";
   close(fd);
 }
 
