@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "config/config.h"
 #include "model/vocabulary.h"
 
 namespace ckpt::projection {
@@ -44,47 +45,82 @@ struct RpcMeans {
   }
 };
 
-bool overlaps(const report::CheckpointReport& a, const report::CheckpointReport& b) {
-  return a.start_wall_ns <= b.end_wall_ns + report::kGroupSlackNs &&
-         b.start_wall_ns <= a.end_wall_ns + report::kGroupSlackNs;
+const report::NodeCheckpoint* part_of(const report::CheckpointReport& c, size_t node) {
+  auto it = std::find_if(c.nodes.begin(), c.nodes.end(),
+                         [&](const report::NodeCheckpoint& nc) { return nc.node == node; });
+  return it == c.nodes.end() ? nullptr : &*it;
 }
 
-bool has_node(const report::CheckpointReport& c, size_t node) {
-  return std::any_of(c.nodes.begin(), c.nodes.end(),
-                     [&](const report::NodeCheckpoint& nc) { return nc.node == node; });
+// The quiet gap node `node`'s trace was stitched with: its recorded
+// configuration's, else the default.
+uint64_t quiet_gap_ns(const report::Report& r, size_t node) {
+  const std::string& json = r.traces[node].trace.job.config_json;
+  if (!json.empty())
+    if (auto config = parse_config(json, "the trace's config"))
+      return config->checkpoint.quiet_gap_ns;
+  return Config::defaults().checkpoint.quiet_gap_ns;
 }
 
-std::optional<uint64_t> piece_of(const report::Report& r, const report::CheckpointReport& c) {
-  for (const auto& other : r.checkpoints) {
-    if (&other == &c || other.direction != c.direction || other.nodes.size() <= c.nodes.size() ||
-        !overlaps(c, other))
-      continue;
-    if (std::all_of(c.nodes.begin(), c.nodes.end(),
-                    [&](const report::NodeCheckpoint& nc) { return has_node(other, nc.node); }))
-      return other.index;
+// Whether `c` is a piece of `other` (find_pieces): every node of `c` is in
+// `other`, and either `other` has more nodes and overlaps it within the
+// grouping's slack, or each of those nodes' part of `c` began before its part
+// of `other` had been quiet for the node's gap, so by the stitcher's own rule
+// its first call belonged to `other` (the checkpoint was closed while that
+// call was still in flight). Two checkpoints of one node a quiet gap apart
+// are two checkpoints.
+bool is_piece_of(const std::vector<uint64_t>& gaps, const report::CheckpointReport& c,
+                 const report::CheckpointReport& other) {
+  if (&other == &c || other.direction != c.direction || other.nodes.size() < c.nodes.size())
+    return false;
+  const bool wider = other.nodes.size() > c.nodes.size() &&
+                     c.start_wall_ns <= other.end_wall_ns + report::kGroupSlackNs &&
+                     other.start_wall_ns <= c.end_wall_ns + report::kGroupSlackNs;
+  bool cut_short = other.start_wall_ns < c.start_wall_ns;
+  for (const auto& nc : c.nodes) {
+    const report::NodeCheckpoint* mine = part_of(other, nc.node);
+    if (mine == nullptr) return false;
+    cut_short = cut_short && nc.start_wall_ns > mine->start_wall_ns &&
+                nc.start_wall_ns <= mine->end_wall_ns + gaps[nc.node];
   }
-  return std::nullopt;
+  return wider || cut_short;
+}
+
+// For each of r.checkpoints (by position), the index of the checkpoint it is
+// a piece of, if any.
+std::vector<std::optional<uint64_t>> pieces_by_position(const report::Report& r) {
+  std::vector<uint64_t> gaps;
+  for (size_t n = 0; n < r.nodes.size(); ++n) gaps.push_back(quiet_gap_ns(r, n));
+  std::vector<std::optional<uint64_t>> out(r.checkpoints.size());
+  for (size_t i = 0; i < r.checkpoints.size(); ++i)
+    for (const auto& other : r.checkpoints)
+      if (is_piece_of(gaps, r.checkpoints[i], other)) {
+        out[i] = other.index;
+        break;
+      }
+  return out;
 }
 
 }  // namespace
 
 std::vector<Piece> find_pieces(const report::Report& r, Direction d) {
   std::vector<Piece> out;
-  for (const auto& cp : r.checkpoints) {
-    if (cp.direction != d) continue;
-    if (auto of = piece_of(r, cp)) {
-      Piece p{cp.index, *of, {}};
-      for (const auto& nc : cp.nodes) p.nodes.push_back(r.nodes[nc.node].node);
-      out.push_back(std::move(p));
-    }
+  const auto pieces = pieces_by_position(r);
+  for (size_t i = 0; i < r.checkpoints.size(); ++i) {
+    const auto& cp = r.checkpoints[i];
+    if (cp.direction != d || !pieces[i]) continue;
+    Piece p{cp.index, *pieces[i], {}};
+    for (const auto& nc : cp.nodes) p.nodes.push_back(r.nodes[nc.node].node);
+    out.push_back(std::move(p));
   }
   return out;
 }
 
 std::vector<Sample> collect_samples(const report::Report& r, Direction d) {
   std::vector<Sample> out;
-  for (const auto& cp : r.checkpoints) {
-    if (cp.direction != d || piece_of(r, cp)) continue;
+  const auto pieces = pieces_by_position(r);
+  for (size_t i = 0; i < r.checkpoints.size(); ++i) {
+    const auto& cp = r.checkpoints[i];
+    if (cp.direction != d || pieces[i]) continue;
     for (const auto& nc : cp.nodes) {
       Sample s;
       s.scale = static_cast<uint32_t>(cp.nodes.size());
@@ -124,9 +160,10 @@ std::vector<Sample> collect_samples(const report::Report& r, Direction d) {
 
 std::vector<Measured> measure_scales(const report::Report& r, Direction d) {
   std::map<uint32_t, std::vector<const report::CheckpointReport*>> by_scale;
-  for (const auto& cp : r.checkpoints)
-    if (cp.direction == d && !piece_of(r, cp))
-      by_scale[static_cast<uint32_t>(cp.nodes.size())].push_back(&cp);
+  const auto pieces = pieces_by_position(r);
+  for (size_t i = 0; i < r.checkpoints.size(); ++i)
+    if (r.checkpoints[i].direction == d && !pieces[i])
+      by_scale[static_cast<uint32_t>(r.checkpoints[i].nodes.size())].push_back(&r.checkpoints[i]);
   std::vector<Measured> rows;
   for (const auto& [scale, cps] : by_scale) {
     Measured m;

@@ -11,10 +11,14 @@
 namespace ckpt::projection {
 
 // A job checkpoint in `direction` that is a piece of another: each of its
-// nodes is also in an overlapping one (within report::kGroupSlackNs) of more
-// nodes. A pause longer than the quiet gap split those nodes' checkpoints; the
-// piece is no checkpoint at a smaller scale, and the samples and rows leave it
-// out (project says which in a note).
+// nodes is also in the other, which either has more nodes and overlaps it
+// (within report::kGroupSlackNs), or began earlier and still had each of
+// those nodes within its quiet gap (the trace's config) when the piece began.
+// A pause longer than the quiet gap, or a checkpoint closed while its last
+// call was in flight, split those nodes' checkpoints; the piece is no
+// checkpoint at a smaller scale, and the samples and rows leave it out
+// (project says which in a note). Its own bytes are not added back to the
+// checkpoint it is a piece of.
 struct Piece {
   uint64_t index = 0;  // report::CheckpointReport::index
   uint64_t of = 0;     // the checkpoint it is a piece of

@@ -268,6 +268,58 @@ TEST(Projection, APieceOfANodesCheckpointIsNoCheckpointAtASmallerScale) {
   EXPECT_TRUE(said) << "no note names the piece";
 }
 
+// One node alone (the N = 1 run every projection starts from) whose load
+// was closed while its last read was in flight: the read, when it returned,
+// began a checkpoint of its own, of the same one node. It began before the
+// first had been quiet for the trace's gap, so by the stitcher's rule it
+// belonged to it: a piece. A second checkpoint a gap later is a checkpoint.
+TEST(Projection, ACheckpointCutShortOnOneNodeLeavesAPieceNotASecondSample) {
+  auto one_node = [](uint64_t piece_after_ns, std::string config_json) {
+    NodeRun run = node("s1-1", 0, kSec);
+    run.config_json = std::move(config_json);
+    std::vector<report::NodeTrace> traces;
+    traces.push_back(test::node_trace(run));
+    Trace& t = traces[0].trace;
+    CheckpointRecord piece = t.checkpoints[0];
+    piece.id = 2;
+    piece.start_ns = t.checkpoints[0].end_ns + piece_after_ns;
+    piece.end_ns = piece.start_ns + 300 * kMs;
+    piece.bytes = kMiB;
+    t.checkpoints.push_back(piece);
+    t.job.end_mono_ns = piece.end_ns + kSec;
+    auto built = report::build_report(std::move(traces), {});
+    EXPECT_TRUE(built) << built.error().message;
+    return std::move(*built);
+  };
+  {
+    const report::Report r = one_node(0, "");  // the next read, at once
+    ASSERT_EQ(r.checkpoints.size(), 2u);
+    auto p = project(r, with_max({4}));
+    ASSERT_TRUE(p) << p.error().message;
+    const DirectionProjection& d = p->directions[0];
+    ASSERT_EQ(d.measured.size(), 1u);
+    EXPECT_EQ(d.measured[0].checkpoints, 1u);
+    EXPECT_NEAR(d.measured[0].duration_s, 1.1, 1e-9) << "the piece's 0.3 s took part";
+    const bool said = std::any_of(d.notes.begin(), d.notes.end(), [](const std::string& n) {
+      return n.find("#2 (s1-1) of #1") != std::string::npos;
+    });
+    EXPECT_TRUE(said) << "no note names the piece";
+  }
+  // 1.5 s later: past the default gap (1 s), a checkpoint of its own.
+  {
+    auto p = project(one_node(1500 * kMs, ""), with_max({4}));
+    ASSERT_TRUE(p) << p.error().message;
+    EXPECT_EQ(p->directions[0].measured[0].checkpoints, 2u);
+  }
+  // The same 1.5 s inside a trace stitched with a 2 s gap: a piece again.
+  {
+    auto p =
+        project(one_node(1500 * kMs, R"({"checkpoint": {"quiet_gap_ms": 2000}})"), with_max({4}));
+    ASSERT_TRUE(p) << p.error().message;
+    EXPECT_EQ(p->directions[0].measured[0].checkpoints, 1u);
+  }
+}
+
 TEST(Projection, TheSharedMaximumIsFittedFromTwoScalesWhenTheLargerShowsIt) {
   std::vector<NodeRun> runs{node("s1-1", 0, kSec)};
   for (int i = 1; i <= 4; ++i) runs.push_back(node("s4-" + std::to_string(i), 200, 2 * kSec));
