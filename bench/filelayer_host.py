@@ -194,7 +194,11 @@ def start_exporter(bins, mode, log_path):
 
 def stop_exporter(proc, log):
     proc.terminate()
-    proc.wait(timeout=30)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # never leave a node agent attached
+        proc.kill()
+        proc.wait()
     log.close()
 
 
@@ -258,7 +262,8 @@ def main():
             sys.exit(f"filelayer_host.py: --node-modes: {m!r} is no probe mode (syscall, file_layer, auto)")
     if os.geteuid() != 0:
         sys.exit("filelayer_host.py: needs root (ckptscope run loads eBPF programs)")
-    bins = {b: os.path.join(args.build, "bin", b) for b in ("ckptscope", "io_loop", "getppid_loop")}
+    needed = ("ckptscope", "io_loop") + (("getppid_loop",) if args.node_modes else ())
+    bins = {b: os.path.join(args.build, "bin", b) for b in needed}
     for b, p in bins.items():
         if not os.access(p, os.X_OK):
             sys.exit(f"filelayer_host.py: no {p}: build the {b} target")
