@@ -131,20 +131,21 @@ static __always_inline bool ckpt_task_pinned_to_cpu(struct task_struct *task)
 	return BPF_CORE_READ(task, migration_disabled) != 0;
 }
 
-/* What ckpt_task_syscall_nr answers where the kernel cannot say. */
-#define CKPT_SYSCALL_NR_UNKNOWN (-2)
-
 /*
- * The system call `task` is in (-1: none, e.g. preempted in user space, whose
- * entry was an interrupt), from the registers its kernel entry saved.
- * bpf_task_pt_regs came in v5.15 (commit dd6e10fbd9fb "bpf: Add
- * bpf_task_pt_regs() helper"); before it, CKPT_SYSCALL_NR_UNKNOWN.
+ * Into *nr, the system call `task` is in, from the registers its kernel entry
+ * saved: negative when it entered the kernel some other way (arm64: -1 for
+ * any; x86-64: -1 for an exception without an error code, the vector
+ * sign-extended for an interrupt, so the timer's and the IPIs' are negative,
+ * a few device vectors and page-fault error codes are not). False where the
+ * kernel cannot say: bpf_task_pt_regs came in v5.15 (commit dd6e10fbd9fb
+ * "bpf: Add bpf_task_pt_regs() helper").
  */
-static __always_inline long ckpt_task_syscall_nr(struct task_struct *task)
+static __always_inline bool ckpt_task_syscall_nr(struct task_struct *task, long *nr)
 {
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
-		return CKPT_SYSCALL_NR_UNKNOWN;
-	return ckpt_syscall_nr((struct pt_regs *)bpf_task_pt_regs(task));
+		return false;
+	*nr = ckpt_syscall_nr((struct pt_regs *)bpf_task_pt_regs(task));
+	return true;
 }
 
 /*

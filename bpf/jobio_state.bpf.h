@@ -215,7 +215,7 @@ struct thread_state {
 	/* The call in progress and parked_calls: enum park_state. */
 	__u32 parked;
 	/* The system call a PARK_HELD call runs in (ckpt_task_syscall_nr). */
-	__s32 parked_nr;
+	__s64 parked_nr;
 	__u64 window_start_ns; /* start of the not-yet-reported window */
 	__u64 oncpu_since_ns;  /* 0 while off CPU or inside a traced call */
 	__u64 acc_ns;	       /* on-CPU ns outside calls since window_start_ns */
@@ -491,10 +491,15 @@ static __always_inline void park_call(struct thread_state *st, struct task_struc
 {
 	struct ckpt_parked_call p = {};
 	__u32 tid = prev->pid;
+	long nr = 0;
+	bool nr_known = ckpt_task_syscall_nr(prev, &nr);
 
 	/* A path call (an open, a rename) names no file user space could
-	 * match: its entry would answer nothing. */
-	if ((prev->flags & CKPT_PF_EXITING) || (st->call != CALL_FD && st->call != CALL_COPY)) {
+	 * match: its entry would answer nothing. Outside any system call
+	 * (preempted in user space), while every call parked here runs inside
+	 * one: the call ended unseen (a missed exit while it was on a CPU). */
+	if ((prev->flags & CKPT_PF_EXITING) || (st->call != CALL_FD && st->call != CALL_COPY) ||
+	    (nr_known && nr < 0)) {
 		st->parked = PARK_NEVER;
 		return;
 	}
@@ -515,7 +520,7 @@ static __always_inline void park_call(struct thread_state *st, struct task_struc
 		return;
 	}
 	st->parked = PARK_HELD;
-	st->parked_nr = ckpt_task_syscall_nr(prev);
+	st->parked_nr = nr;
 }
 
 /* A thread with a PARK_HELD call leaves the CPU again. Still in the call's
@@ -527,8 +532,10 @@ static __always_inline void parked_switched_out(struct thread_state *st, struct 
 {
 	__u32 tid = prev->pid;
 	struct ckpt_parked_call *p;
+	long nr = st->parked_nr; /* where the kernel cannot say, as it was */
 
-	if (!(prev->flags & CKPT_PF_EXITING) && ckpt_task_syscall_nr(prev) == st->parked_nr) {
+	ckpt_task_syscall_nr(prev, &nr);
+	if (!(prev->flags & CKPT_PF_EXITING) && nr == st->parked_nr) {
 		p = bpf_map_lookup_elem(&parked_calls, &tid);
 		if (p)
 			p->running_since_ns = 0;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "config/config.h"
+#include "json/json_io.h"
 #include "model/vocabulary.h"
 
 namespace ckpt::projection {
@@ -45,58 +45,79 @@ struct RpcMeans {
   }
 };
 
+// Node `node`'s part of `c` (its nodes are sorted by node, build_report).
 const report::NodeCheckpoint* part_of(const report::CheckpointReport& c, size_t node) {
-  auto it = std::find_if(c.nodes.begin(), c.nodes.end(),
-                         [&](const report::NodeCheckpoint& nc) { return nc.node == node; });
-  return it == c.nodes.end() ? nullptr : &*it;
+  auto it =
+      std::lower_bound(c.nodes.begin(), c.nodes.end(), node,
+                       [](const report::NodeCheckpoint& nc, size_t n) { return nc.node < n; });
+  return it == c.nodes.end() || it->node != node ? nullptr : &*it;
 }
 
-// The quiet gap node `node`'s trace was stitched with: its recorded
-// configuration's, else the default.
-uint64_t quiet_gap_ns(const report::Report& r, size_t node) {
+// The quiet gap node `node`'s trace was stitched with, from its recorded
+// configuration (`checkpoint.quiet_gap_ms`); nullopt when the trace does not
+// say (then no piece is inferred from it: guessing the default could merge two
+// checkpoints of a trace stitched with a shorter gap).
+std::optional<uint64_t> quiet_gap_ns(const report::Report& r, size_t node) {
   const std::string& json = r.traces[node].trace.job.config_json;
-  if (!json.empty())
-    if (auto config = parse_config(json, "the trace's config"))
-      return config->checkpoint.quiet_gap_ns;
-  return Config::defaults().checkpoint.quiet_gap_ns;
+  if (json.empty()) return std::nullopt;
+  auto parsed = parse_json(json, "the trace's config");
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  const auto& config = *parsed;
+  if (!config.contains("checkpoint") || !config["checkpoint"].is_object()) return std::nullopt;
+  const auto& checkpoint = config["checkpoint"];
+  if (!checkpoint.contains("quiet_gap_ms") || !checkpoint["quiet_gap_ms"].is_number_unsigned())
+    return std::nullopt;
+  return checkpoint["quiet_gap_ms"].get<uint64_t>() * static_cast<uint64_t>(kNsPerMs);
 }
 
 // Whether `c` is a piece of `other` (find_pieces): every node of `c` is in
 // `other`, and either `other` has more nodes and overlaps it within the
-// grouping's slack, or each of those nodes' part of `c` began before its part
-// of `other` had been quiet for the node's gap, so by the stitcher's own rule
-// its first call belonged to `other` (the checkpoint was closed while that
-// call was still in flight). Two checkpoints of one node a quiet gap apart
-// are two checkpoints.
-bool is_piece_of(const std::vector<uint64_t>& gaps, const report::CheckpointReport& c,
-                 const report::CheckpointReport& other) {
+// grouping's slack, or on each of those nodes `c` is the checkpoint the
+// stitcher closed right after `other` (the next record id: none of the other
+// direction between them) and began before `other` had been quiet for the
+// node's gap. By the stitcher's own rule its first call then belonged to
+// `other`, which was closed while that call was in flight. Two checkpoints of
+// one node a quiet gap apart are two checkpoints.
+bool is_piece_of(const std::vector<std::optional<uint64_t>>& gaps, uint64_t max_gap_ns,
+                 const report::CheckpointReport& c, const report::CheckpointReport& other) {
   if (&other == &c || other.direction != c.direction || other.nodes.size() < c.nodes.size())
     return false;
   const bool wider = other.nodes.size() > c.nodes.size() &&
                      c.start_wall_ns <= other.end_wall_ns + report::kGroupSlackNs &&
                      other.start_wall_ns <= c.end_wall_ns + report::kGroupSlackNs;
-  bool cut_short = other.start_wall_ns < c.start_wall_ns;
+  bool cut_short = c.start_wall_ns <= other.end_wall_ns + max_gap_ns;
+  if (!wider && !cut_short) return false;
   for (const auto& nc : c.nodes) {
     const report::NodeCheckpoint* mine = part_of(other, nc.node);
     if (mine == nullptr) return false;
-    cut_short = cut_short && nc.start_wall_ns > mine->start_wall_ns &&
-                nc.start_wall_ns <= mine->end_wall_ns + gaps[nc.node];
+    cut_short = cut_short && gaps[nc.node] && nc.record->id == mine->record->id + 1 &&
+                nc.start_wall_ns <= mine->end_wall_ns + *gaps[nc.node];
   }
   return wider || cut_short;
 }
 
 // For each of r.checkpoints (by position), the index of the checkpoint it is
-// a piece of, if any.
+// a piece of, if any: the whole one, when that is a piece in turn.
 std::vector<std::optional<uint64_t>> pieces_by_position(const report::Report& r) {
-  std::vector<uint64_t> gaps;
-  for (size_t n = 0; n < r.nodes.size(); ++n) gaps.push_back(quiet_gap_ns(r, n));
-  std::vector<std::optional<uint64_t>> out(r.checkpoints.size());
+  std::vector<std::optional<uint64_t>> gaps;
+  uint64_t max_gap_ns = 0;
+  for (size_t n = 0; n < r.nodes.size(); ++n) {
+    gaps.push_back(quiet_gap_ns(r, n));
+    max_gap_ns = std::max(max_gap_ns, gaps.back().value_or(0));
+  }
+  std::vector<std::optional<size_t>> parent(r.checkpoints.size());
   for (size_t i = 0; i < r.checkpoints.size(); ++i)
-    for (const auto& other : r.checkpoints)
-      if (is_piece_of(gaps, r.checkpoints[i], other)) {
-        out[i] = other.index;
-        break;
-      }
+    for (size_t j = 0; j < r.checkpoints.size() && !parent[i]; ++j)
+      if (is_piece_of(gaps, max_gap_ns, r.checkpoints[i], r.checkpoints[j])) parent[i] = j;
+  std::vector<std::optional<uint64_t>> out(r.checkpoints.size());
+  for (size_t i = 0; i < r.checkpoints.size(); ++i) {
+    if (!parent[i]) continue;
+    size_t whole = *parent[i];
+    // A chain ends: each step goes to a checkpoint of more nodes, or closed earlier.
+    for (size_t steps = 0; parent[whole] && steps < r.checkpoints.size(); ++steps)
+      whole = *parent[whole];
+    out[i] = r.checkpoints[whole].index;
+  }
   return out;
 }
 

@@ -274,6 +274,7 @@ TEST(Projection, APieceOfANodesCheckpointIsNoCheckpointAtASmallerScale) {
 // first had been quiet for the trace's gap, so by the stitcher's rule it
 // belonged to it: a piece. A second checkpoint a gap later is a checkpoint.
 TEST(Projection, ACheckpointCutShortOnOneNodeLeavesAPieceNotASecondSample) {
+  const std::string kGap1s = R"({"checkpoint": {"quiet_gap_ms": 1000}})";
   auto one_node = [](uint64_t piece_after_ns, std::string config_json) {
     NodeRun run = node("s1-1", 0, kSec);
     run.config_json = std::move(config_json);
@@ -292,7 +293,7 @@ TEST(Projection, ACheckpointCutShortOnOneNodeLeavesAPieceNotASecondSample) {
     return std::move(*built);
   };
   {
-    const report::Report r = one_node(0, "");  // the next read, at once
+    const report::Report r = one_node(0, kGap1s);  // the next read, at once
     ASSERT_EQ(r.checkpoints.size(), 2u);
     auto p = project(r, with_max({4}));
     ASSERT_TRUE(p) << p.error().message;
@@ -307,7 +308,13 @@ TEST(Projection, ACheckpointCutShortOnOneNodeLeavesAPieceNotASecondSample) {
   }
   // 1.5 s later: past the default gap (1 s), a checkpoint of its own.
   {
-    auto p = project(one_node(1500 * kMs, ""), with_max({4}));
+    auto p = project(one_node(1500 * kMs, kGap1s), with_max({4}));
+    ASSERT_TRUE(p) << p.error().message;
+    EXPECT_EQ(p->directions[0].measured[0].checkpoints, 2u);
+  }
+  // A trace that does not say its gap: no piece is guessed.
+  {
+    auto p = project(one_node(0, ""), with_max({4}));
     ASSERT_TRUE(p) << p.error().message;
     EXPECT_EQ(p->directions[0].measured[0].checkpoints, 2u);
   }
@@ -317,6 +324,60 @@ TEST(Projection, ACheckpointCutShortOnOneNodeLeavesAPieceNotASecondSample) {
         project(one_node(1500 * kMs, R"({"checkpoint": {"quiet_gap_ms": 2000}})"), with_max({4}));
     ASSERT_TRUE(p) << p.error().message;
     EXPECT_EQ(p->directions[0].measured[0].checkpoints, 1u);
+  }
+}
+
+// The piece is the checkpoint closed next, whenever its call began: a read in
+// flight from before the checkpoint's first returned call (its thread was
+// never asked about) still makes the later record the piece, not the whole.
+// And a checkpoint the other way between two saves keeps them two.
+TEST(Projection, APieceIsTheNextCheckpointItsNodeClosed) {
+  auto trace_with = [](std::vector<CheckpointRecord> extra) {
+    NodeRun run = node("s1-1", 0, kSec);
+    run.config_json = R"({"checkpoint": {"quiet_gap_ms": 1000}})";
+    std::vector<report::NodeTrace> traces;
+    traces.push_back(test::node_trace(run));
+    Trace& t = traces[0].trace;
+    for (auto& c : extra) {
+      t.job.end_mono_ns = std::max(t.job.end_mono_ns, c.end_ns + kSec);
+      t.checkpoints.push_back(std::move(c));
+    }
+    auto built = report::build_report(std::move(traces), {});
+    EXPECT_TRUE(built) << built.error().message;
+    return std::move(*built);
+  };
+  {
+    const CheckpointRecord whole = test::node_trace(node("s1-1", 0, kSec)).trace.checkpoints[0];
+    CheckpointRecord straggler = whole;
+    straggler.id = 2;
+    straggler.start_ns = whole.start_ns - 10 * kMs;
+    straggler.end_ns = whole.end_ns + 3 * kSec;
+    straggler.bytes = kMiB;
+    auto p = project(trace_with({straggler}), with_max({4}));
+    ASSERT_TRUE(p) << p.error().message;
+    const DirectionProjection& d = p->directions[0];
+    ASSERT_EQ(d.measured.size(), 1u);
+    EXPECT_EQ(d.measured[0].checkpoints, 1u);
+    EXPECT_NEAR(d.measured[0].duration_s, 1.1, 1e-9) << "the straggler was taken for the whole";
+  }
+  {
+    const CheckpointRecord first = test::node_trace(node("s1-1", 0, kSec)).trace.checkpoints[0];
+    CheckpointRecord load = first;
+    load.id = 2;
+    load.direction = Direction::Load;
+    load.start_ns = first.end_ns + 100 * kMs;
+    load.end_ns = load.start_ns + 200 * kMs;
+    CheckpointRecord save = first;
+    save.id = 3;
+    save.start_ns = load.end_ns + 100 * kMs;
+    save.end_ns = save.start_ns + 200 * kMs;
+    auto p = project(trace_with({load, save}), with_max({4}));
+    ASSERT_TRUE(p) << p.error().message;
+    const auto saves = std::find_if(p->directions.begin(), p->directions.end(),
+                                    [](const auto& d) { return d.direction == Direction::Save; });
+    ASSERT_NE(saves, p->directions.end());
+    ASSERT_FALSE(saves->measured.empty());
+    EXPECT_EQ(saves->measured[0].checkpoints, 2u) << "a save, a load, a save: two saves";
   }
 }
 
