@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "json/json_io.h"
 #include "model/vocabulary.h"
 
 namespace ckpt::projection {
@@ -58,16 +57,10 @@ const report::NodeCheckpoint* part_of(const report::CheckpointReport& c, size_t 
 // say (then no piece is inferred from it: guessing the default could merge two
 // checkpoints of a trace stitched with a shorter gap).
 std::optional<uint64_t> quiet_gap_ns(const report::Report& r, size_t node) {
-  const std::string& json = r.traces[node].trace.job.config_json;
-  if (json.empty()) return std::nullopt;
-  auto parsed = parse_json(json, "the trace's config");
-  if (!parsed || !parsed->is_object()) return std::nullopt;
-  const auto& config = *parsed;
-  if (!config.contains("checkpoint") || !config["checkpoint"].is_object()) return std::nullopt;
-  const auto& checkpoint = config["checkpoint"];
-  if (!checkpoint.contains("quiet_gap_ms") || !checkpoint["quiet_gap_ms"].is_number_unsigned())
-    return std::nullopt;
-  return checkpoint["quiet_gap_ms"].get<uint64_t>() * static_cast<uint64_t>(kNsPerMs);
+  auto ms = report::trace_config_number(r.traces[node].trace.job.config_json, "checkpoint",
+                                        "quiet_gap_ms");
+  if (!ms || *ms <= 0) return std::nullopt;
+  return static_cast<uint64_t>(*ms * kNsPerMs);
 }
 
 // Whether `c` is a piece of `other` (find_pieces): every node of `c` is in

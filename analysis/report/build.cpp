@@ -25,17 +25,6 @@ uint64_t to_wall(const JobRecord& job, uint64_t mono_ns) {
   return static_cast<uint64_t>(static_cast<int64_t>(mono_ns) + offset);
 }
 
-std::optional<double> config_bandwidth(const std::string& config_json, const char* key) {
-  if (config_json.empty()) return std::nullopt;
-  auto parsed = parse_json(config_json, "the trace's config");
-  if (!parsed || !parsed->is_object() || !parsed->contains("storage")) return std::nullopt;
-  const auto& j = *parsed;
-  const auto& storage = j["storage"];
-  if (!storage.is_object() || !storage.contains(key) || !storage[key].is_number())
-    return std::nullopt;
-  return storage[key].get<double>();
-}
-
 // Sums `bytes` into `by_via` under `via`, keeping the first-seen order
 // (every node lists its interfaces in the same order).
 void add_via(std::vector<std::pair<std::string, uint64_t>>& by_via, const std::string& via,
@@ -185,7 +174,7 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
     const char* key = d == Direction::Save ? "write_bandwidth" : "read_bandwidth";
     if (opt) return {opt, d == Direction::Save ? "--storage-write-max" : "--storage-read-max"};
     for (size_t n = 0; n < r.traces.size(); ++n)
-      if (auto v = config_bandwidth(r.traces[n].trace.job.config_json, key))
+      if (auto v = trace_config_number(r.traces[n].trace.job.config_json, "storage", key))
         return {v, fmt::format("config:storage.{} ({})", key, r.nodes[n].node)};
     if (g.nodes.size() == 1)
       if (const StageRecord* s = find_stage(*g.nodes[0].record, kStageHostIo);
@@ -440,6 +429,18 @@ void note_warnings(Report& r) {
 }
 
 }  // namespace
+
+std::optional<double> trace_config_number(const std::string& config_json, std::string_view section,
+                                          std::string_view key) {
+  if (config_json.empty()) return std::nullopt;
+  auto parsed = parse_json(config_json, "the trace's config");
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  auto s = parsed->find(section);
+  if (s == parsed->end() || !s->is_object()) return std::nullopt;
+  auto v = s->find(key);
+  if (v == s->end() || !v->is_number()) return std::nullopt;
+  return v->get<double>();
+}
 
 Expected<Report> build_report(std::vector<NodeTrace> traces, const ReportOptions& options) {
   if (traces.empty()) return make_error("report: no trace given");

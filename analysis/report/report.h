@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -24,6 +25,11 @@ namespace ckpt::report {
 // windows overlap, give or take this much (clock skew between nodes, ranks
 // reaching the save a little apart).
 inline constexpr uint64_t kGroupSlackNs = 2'000'000'000;
+
+// A number from a trace's recorded configuration (JobRecord::config_json):
+// `section`.`key`; nullopt when the trace has none there (or no config).
+std::optional<double> trace_config_number(const std::string& config_json, std::string_view section,
+                                          std::string_view key);
 
 // One node's trace, as read from `path`.
 struct NodeTrace {
