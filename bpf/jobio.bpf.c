@@ -243,10 +243,8 @@ static __always_inline void switched_out(struct thread_state *st, struct task_st
 	flush_aged_other_io(st, prev_id, now, other_io_flush_ns);
 	if (!st->in_io)
 		flush_cpu_window(st, prev_id, now, cpu_flush_min_ns);
-	else if (st->parked == PARK_NONE)
-		park_call(st, prev);
-	else if (st->parked == PARK_HELD)
-		parked_switched_out(st, prev);
+	else
+		announce_switched_out(st, prev, prev_id);
 }
 
 /* The hot slot's owner leaves the CPU: its state goes back to its task
@@ -312,8 +310,6 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		st->oncpu_since_ns = now;
 	} else if (!st->in_io) {
 		st->oncpu_since_ns = now;
-	} else if (st->parked == PARK_HELD) {
-		parked_switched_in(st, next->pid, now);
 	}
 	return 0;
 }
@@ -452,15 +448,9 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 		flush_aged_other_io(st, ((__u64)tgid << 32) | tid, bpf_ktime_get_ns(), 0);
 		if (!st->in_io)
 			flush_cpu_window(st, ((__u64)tgid << 32) | tid, bpf_ktime_get_ns(), 0);
-		/* No entry outlives the thread (a tid is reused): none is
-		 * made from here on (PF_EXITING, park_call). */
-		if (st->parked == PARK_HELD)
-			st->parked = PARK_NEVER;
 	}
-	/* Task storage goes with the task; a path call cut short does not,
-	 * nor a parked call. */
+	/* Task storage goes with the task; a path call cut short does not. */
 	bpf_map_delete_elem(&path_calls, &tid);
-	bpf_map_delete_elem(&parked_calls, &tid);
 	if (!ckpt_task_group_dead(task)) {
 		emit_proc(CKPT_PROC_THREAD_EXIT, tgid, tid, 0, task->exit_code, task);
 		return 0;

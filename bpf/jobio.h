@@ -21,9 +21,13 @@ enum ckpt_record_kind {
 	CKPT_REC_PATH = 2, /* struct ckpt_path_record */
 	CKPT_REC_CPU = 3,  /* struct ckpt_cpu_record */
 	CKPT_REC_PROC = 4, /* struct ckpt_proc_record */
-	/* A flush call (fsync, fdatasync, close, ftruncate) started; struct
-	 * ckpt_io_record with end_ns 0. These can run for seconds (an NFS
-	 * close flushes): user space must know they are in flight. */
+	/* A call on one file that is, or may be, a checkpoint's is in flight:
+	 * struct ckpt_io_record with end_ns 0, ret 0. Sent once a call, as a
+	 * flush (fsync, close, ftruncate) or a data call of at least
+	 * `announce_min_bytes` starts, or when any other such call first
+	 * leaves the CPU inside it (bpf/jobio_state.bpf.h, "calls in
+	 * flight"). Its own record, when it returns, or any later record of
+	 * the thread but an mmap one, ends it. */
 	CKPT_REC_IO_START = 5,
 	/* A traced process died by a signal: one per regular file it still had
 	 * open for writing (struct ckpt_open_file_record), before its exit. */
@@ -39,6 +43,13 @@ enum ckpt_record_kind {
 	 * ckpt_other_io_record. Those calls have no record of their own, and
 	 * bulk data through files no pattern recognised must not go unsaid. */
 	CKPT_REC_OTHER_IO = 9,
+	/* A copy between two files is in flight, as CKPT_REC_IO_START says of
+	 * a call on one: struct ckpt_copy_record with end_ns 0, ret 0. */
+	CKPT_REC_COPY_START = 10,
+	/* A path call that changes the tree or opens for writing (not a stat,
+	 * not a read-only open) is in flight: struct ckpt_path_record with
+	 * end_ns 0, ret 0, no file identity yet. */
+	CKPT_REC_PATH_START = 11,
 };
 
 /* Calls on an open file descriptor. */
@@ -302,32 +313,6 @@ struct ckpt_hot_slot_head {
 	__u32 used;  /* the owner's programs used the slot since it moved in */
 };
 
-/*
- * A traced call a thread was switched out inside, and has not yet returned
- * from (bpf/jobio_state.bpf.h `parked_calls`, keyed by tid). The probes record
- * a call when it returns, so user space asks this when a checkpoint has gone
- * quiet: /proc/TID/syscall names a call only while its thread sleeps, and a
- * thread woken from a slow read but still waiting for a CPU (or copying on
- * one) reads "running" there.
- */
-struct ckpt_parked_call {
-	__u64 start_ns;
-	/* The file the call moves data on or flushes, the kernel's s_dev
-	 * (kernel_dev_to_user makes st_dev of it). Calls that name a path (an
-	 * open, a rename) are not parked. */
-	__u64 dev;
-	__u64 ino;
-	__u64 dev2; /* a copy's destination (dev, ino: its source); 0 otherwise */
-	__u64 ino2;
-	__u32 op; /* enum ckpt_io_op; 0 for a copy */
-	__s32 fd; /* -1 where the call has none (a file-layer call, a copy) */
-	/* When the thread last got a CPU inside the call; 0 while it is off
-	 * one (asleep in the call, or runnable and waiting). A thread on a CPU
-	 * for long has finished its call unseen (a missed exit) more likely
-	 * than it is still copying. */
-	__u64 running_since_ns;
-};
-
 /* Why an event was lost; indexes the per-CPU `jobio_drops` array. */
 enum ckpt_jobio_drop {
 	CKPT_DROP_RINGBUF_FULL = 0,
@@ -341,10 +326,7 @@ enum ckpt_jobio_drop {
 	 * function's trampoline while the call slept in it): what it moved is
 	 * not known (bpf/jobio_file_layer.bpf.h fl_abandon_call) */
 	CKPT_DROP_EXIT_MISSED = 5,
-	/* no room in parked_calls for a call its thread left the CPU in: a
-	 * quiet checkpoint is not held open for it (counted once a call) */
-	CKPT_DROP_PARKED_FULL = 6,
-	CKPT_JOBIO_DROP_MAX = 7,
+	CKPT_JOBIO_DROP_MAX = 6,
 };
 
 /* Which processes are traced; set before load (rodata). */

@@ -82,7 +82,6 @@ static __always_inline void fl_abandon_call(struct thread_state *st, __u64 now)
 		st->in_io = 0;
 		st->oncpu_since_ns = now;
 	}
-	unpark_call(st);
 	st->call = CALL_NONE;
 	st->depth = 0;
 }

@@ -43,6 +43,12 @@ const volatile __u64 fold_max_bytes = 65536;
  * a long-running thread's bulk I/O within about this long, at a record per
  * file per period rather than per time slice. */
 const volatile __u64 other_io_flush_ns = 1000000000;
+/* A data call asking for at least this many bytes is announced as it
+ * enters (announce_call), not only when it first leaves the CPU: a 2 GiB
+ * read(2) served from the page cache can copy on a CPU for longer than a
+ * checkpoint's quiet gap without ever being switched out. Below it a call
+ * on a CPU ends within milliseconds. */
+const volatile __u64 announce_min_bytes = 4 << 20;
 /* PAGE_SHIFT (not in BTF): from sysconf(_SC_PAGESIZE) in user space. */
 const volatile __u32 page_shift = 12;
 /* enum ckpt_syscall_kind per syscall number of this architecture. */
@@ -212,10 +218,9 @@ struct thread_state {
 	__u64 verdict_gen;
 	/* On-CPU accounting outside traced calls. */
 	__u32 in_io;
-	/* The call in progress and parked_calls: enum park_state. */
-	__u32 parked;
-	/* The system call a PARK_HELD call runs in (ckpt_task_syscall_nr). */
-	__s64 parked_nr;
+	/* The call in progress was announced (announce_call), or is not to
+	 * be: its start record went out, so user space knows it is in flight. */
+	__u32 announced;
 	__u64 window_start_ns; /* start of the not-yet-reported window */
 	__u64 oncpu_since_ns;  /* 0 while off CPU or inside a traced call */
 	__u64 acc_ns;	       /* on-CPU ns outside calls since window_start_ns */
@@ -315,18 +320,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct path_call);
 } path_call_scratch SEC(".maps");
-
-/* Threads switched out inside a traced call, by tid, until it returns (struct
- * ckpt_parked_call): user space's answer to "is this quiet checkpoint's thread
- * still in a call?" once /proc/TID/syscall says it is running. Written by
- * sched_switch only for a call that leaves the CPU (one that blocks or is
- * preempted), so a call served from the page cache never touches it. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct ckpt_parked_call);
-} parked_calls SEC(".maps");
 
 /* Mapping folds open on any thread: while none is, a page entering the page
  * cache (every write that grows a file) is no business of ours, and
@@ -472,102 +465,10 @@ static __always_inline __u32 thread_file_verdict(struct thread_state *st, __u64 
 
 /* ---- CPU accounting around calls ------------------------------------------- */
 
-/* thread_state.parked: where the call in progress stands with parked_calls. */
-enum park_state {
-	PARK_NONE = 0, /* not in it (yet): parked at the thread's next switch out */
-	PARK_HELD = 1, /* in it, until the call returns */
-	PARK_NEVER = 2 /* not for this call: the map was full, or the call ended unseen */
-};
-
-/* PF_EXITING (include/linux/sched.h, stable since 2.6): the thread is in
- * do_exit; its calls are the exit's own (closing its files), and a flush
- * there says so with its start record. */
-#define CKPT_PF_EXITING 0x00000004
-
-/* The thread `prev` (running, in sched_switch) leaves the CPU inside its
- * traced call: say so in parked_calls until the call returns (unpark_call).
- * A full map loses only that answer, counted once for the call. */
-static __always_inline void park_call(struct thread_state *st, struct task_struct *prev)
-{
-	struct ckpt_parked_call p = {};
-	__u32 tid = prev->pid;
-	long nr = 0;
-	bool nr_known = ckpt_task_syscall_nr(prev, &nr);
-
-	/* A path call (an open, a rename) names no file user space could
-	 * match: its entry would answer nothing. Outside any system call
-	 * (preempted in user space), while every call parked here runs inside
-	 * one: the call ended unseen (a missed exit while it was on a CPU). */
-	if ((prev->flags & CKPT_PF_EXITING) || (st->call != CALL_FD && st->call != CALL_COPY) ||
-	    (nr_known && nr < 0)) {
-		st->parked = PARK_NEVER;
-		return;
-	}
-	p.start_ns = st->cur.start_ns;
-	p.dev = st->cur.dev;
-	p.ino = st->cur.ino;
-	if (st->call == CALL_COPY) {
-		p.dev2 = st->dev2;
-		p.ino2 = st->ino2;
-		p.fd = -1;
-	} else {
-		p.op = st->cur.op;
-		p.fd = st->cur.fd;
-	}
-	if (bpf_map_update_elem(&parked_calls, &tid, &p, BPF_ANY)) {
-		count_drop(CKPT_DROP_PARKED_FULL);
-		st->parked = PARK_NEVER;
-		return;
-	}
-	st->parked = PARK_HELD;
-	st->parked_nr = nr;
-}
-
-/* A thread with a PARK_HELD call leaves the CPU again. Still in the call's
- * system call: off the CPU now. In another one, or in none (preempted in user
- * space), or exiting: the call ended without its exit program (a missed exit,
- * bpf/jobio_file_layer.bpf.h), which its next call will count; its entry must
- * not say it is still in it. */
-static __always_inline void parked_switched_out(struct thread_state *st, struct task_struct *prev)
-{
-	__u32 tid = prev->pid;
-	struct ckpt_parked_call *p;
-	long nr = st->parked_nr; /* where the kernel cannot say, as it was */
-
-	ckpt_task_syscall_nr(prev, &nr);
-	if (!(prev->flags & CKPT_PF_EXITING) && nr == st->parked_nr) {
-		p = bpf_map_lookup_elem(&parked_calls, &tid);
-		if (p)
-			p->running_since_ns = 0;
-		return;
-	}
-	bpf_map_delete_elem(&parked_calls, &tid);
-	st->parked = PARK_NEVER;
-}
-
-/* A thread with a PARK_HELD call gets a CPU back at `now`. */
-static __always_inline void parked_switched_in(struct thread_state *st, __u32 tid, __u64 now)
-{
-	struct ckpt_parked_call *p = bpf_map_lookup_elem(&parked_calls, &tid);
-
-	if (p)
-		p->running_since_ns = now;
-}
-
-/* The running thread's call has returned (or is abandoned). */
-static __always_inline void unpark_call(struct thread_state *st)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	if (st->parked == PARK_HELD)
-		bpf_map_delete_elem(&parked_calls, &tid);
-	st->parked = PARK_NONE;
-}
-
 /* The thread enters a traced call: stop counting its CPU as serialize. */
 static __always_inline void cpu_pause(struct thread_state *st, __u64 now)
 {
-	unpark_call(st); /* an earlier call's, never returned from (a missed exit) */
+	st->announced = 0;
 	if (st->oncpu_since_ns && now > st->oncpu_since_ns)
 		st->acc_ns += now - st->oncpu_since_ns;
 	st->oncpu_since_ns = 0;
@@ -584,7 +485,6 @@ static __always_inline void cpu_resume(struct thread_state *st, __u64 now,
 	st->acc_ns = 0;
 	st->in_io = 0;
 	st->oncpu_since_ns = now;
-	unpark_call(st);
 }
 
 static __always_inline void fill_header(struct ckpt_record_header *hdr, __u32 kind, __u32 op,
@@ -860,13 +760,38 @@ static __always_inline void report_data_call(struct thread_state *st, const stru
 
 /* ---- calls on one file ------------------------------------------------------ */
 
-/* A flush call (fsync, close, ftruncate) started: user space must know it is
- * in flight (an NFS close can flush for seconds). */
-static __always_inline void emit_io_start(struct thread_state *st, __u64 pid_tgid)
+/* ---- calls in flight ------------------------------------------------------------ */
+
+/*
+ * The probes report a call when it returns, so a call slower than a
+ * checkpoint's quiet gap (a read queued behind a saturated NFS server, an
+ * NFS close flushing for seconds) would otherwise let user space close its
+ * checkpoint early, and the call's record would then start a second one. So
+ * a call on a file that is, or may be, a checkpoint's is announced: a start
+ * record (CKPT_REC_*_START, end_ns 0) tells user space it is in flight until
+ * its record comes. Once per call, and only for calls that can outlast a
+ * gap: a flush as it starts, a data call of at least announce_min_bytes as it
+ * starts, any other at its first switch out of the CPU inside the call
+ * (announce_switched_out). A call served from the page cache that never
+ * leaves the CPU costs nothing. What the thread folded before the call goes
+ * out first: user space takes any later record of the thread as the end of
+ * the call in flight. A mapping's fold in the middle of a fault stays (a
+ * fault inside the call, on its buffer); mmap records end no call.
+ */
+static __always_inline void flush_before_announce(struct thread_state *st, __u64 pid_tgid)
+{
+	flush_io_fold(st, pid_tgid);
+	if (!st->mfold.in_fault)
+		flush_mmap_fold(st, pid_tgid);
+}
+
+/* The call on one file in progress (CALL_FD) is in flight. */
+static __always_inline void announce_file_call(struct thread_state *st, __u64 pid_tgid)
 {
 	struct ckpt_io_record *rec;
 
-	flush_folds(st, pid_tgid);
+	st->announced = 1;
+	flush_before_announce(st, pid_tgid);
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
 	if (!rec) {
 		count_drop(CKPT_DROP_RINGBUF_FULL);
@@ -886,6 +811,11 @@ static __always_inline void emit_io_start(struct thread_state *st, __u64 pid_tgi
 	rec->busy_ns = 0;
 	rec->last_start_ns = st->cur.start_ns;
 	bpf_ringbuf_submit(rec, submit_flags());
+}
+
+static __always_inline bool is_flush_op(__u32 op)
+{
+	return op == CKPT_OP_FSYNC || op == CKPT_OP_CLOSE || op == CKPT_OP_FTRUNCATE;
 }
 
 /*
@@ -918,8 +848,8 @@ static __always_inline void begin_file_call(struct thread_state *st, __u64 now, 
 	}
 	st->call = CALL_FD;
 	cpu_pause(st, now);
-	if (op == CKPT_OP_FSYNC || op == CKPT_OP_CLOSE || op == CKPT_OP_FTRUNCATE)
-		emit_io_start(st, bpf_get_current_pid_tgid());
+	if (is_flush_op(op) || requested >= announce_min_bytes)
+		announce_file_call(st, bpf_get_current_pid_tgid());
 }
 
 /* The call begun by begin_file_call returns `ret`. */
@@ -960,6 +890,36 @@ static __always_inline void end_file_call(struct thread_state *st, long ret)
 
 /* ---- copies between files ---------------------------------------------------- */
 
+/* The copy in progress (CALL_COPY) is in flight. */
+static __always_inline void announce_copy(struct thread_state *st, __u64 pid_tgid)
+{
+	struct ckpt_copy_record *rec;
+
+	st->announced = 1;
+	flush_before_announce(st, pid_tgid);
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_COPY_START, 0, pid_tgid, st->cur.start_ns, 0);
+	rec->hdr.cpu_window_start_ns = st->cur.start_ns;
+	rec->hdr.cpu_ns = 0;
+	rec->ret = 0;
+	rec->requested = st->cur.requested;
+	rec->src_dev = st->cur.dev;
+	rec->src_ino = st->cur.ino;
+	rec->dst_dev = st->dev2;
+	rec->dst_ino = st->ino2;
+	rec->src_fd = st->cur.fd;
+	rec->dst_fd = st->fd2;
+	rec->src_type = st->cur.file_type;
+	rec->dst_type = st->file_type2;
+	rec->via = st->cur.via;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, submit_flags());
+}
+
 /* A copy begins; dev/ino/file_type name the source, dev2/ino2/file_type2 the
  * destination. Reported unless neither side can be a checkpoint; then a side
  * that is a regular file (one ruled out) has its bytes summed at the end. */
@@ -981,6 +941,8 @@ static __always_inline void begin_copy(struct thread_state *st, __u64 now, __u32
 	st->cur.via = via;
 	st->cur.requested = len;
 	cpu_pause(st, now);
+	if (len >= announce_min_bytes)
+		announce_copy(st, bpf_get_current_pid_tgid());
 }
 
 /* The copy begun as CALL_OTHER_COPY returns: a read of its source and a write
@@ -1154,6 +1116,87 @@ static __always_inline void end_path_call(struct task_struct *task, struct threa
 	}
 	bpf_ringbuf_submit(rec, submit_flags());
 	bpf_map_delete_elem(&path_calls, &tid);
+}
+
+/* open(2) flags (uapi asm-generic/fcntl.h): an open that can change the tree. */
+#define CKPT_O_ACCMODE 00000003
+#define CKPT_O_CREAT 00000100
+#define CKPT_O_TRUNC 00001000
+
+/* The path call in progress (CALL_PATH) is in flight: one that changes the
+ * tree or opens for writing, as user space counts a call that keeps a
+ * checkpoint going; a stat or a read-only open never holds one open. */
+static __always_inline void announce_path_call(struct thread_state *st, __u64 pid_tgid)
+{
+	__u32 tid = (__u32)pid_tgid;
+	struct ckpt_path_record *rec;
+	struct path_call *call;
+
+	st->announced = 1;
+	if (st->cur.op == CKPT_OP_STAT)
+		return;
+	call = bpf_map_lookup_elem(&path_calls, &tid);
+	if (!call)
+		return;
+	if (st->cur.op == CKPT_OP_OPEN &&
+	    !(call->flags & (CKPT_O_ACCMODE | CKPT_O_CREAT | CKPT_O_TRUNC)))
+		return;
+	flush_before_announce(st, pid_tgid);
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_PATH_START, st->cur.op, pid_tgid, st->cur.start_ns, 0);
+	rec->hdr.cpu_window_start_ns = st->cur.start_ns;
+	rec->hdr.cpu_ns = 0;
+	rec->ret = 0;
+	rec->dev = 0;
+	rec->ino = 0;
+	rec->file_type = CKPT_FT_UNKNOWN;
+	rec->dirfd = call->dirfd;
+	rec->dirfd2 = call->dirfd2;
+	rec->flags = call->flags;
+	rec->path_len = call->path_len;
+	rec->path2_len = call->path2_len;
+	rec->pad = 0;
+	__builtin_memcpy(rec->path, call->path, sizeof(rec->path));
+	__builtin_memcpy(rec->path2, call->path2, sizeof(rec->path2));
+	bpf_ringbuf_submit(rec, submit_flags());
+}
+
+/*
+ * `task` (running, in sched_switch) leaves the CPU inside its traced call:
+ * announce the call, once. Not when the thread is outside any system call
+ * (preempted in user space), since every traced call runs inside one: that
+ * call ended without its exit program (a missed exit,
+ * bpf/jobio_file_layer.bpf.h) and its next call will count it.
+ */
+static __always_inline void announce_switched_out(struct thread_state *st, struct task_struct *task,
+						  __u64 pid_tgid)
+{
+	long nr = 0;
+
+	if (st->announced)
+		return;
+	if (ckpt_task_syscall_nr(task, &nr) && nr < 0) {
+		st->announced = 1;
+		return;
+	}
+	switch (st->call) {
+	case CALL_FD:
+		announce_file_call(st, pid_tgid);
+		return;
+	case CALL_COPY:
+		announce_copy(st, pid_tgid);
+		return;
+	case CALL_PATH:
+		announce_path_call(st, pid_tgid);
+		return;
+	default:
+		st->announced = 1;
+		return;
+	}
 }
 
 /* ---- page faults on mapped files ---------------------------------------------- */

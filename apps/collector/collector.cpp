@@ -7,8 +7,7 @@
 
 #include "common/clock.h"
 #include "probes/exporter_feed.h"
-#include "sources/blocked_call.h"
-#include "sources/flush_return.h"
+#include "sources/call_return.h"
 #include "sources/jobio_source.h"
 #include "sources/nfs_mounts.h"
 #include "sources/nfs_source.h"
@@ -30,8 +29,6 @@ void listen_for_verdicts(Stitcher& stitcher, ProbeFeed& feed) {
   stitcher.set_verdict_listener([&feed](const FileId& file, bool is_checkpoint) {
     feed.set_file_verdict(file, is_checkpoint);
   });
-  // A call slower than the quiet gap keeps its checkpoint open (stitcher.h).
-  stitcher.set_blocked_call_query([&feed](uint32_t tid) { return call_in_progress(tid, &feed); });
 }
 
 }  // namespace
@@ -134,7 +131,7 @@ Expected<void> Collector::start(const ProbeOptions& requested, const KernelFeatu
   stitcher_ = std::make_unique<Stitcher>(config_, maxima, available);
   listen_for_verdicts(*stitcher_, *probes_);
   trace_.job.probe_mode = probes_->probe_mode();
-  stitcher_->set_flush_returned_query(flush_returned_query(trace_.job.probe_mode));
+  stitcher_->set_call_returned_query(call_returned_query(trace_.job.probe_mode));
   sources_.add(std::move(jobio));
   sources_.add(std::move(tcp));
   sources_.add(std::move(nfs));

@@ -11,8 +11,7 @@
 #include "common/clock.h"
 #include "model/rpc_call_record.h"
 #include "model/vocabulary.h"
-#include "sources/blocked_call.h"
-#include "sources/flush_return.h"
+#include "sources/call_return.h"
 #include "sources/jobio_source.h"
 #include "sources/mountstats.h"
 #include "sources/nfs_mounts.h"
@@ -37,14 +36,6 @@ bool is_cgroup_move(const IoEvent& io) {
 
 double seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
-}
-
-// The stitcher's decisions on files, as they are made.
-template <typename F>
-void listen_for_verdicts(Stitcher& stitcher, const ProbeFeed* probes, F&& on_verdict) {
-  stitcher.set_verdict_listener(std::forward<F>(on_verdict));
-  // A call slower than the quiet gap keeps its checkpoint open (stitcher.h).
-  stitcher.set_blocked_call_query([probes](uint32_t tid) { return call_in_progress(tid, probes); });
 }
 
 }  // namespace
@@ -160,10 +151,9 @@ NodeCollector::Workload& NodeCollector::workload_named(const std::string& name, 
     // The exporter has no metric for the unrecognised-I/O notice: the
     // per-file accounting would be memory spent on nothing.
     it->second.stitcher->count_unrecognised_io(false);
-    listen_for_verdicts(
-        *it->second.stitcher, probes_.get(),
+    it->second.stitcher->set_verdict_listener(
         [this](const FileId& file, bool is_checkpoint) { on_verdict(file, is_checkpoint); });
-    it->second.stitcher->set_flush_returned_query(flush_returned_query(probe_mode()));
+    it->second.stitcher->set_call_returned_query(call_returned_query(probe_mode()));
   }
   it->second.last_event_ns = now_ns;
   return it->second;
@@ -214,6 +204,7 @@ void NodeCollector::on_event(Event&& event) {
     workload_of(io->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* start = std::get_if<CallStartEvent>(&event)) {
     note_client_file(start->tgid, start->file);
+    if (start->copy_source) note_client_file(start->tgid, *start->copy_source);
     workload_of(start->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* cpu = std::get_if<CpuEvent>(&event)) {
     workload_of(cpu->tgid, now).stitcher->on_event(std::move(event));

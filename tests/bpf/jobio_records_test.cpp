@@ -23,11 +23,14 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -35,7 +38,6 @@
 #include "jobio.h"
 #include "probes/kernel_features.h"
 #include "probes/probe_manager.h"
-#include "sources/blocked_call.h"
 #include "tests/bpf/harness.h"
 
 namespace ckpt::test {
@@ -44,15 +46,20 @@ namespace {
 // Every record the jobio ring buffer delivered, by kind, as the kernel laid it out.
 struct Records {
   std::vector<ckpt_io_record> io;
+  std::vector<ckpt_io_record> starts;  // CKPT_REC_IO_START: calls announced in flight
   std::vector<ckpt_copy_record> copies;
   std::vector<ckpt_mmap_record> mmaps;
+  std::vector<ckpt_record_header> arrival;  // every record's header, in ring order
   size_t other = 0;
 
   void add(const void* data, size_t size) {
     ckpt_record_header h{};
     ASSERT_GE(size, sizeof(h));
     std::memcpy(&h, data, sizeof(h));
-    if (h.kind == CKPT_REC_IO && size >= sizeof(ckpt_io_record)) {
+    arrival.push_back(h);
+    if (h.kind == CKPT_REC_IO_START && size >= sizeof(ckpt_io_record)) {
+      starts.push_back(*static_cast<const ckpt_io_record*>(data));
+    } else if (h.kind == CKPT_REC_IO && size >= sizeof(ckpt_io_record)) {
       io.push_back(*static_cast<const ckpt_io_record*>(data));
     } else if (h.kind == CKPT_REC_COPY && size >= sizeof(ckpt_copy_record)) {
       copies.push_back(*static_cast<const ckpt_copy_record*>(data));
@@ -108,11 +115,19 @@ class JobIoRecords : public ::testing::Test {
     }
   }
 
-  std::vector<ckpt_io_record> io_on(const FileIdentity& f, uint32_t op) const {
+  static std::vector<ckpt_io_record> on_file(const std::vector<ckpt_io_record>& records,
+                                             const FileIdentity& f, uint32_t op) {
     std::vector<ckpt_io_record> out;
-    for (const auto& r : records_.io)
+    for (const auto& r : records)
       if (r.dev == f.kernel_dev && r.ino == f.ino && r.hdr.op == op) out.push_back(r);
     return out;
+  }
+  std::vector<ckpt_io_record> io_on(const FileIdentity& f, uint32_t op) const {
+    return on_file(records_.io, f, op);
+  }
+  // The calls announced in flight (bpf/jobio.h CKPT_REC_IO_START) on `f`.
+  std::vector<ckpt_io_record> starts_on(const FileIdentity& f, uint32_t op) const {
+    return on_file(records_.starts, f, op);
   }
 
   void expect_no_drops() const {
@@ -513,14 +528,14 @@ bool pin_to_cpu(int cpu) {
 }
 
 // A read that sleeps inside the call (its destination page is missing,
-// served by userfaultfd) is in parked_calls by its file while it sleeps, and
-// still once woken while a real-time thread holds its CPU: /proc/TID/syscall
-// then says "running", and only the probes know the read has not returned
-// (sources/blocked_call.h, what a quiet checkpoint asks). Gone once it has.
-TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
+// served by userfaultfd) is announced once, when it first leaves the CPU: a
+// start record naming its file, before it returns. Woken while a real-time
+// thread holds its CPU (/proc/TID/syscall then says "running") it is not
+// announced again, nor has it returned; its record follows the start.
+TEST_F(JobIoRecords, AReadThatLeavesTheCpuIsAnnouncedOnceBeforeItReturns) {
   ASSERT_GE(sysconf(_SC_NPROCESSORS_ONLN), 2) << "the reader and its pager need a CPU each";
   constexpr size_t kPage = 4096;
-  const std::string path = dir_ / "parked.bin";
+  const std::string path = dir_ / "announced.bin";
   {
     std::vector<char> data(kPage, 'p');
     const int w = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
@@ -567,17 +582,17 @@ TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
   uffd_msg msg{};
   ASSERT_EQ(read(uffd, &msg, sizeof(msg)), static_cast<ssize_t>(sizeof(msg)));
   const uint32_t tid = reader_tid.load();
-  std::optional<ParkedCall> parked;
-  for (int i = 0; i < 200 && !parked; ++i) {
-    parked = probes_->parked_call(tid);
-    if (!parked) usleep(5000);
-  }
-  ASSERT_TRUE(parked) << "the sleeping read is not in parked_calls";
-  EXPECT_EQ(parked->files, std::vector<FileId>{id.user});
+  for (int i = 0; i < 100 && starts_on(id, CKPT_OP_READ).empty(); ++i) (void)probes_->poll(50);
+  const auto asleep = starts_on(id, CKPT_OP_READ);
+  ASSERT_EQ(asleep.size(), 1u) << "the sleeping read was not announced";
+  EXPECT_EQ(asleep[0].hdr.tid, tid);
+  EXPECT_EQ(asleep[0].hdr.end_ns, 0u) << "in flight: no end";
+  EXPECT_EQ(asleep[0].ret, 0);
+  EXPECT_EQ(asleep[0].requested, kPage);
+  EXPECT_EQ(asleep[0].via, static_cast<uint32_t>(CKPT_VIA_SYSCALL));
   // The file layer sees the file, not the descriptor (bpf/jobio.h).
-  EXPECT_EQ(parked->fd, probes_->probe_mode() == "file_layer" ? -1 : fd);
-  EXPECT_EQ(parked->running_since_ns, 0u) << "asleep in the call";
-  EXPECT_EQ(proc_call_state(tid).path, std::filesystem::canonical(path).string());
+  EXPECT_EQ(asleep[0].fd, probes_->probe_mode() == "file_layer" ? -1 : fd);
+  EXPECT_TRUE(io_on(id, CKPT_OP_READ).empty()) << "a record before the read returned";
 
   // A real-time thread takes CPU 0; the page served wakes the reader there,
   // where it waits, inside its read.
@@ -604,25 +619,26 @@ TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
   copy.len = kPage;
   const int copied = ioctl(uffd, UFFDIO_COPY, &copy);
   usleep(20'000);
-  const ProcCallState woken = proc_call_state(tid);
-  const std::optional<CallInProgress> call = call_in_progress(tid, probes_.get());
-  const std::optional<ParkedCall> waiting = probes_->parked_call(tid);
+  for (int i = 0; i < 3; ++i) (void)probes_->poll(10);
+  std::string woken_state;
+  {
+    std::ifstream in("/proc/" + std::to_string(tid) + "/syscall");
+    std::getline(in, woken_state);
+  }
+  const size_t starts_while_held = starts_on(id, CKPT_OP_READ).size();
+  const size_t reads_while_held = io_on(id, CKPT_OP_READ).size();
   const ssize_t got_while_held = got.load();
   stop_hog = true;
   hog.join();
   ASSERT_FALSE(hog_failed) << "no SCHED_FIFO thread: " << std::strerror(errno);
   ASSERT_EQ(copied, 0) << "UFFDIO_COPY: " << std::strerror(errno);
   EXPECT_EQ(got_while_held, -2) << "the read returned while its CPU was held";
-  EXPECT_TRUE(woken.running) << "/proc did not say running";
-  EXPECT_FALSE(woken.path);
-  ASSERT_TRUE(call) << "a woken read not yet returned is in no call";
-  EXPECT_EQ(call->files, std::vector<FileId>{id.user});
-  ASSERT_TRUE(waiting);
-  EXPECT_EQ(waiting->running_since_ns, 0u) << "woken, but its CPU is held: it has not run";
+  EXPECT_EQ(woken_state, "running") << "/proc did not say running";
+  EXPECT_EQ(starts_while_held, 1u) << "announced again";
+  EXPECT_EQ(reads_while_held, 0u);
 
   while (got == -2) usleep(1000);
   EXPECT_EQ(got.load(), static_cast<ssize_t>(kPage));
-  EXPECT_FALSE(probes_->parked_call(tid)) << "still parked after the read returned";
   release = true;
   reader.join();
   close(fd);
@@ -630,6 +646,68 @@ TEST_F(JobIoRecords, AThreadWokenInsideACallIsStillParkedThere) {
   const auto reads = io_on(id, CKPT_OP_READ);
   ASSERT_EQ(reads.size(), 1u);
   EXPECT_EQ(reads[0].hdr.tid, tid);
+  EXPECT_EQ(reads[0].hdr.start_ns, asleep[0].hdr.start_ns) << "the start names the call's start";
+  EXPECT_EQ(starts_on(id, CKPT_OP_READ).size(), 1u) << "once a call";
+  // In ring order, the start came before the call's record.
+  size_t start_at = SIZE_MAX;
+  size_t read_at = SIZE_MAX;
+  for (size_t i = 0; i < records_.arrival.size(); ++i) {
+    const auto& h = records_.arrival[i];
+    if (h.tid != tid || h.start_ns != asleep[0].hdr.start_ns) continue;
+    if (h.kind == CKPT_REC_IO_START) start_at = i;
+    if (h.kind == CKPT_REC_IO && h.op == CKPT_OP_READ) read_at = i;
+  }
+  EXPECT_LT(start_at, read_at);
+  expect_no_drops();
+}
+
+// A data call asking for at least announce_min_bytes (4 MiB) is announced as
+// it starts, even when it never leaves the CPU (served from the page cache,
+// as a 2 GiB read(2) can be for longer than a quiet gap); a small one that
+// never leaves the CPU costs no start record. Each read is tried until one
+// ran without a context switch of its thread (getrusage), so that what is
+// checked is the entry, not a switch.
+TEST_F(JobIoRecords, ALargeCallIsAnnouncedAsItStartsASmallOneOnTheCpuIsNot) {
+  const std::string large = dir_ / "large.bin";
+  const std::string small = dir_ / "small.bin";
+  std::vector<char> buf(8 << 20, 'l');
+  for (const auto& [path, bytes] :
+       {std::pair{large, buf.size()}, std::pair{small, size_t{65536}}}) {
+    const int w = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(w, 0);
+    ASSERT_EQ(write(w, buf.data(), bytes), static_cast<ssize_t>(bytes));
+    close(w);
+  }
+  auto switches = [] {
+    rusage u{};
+    getrusage(RUSAGE_THREAD, &u);
+    return u.ru_nvcsw + u.ru_nivcsw;
+  };
+  // One read of `bytes` from `path`, in the page cache, repeated until the
+  // thread kept its CPU through it; the start records it made.
+  auto read_on_the_cpu = [&](const std::string& path, size_t bytes) -> std::optional<size_t> {
+    const FileIdentity id = identity_of(path);
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      const int fd = open(path.c_str(), O_RDONLY);
+      if (fd < 0) return std::nullopt;
+      drain();
+      const size_t before = starts_on(id, CKPT_OP_READ).size();
+      const long s0 = switches();
+      const ssize_t n = pread(fd, buf.data(), bytes, 0);
+      const long s1 = switches();
+      close(fd);
+      drain();
+      if (n != static_cast<ssize_t>(bytes)) return std::nullopt;
+      if (s1 == s0) return starts_on(id, CKPT_OP_READ).size() - before;
+    }
+    return std::nullopt;
+  };
+  const auto large_starts = read_on_the_cpu(large, buf.size());
+  ASSERT_TRUE(large_starts) << "no 8 MiB read without a context switch in 20 tries";
+  EXPECT_EQ(*large_starts, 1u) << "an 8 MiB read was not announced as it started";
+  const auto small_starts = read_on_the_cpu(small, 65536);
+  ASSERT_TRUE(small_starts) << "no 64 KiB read without a context switch in 20 tries";
+  EXPECT_EQ(*small_starts, 0u) << "a 64 KiB read on the CPU was announced";
   expect_no_drops();
 }
 

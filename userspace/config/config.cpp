@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -170,7 +171,7 @@ class Section {
 Expected<void> parse_checkpoint(const Section& s, CheckpointRules& out) {
   CKPT_TRY_VOID(
       s.check_keys({"name_globs", "file_globs", "dir_globs", "exclude_globs", "extensionless_files",
-                    "quiet_gap_ms", "stall_s", "unrecognised_notice_mib"}));
+                    "quiet_gap_ms", "stall_s", "in_flight_limit_s", "unrecognised_notice_mib"}));
   if (s.has("name_globs")) {
     CKPT_TRY(v, s.name_glob_list("name_globs", "; directories go in checkpoint.dir_globs"));
     out.name_globs = v;
@@ -205,6 +206,17 @@ Expected<void> parse_checkpoint(const Section& s, CheckpointRules& out) {
     CKPT_TRY(v, s.positive_integer("stall_s"));
     out.stall_ns = v * 1000 * kNsPerMs;
   }
+  // A call must be able to stall before it stops holding its checkpoint:
+  // the limit is at least the stall time (raised to it when not given).
+  if (s.has("in_flight_limit_s")) {
+    CKPT_TRY(v, s.positive_integer("in_flight_limit_s"));
+    out.in_flight_limit_ns = v * 1000 * kNsPerMs;
+    if (out.in_flight_limit_ns < out.stall_ns)
+      return make_error(fmt::format("{}: {} s is less than {} ({} s); it must be at least that",
+                                    s.field("in_flight_limit_s"), v, s.field("stall_s"),
+                                    out.stall_ns / (1000 * kNsPerMs)));
+  }
+  out.in_flight_limit_ns = std::max(out.in_flight_limit_ns, out.stall_ns);
   if (s.has("unrecognised_notice_mib")) {
     CKPT_TRY(v, s.positive_integer("unrecognised_notice_mib"));
     out.unrecognised_notice_bytes = v << 20;
@@ -327,6 +339,7 @@ Config Config::defaults() {
   c.checkpoint.extensionless_files = true;
   c.checkpoint.quiet_gap_ns = 1000 * kNsPerMs;
   c.checkpoint.stall_ns = 60'000 * kNsPerMs;
+  c.checkpoint.in_flight_limit_ns = 600'000 * kNsPerMs;
   c.storage_endpoints = {StorageEndpoint{"", 2049}};
   return c;
 }
@@ -340,6 +353,7 @@ nlohmann::json Config::to_json() const {
                      {"extensionless_files", checkpoint.extensionless_files},
                      {"quiet_gap_ms", checkpoint.quiet_gap_ns / kNsPerMs},
                      {"stall_s", checkpoint.stall_ns / (1000 * kNsPerMs)},
+                     {"in_flight_limit_s", checkpoint.in_flight_limit_ns / (1000 * kNsPerMs)},
                      {"unrecognised_notice_mib", checkpoint.unrecognised_notice_bytes >> 20}};
   json endpoints = json::array();
   for (const auto& ep : storage_endpoints) endpoints.push_back(endpoint_to_string(ep));

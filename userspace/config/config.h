@@ -32,6 +32,10 @@ struct CheckpointRules {
   bool extensionless_files = false;  // Orbax `d/<hex>`, DeepSpeed `latest`
   uint64_t quiet_gap_ns = 0;         // a burst ends after this long without checkpoint I/O
   uint64_t stall_ns = 0;             // a checkpoint with no progress this long is flagged
+  // A call in flight holds its checkpoint open at most this long after it
+  // started (at least stall_ns): then the checkpoint ends without it, its
+  // stall said, and its record, if it ever comes, starts no checkpoint.
+  uint64_t in_flight_limit_ns = 0;
   // The summary, table and report name the largest unrecognised files when
   // the job moved more than this through files no pattern recognised.
   uint64_t unrecognised_notice_bytes = 16ull << 20;

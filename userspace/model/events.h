@@ -148,24 +148,24 @@ struct IoEvent {
   }
 };
 
-// A call a thread is inside now, not yet recorded (the probes record a call
-// when it returns), as far as /proc and the probes can tell: the path of the
-// file /proc shows it blocked on, or the files of the call the probes saw it
-// leave the CPU in (sources/blocked_call.h call_in_progress).
-struct CallInProgress {
-  std::string path;           // "" when not known
-  std::vector<FileId> files;  // user space's (st_dev, st_ino)
-};
-
-// A flush call (fsync, close, ftruncate) has started and not yet returned:
-// on NFS a close can flush for seconds, and a hung one is a stall.
+// A call on a file that is, or may be, a checkpoint's has started and not
+// yet returned (bpf/jobio.h CKPT_REC_*_START): the probes announce a flush
+// or a large data call as it starts, any other such call when it first
+// leaves the CPU. Its record, or any later record of the thread but an mmap
+// one, ends it; until then it holds its checkpoint open, and a hung one is a
+// stall.
 struct CallStartEvent {
   uint64_t start_ns = 0;
   uint32_t tgid = 0;
   uint32_t tid = 0;
-  IoOp op = IoOp::Fsync;
-  FileId file;
+  IoOp op = IoOp::Fsync;  // a copy: Write (of its destination)
+  FileId file;            // unknown for a path call
   std::string path;
+  IoVia via = IoVia::Syscall;
+  std::string path2;  // rename: the new name
+  // A copy (via copy_file_range or sendfile): the file it reads.
+  std::optional<FileId> copy_source;
+  std::string copy_source_path;
 };
 
 // On-CPU time outside traced calls, reported when a traced thread leaves the CPU.

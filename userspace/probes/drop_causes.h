@@ -29,7 +29,6 @@ inline constexpr DropCauseName kJobioDropCauses[] = {
     {CKPT_DROP_TGID_FULL, "tgid_table_full"},
     {CKPT_DROP_URING_INFLIGHT_FULL, "uring_inflight_full"},
     {CKPT_DROP_EXIT_MISSED, "exit_missed"},
-    {CKPT_DROP_PARKED_FULL, "parked_table_full"},
 };
 inline constexpr DropCauseName kTcpDropCauses[] = {
     {CKPT_TCP_DROP_RINGBUF_FULL, "ringbuf_full"},

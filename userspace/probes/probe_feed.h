@@ -19,15 +19,6 @@ namespace ckpt {
 struct TcpLatest;
 struct ProgramStats;
 
-// A traced call its thread left the CPU inside and has not returned from
-// (bpf/jobio.h ckpt_parked_call), in user space's terms.
-struct ParkedCall {
-  uint64_t start_ns = 0;
-  std::vector<FileId> files;      // the file it moves data on or flushes; a copy's two
-  int fd = -1;                    // -1: none known (the file layer, a copy)
-  uint64_t running_since_ns = 0;  // when it last got a CPU inside the call; 0: off one now
-};
-
 class ProbeFeed {
  public:
   virtual ~ProbeFeed() = default;
@@ -63,12 +54,6 @@ class ProbeFeed {
   // ckpt_file_verdict). Never fails the trace: a write that fails is
   // counted. A feed that does not own the probes ignores it.
   virtual void set_file_verdict(const FileId& /*file*/, bool /*is_checkpoint*/) {}
-  // The call thread `tid` is inside, if it left the CPU in it (blocked, or
-  // preempted) and has not returned; nullopt: none, or a feed that cannot
-  // say (one forwarded from an exporter: it does not own the probes).
-  [[nodiscard]] virtual std::optional<ParkedCall> parked_call(uint32_t /*tid*/) const {
-    return std::nullopt;
-  }
 };
 
 }  // namespace ckpt

@@ -498,19 +498,6 @@ std::vector<uint32_t> ProbeManager::threads_in_hot_slots() const {
   return out;
 }
 
-std::optional<ParkedCall> ProbeManager::parked_call(uint32_t tid) const {
-  ckpt_parked_call raw{};
-  if (!jobio_ || bpf_map_lookup_elem(bpf_map__fd(jobio_->maps.parked_calls), &tid, &raw) != 0)
-    return std::nullopt;
-  ParkedCall call;
-  call.start_ns = raw.start_ns;
-  call.fd = raw.fd;
-  call.running_since_ns = raw.running_since_ns;
-  if (raw.ino != 0) call.files.push_back(FileId{kernel_dev_to_user(raw.dev), raw.ino});
-  if (raw.ino2 != 0) call.files.push_back(FileId{kernel_dev_to_user(raw.dev2), raw.ino2});
-  return call;
-}
-
 std::vector<DropRecord> ProbeManager::drops() const {
   std::vector<DropRecord> out;
   auto jobio = sum_percpu(bpf_map__fd(jobio_->maps.jobio_drops), CKPT_JOBIO_DROP_MAX);

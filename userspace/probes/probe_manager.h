@@ -134,7 +134,6 @@ class ProbeManager : public ProbeFeed {
   // hot_slots: the threads running traced I/O), by tid; for diagnostics and
   // the tests.
   [[nodiscard]] std::vector<uint32_t> threads_in_hot_slots() const;
-  [[nodiscard]] std::optional<ParkedCall> parked_call(uint32_t tid) const override;
 
  private:
   // Every change to file_verdicts is followed by this (thread_file_verdict's cache).

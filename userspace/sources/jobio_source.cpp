@@ -254,6 +254,62 @@ void JobIoSource::on_path(const ckpt_path_record& r) {
   emit(std::move(ev));
 }
 
+// Calls in flight (bpf/jobio.h CKPT_REC_*_START): what they name, as the
+// records of the same calls will when they return.
+void JobIoSource::on_io_start(const ckpt_io_record& r) {
+  auto op = io_op(r.hdr.op);
+  auto via = io_via(r.via);
+  if (!op || is_metadata_op(*op) || !via || *via == IoVia::Mmap) {
+    ++malformed_;
+    return;
+  }
+  CallStartEvent ev;
+  ev.start_ns = r.hdr.start_ns;
+  ev.tgid = r.hdr.tgid;
+  ev.tid = r.hdr.tid;
+  ev.op = *op;
+  ev.via = *via;
+  ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
+  ev.path = resolver_.path_of(r.hdr.tgid, r.fd, ev.file);
+  emit(std::move(ev));
+}
+
+void JobIoSource::on_copy_start(const ckpt_copy_record& r) {
+  auto via = io_via(r.via);
+  if (!via || (*via != IoVia::CopyFileRange && *via != IoVia::Sendfile)) {
+    ++malformed_;
+    return;
+  }
+  CallStartEvent ev;
+  ev.start_ns = r.hdr.start_ns;
+  ev.tgid = r.hdr.tgid;
+  ev.tid = r.hdr.tid;
+  ev.op = IoOp::Write;
+  ev.via = *via;
+  ev.file = FileId{kernel_dev_to_user(r.dst_dev), r.dst_ino};
+  ev.path = resolver_.path_of(r.hdr.tgid, r.dst_fd, ev.file);
+  ev.copy_source = FileId{kernel_dev_to_user(r.src_dev), r.src_ino};
+  ev.copy_source_path = resolver_.path_of(r.hdr.tgid, r.src_fd, *ev.copy_source);
+  emit(std::move(ev));
+}
+
+void JobIoSource::on_path_start(const ckpt_path_record& r) {
+  auto op = io_op(r.hdr.op);
+  if (!op || !is_metadata_op(*op) || *op == IoOp::Stat) {
+    ++malformed_;
+    return;
+  }
+  CallStartEvent ev;
+  ev.start_ns = r.hdr.start_ns;
+  ev.tgid = r.hdr.tgid;
+  ev.tid = r.hdr.tid;
+  ev.op = *op;
+  ev.path = resolver_.resolve(r.hdr.tgid, r.dirfd, bounded_string(r.path, r.path_len));
+  if (ev.op == IoOp::Rename)
+    ev.path2 = resolver_.resolve(r.hdr.tgid, r.dirfd2, bounded_string(r.path2, r.path2_len));
+  emit(std::move(ev));
+}
+
 void JobIoSource::on_record(const void* data, size_t size) {
   if (size < sizeof(ckpt_record_header)) {
     ++malformed_;
@@ -277,21 +333,15 @@ void JobIoSource::on_record(const void* data, size_t size) {
     case CKPT_REC_OTHER_IO:
       if (size < sizeof(ckpt_other_io_record)) break;
       return on_other_io(*static_cast<const ckpt_other_io_record*>(data));
-    case CKPT_REC_IO_START: {
+    case CKPT_REC_IO_START:
       if (size < sizeof(ckpt_io_record)) break;
-      const auto& r = *static_cast<const ckpt_io_record*>(data);
-      auto op = io_op(r.hdr.op);
-      if (!op) break;
-      CallStartEvent ev;
-      ev.start_ns = h.start_ns;
-      ev.tgid = h.tgid;
-      ev.tid = h.tid;
-      ev.op = *op;
-      ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
-      ev.path = resolver_.path_of(h.tgid, r.fd, ev.file);
-      emit(std::move(ev));
-      return;
-    }
+      return on_io_start(*static_cast<const ckpt_io_record*>(data));
+    case CKPT_REC_COPY_START:
+      if (size < sizeof(ckpt_copy_record)) break;
+      return on_copy_start(*static_cast<const ckpt_copy_record*>(data));
+    case CKPT_REC_PATH_START:
+      if (size < sizeof(ckpt_path_record)) break;
+      return on_path_start(*static_cast<const ckpt_path_record*>(data));
     case CKPT_REC_CPU:
       emit(CpuEvent{h.cpu_window_start_ns, h.end_ns, h.tgid, h.tid, h.cpu_ns});
       return;

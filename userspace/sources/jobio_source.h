@@ -3,7 +3,7 @@
 // two events (a read of its source, a write of its destination); an mmap
 // record one Mmap event carrying its page range (the stitcher counts the
 // distinct pages per checkpoint); the sums of calls on a file ruled out one
-// OtherIoEvent.
+// OtherIoEvent; a call in flight (a start record) one CallStartEvent.
 #pragma once
 
 #include <unordered_map>
@@ -37,6 +37,9 @@ class JobIoSource : public RecordSource {
   void on_copy(const ::ckpt_copy_record& r);
   void on_mmap(const ::ckpt_mmap_record& r);
   void on_other_io(const ::ckpt_other_io_record& r);
+  void on_io_start(const ::ckpt_io_record& r);
+  void on_copy_start(const ::ckpt_copy_record& r);
+  void on_path_start(const ::ckpt_path_record& r);
 
   struct OpenFiles {
     std::vector<FileId> files;

@@ -22,27 +22,76 @@ std::string describe_call(const IoEvent& ev) {
                      static_cast<double>(ev.end_ns - ev.start_ns) / 1e6, ev.tgid, ev.tid);
 }
 
+// What a call in flight names: its file (a copy's source too, a rename's
+// new name), by path where known.
+std::string describe_target(const CallStartEvent& call) {
+  std::string target = call.path.empty() && call.file.known()
+                           ? fmt::format("dev {} ino {}", call.file.dev, call.file.ino)
+                           : call.path;
+  if (call.op == IoOp::Rename) target += " -> " + call.path2;
+  if (call.copy_source)
+    target =
+        fmt::format("{} <- {}", target,
+                    call.copy_source_path.empty()
+                        ? fmt::format("dev {} ino {}", call.copy_source->dev, call.copy_source->ino)
+                        : call.copy_source_path);
+  return target;
+}
+
 constexpr uint64_t kJobLevelTimeoutEveryNs = 60'000'000'000ull;
 
 }  // namespace
 
-void FailureDetectors::on_flush_start(CallStartEvent&& ev) {
+void FailureDetectors::on_call_start(CallStartEvent&& ev) {
   const uint32_t tid = ev.tid;  // the assignment's right side is evaluated first
-  in_flight_[tid] = InFlightCall{std::move(ev), false};
+  in_flight_[tid] = InFlightCall{std::move(ev), false, std::nullopt};
 }
 
-void FailureDetectors::forget_returned_flushes(
-    uint64_t now_ns, const std::function<bool(uint32_t, IoOp)>& returned) {
+void FailureDetectors::forget_returned_unseen(
+    uint64_t now_ns, const std::function<bool(const CallStartEvent&)>& returned) {
   std::erase_if(in_flight_, [&](const auto& entry) {
-    const auto& [tid, call] = entry;
-    return now_ns >= call.start.start_ns + quiet_gap_ns_ && returned(tid, call.start.op);
+    const InFlightCall& call = entry.second;
+    return !call.closed_in && now_ns >= call.start.start_ns + quiet_gap_ns_ && returned(call.start);
   });
 }
 
-bool FailureDetectors::flush_in_flight_within(const OpenCheckpoint& c) const {
+bool FailureDetectors::call_in_flight_within(const OpenCheckpoint& c, uint64_t now_ns) const {
   for (const auto& [tid, call] : in_flight_)
-    if (call.start.start_ns <= c.last_activity_ns + quiet_gap_ns_) return true;
+    if (!call.closed_in && call.start.start_ns <= c.last_activity_ns + quiet_gap_ns_ &&
+        now_ns < call.start.start_ns + in_flight_limit_ns_)
+      return true;
   return false;
+}
+
+void FailureDetectors::checkpoint_closed(const OpenCheckpoint& c, uint64_t id) {
+  for (auto& [tid, call] : in_flight_)
+    if (!call.closed_in && call.start.start_ns <= c.last_activity_ns + quiet_gap_ns_)
+      call.closed_in = id;
+}
+
+bool FailureDetectors::is_late_return(const IoEvent& ev) const {
+  if (last_late_ && last_late_->tid == ev.tid && last_late_->start_ns == ev.start_ns &&
+      last_late_->end_ns == ev.end_ns)
+    return true;
+  auto it = in_flight_.find(ev.tid);
+  return it != in_flight_.end() && it->second.closed_in && ev.op != IoOp::Mmap &&
+         ev.start_ns <= it->second.start.start_ns && ev.end_ns >= it->second.start.start_ns;
+}
+
+std::optional<FailureRecord> FailureDetectors::late_return(const IoEvent& ev) {
+  if (!is_late_return(ev)) return std::nullopt;
+  auto it = in_flight_.find(ev.tid);
+  if (it == in_flight_.end() || !it->second.closed_in) return std::nullopt;  // a copy's other half
+  const uint64_t checkpoint = *it->second.closed_in;
+  stalls_flagged_.erase({ev.tid, it->second.start.start_ns});
+  in_flight_.erase(it);
+  last_late_ = LateRecord{ev.tid, ev.start_ns, ev.end_ns};
+  return FailureRecord{
+      std::string(kFailureStall), ev.end_ns,
+      fmt::format("returned after checkpoint {} ended without it (in flight past "
+                  "checkpoint.in_flight_limit_s, {} s): {}",
+                  checkpoint, in_flight_limit_ns_ / 1'000'000'000, describe_call(ev)),
+      checkpoint};
 }
 
 void FailureDetectors::flag_nfs_stall(uint64_t now_ns, OpenCheckpoint& open,
@@ -82,7 +131,7 @@ void FailureDetectors::flag_live_stalls(uint64_t now_ns, OpenCheckpoint* open, c
     FailureRecord f{
         std::string(kFailureStall), now_ns,
         fmt::format("no progress: {}({}) has not returned after {:.1f} s, pid {} tid {}",
-                    to_string(call.start.op), call.start.path,
+                    to_string(call.start.op), describe_target(call.start),
                     static_cast<double>(now_ns - call.start.start_ns) / 1e9, call.start.tgid, tid),
         std::nullopt};
     stalls_flagged_.insert({tid, call.start.start_ns});

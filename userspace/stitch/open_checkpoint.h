@@ -41,7 +41,6 @@ struct OpenCheckpoint {
   // Per file, the pages mmap faults mapped in this checkpoint: each counts once.
   std::unordered_map<FileId, PageSet, FileIdHash> mapped_pages;
   std::unordered_set<FileId, FileIdHash> files_touched;
-  std::unordered_set<uint32_t> tids;  // the threads whose calls joined it
   std::map<std::string, ServerTrouble> server_trouble;
   bool nfs_stall_flagged = false;
 };

@@ -18,10 +18,6 @@ constexpr uint64_t kReorderSlackNs = 100'000'000;
 // checkpoint waits this much longer for its last copies when it runs.
 constexpr uint64_t kGpuSlackNs = 1'000'000'000;
 constexpr double kContenderShare = 0.9;
-// The threads of a checkpoint asked whether they are blocked in a call when
-// it goes quiet (/proc reads, blocked_call.h): a bound for a checkpoint
-// written by thousands of threads.
-constexpr size_t kMaxBlockedCallThreads = 256;
 
 // open(2) access and creation bits (uapi asm-generic/fcntl.h).
 constexpr uint32_t kOpenAccessMode = 03;
@@ -152,7 +148,8 @@ Stitcher::Stitcher(const Config& config, std::shared_ptr<MaximaProvider> maxima,
       transport_(maxima_, config.tcp_sample_interval_ns, config.checkpoint.quiet_gap_ns,
                  config.failures),
       gpu_(maxima_, config.checkpoint.quiet_gap_ns),
-      detectors_(config.checkpoint.stall_ns, config.checkpoint.quiet_gap_ns) {}
+      detectors_(config.checkpoint.stall_ns, config.checkpoint.quiet_gap_ns,
+                 config.checkpoint.in_flight_limit_ns) {}
 
 void Stitcher::on_event(Event&& event) {
   if (auto* io = std::get_if<IoEvent>(&event)) return on_io(std::move(*io));
@@ -197,12 +194,23 @@ void Stitcher::on_rpc(const RpcEvent& ev) {
 }
 
 void Stitcher::on_call_start(CallStartEvent&& ev) {
+  // Whose call it is, decided as its record will be (a copy is the
+  // checkpoint's when either file is one). The probe has no result yet, so
+  // no verdict is made from a path call's names.
   IoEvent probe;
   probe.op = ev.op;
   probe.file = ev.file;
   probe.path = ev.path;
-  if (!is_checkpoint_call(probe)) return;
-  detectors_.on_flush_start(std::move(ev));
+  probe.path2 = ev.path2;
+  probe.ret = -1;
+  bool checkpoint = is_checkpoint_call(probe);
+  if (!checkpoint && ev.copy_source) {
+    probe.op = IoOp::Read;
+    probe.file = *ev.copy_source;
+    probe.path = ev.copy_source_path;
+    checkpoint = is_checkpoint_call(probe);
+  }
+  if (checkpoint) detectors_.on_call_start(std::move(ev));
 }
 
 void Stitcher::on_proc(const ProcEvent& ev) {
@@ -297,7 +305,16 @@ void Stitcher::count_mapped_pages(OpenCheckpoint& c, IoEvent& ev) {
 
 void Stitcher::on_io(IoEvent&& ev) {
   host_io_.add_cpu_window(ev.tid, ev.cpu_window_start_ns, ev.cpu_window_end(), ev.cpu_ns);
-  detectors_.on_call_returned(ev.tid);  // whatever this thread had in flight has returned
+  // A call whose checkpoint ended without it (in flight past the limit)
+  // starts no checkpoint of its own: it is a stall of that one.
+  if (auto late = detectors_.late_return(ev)) {
+    out_failures_.push_back(std::move(*late));
+    return;
+  }
+  if (detectors_.is_late_return(ev)) return;  // a late copy's other half
+  // Whatever this thread had in flight has returned; faults (mmap) come
+  // inside calls too (a read into a mapped buffer) and end none.
+  if (ev.op != IoOp::Mmap) detectors_.on_call_returned(ev.tid);
   if (!is_checkpoint_call(ev)) {
     note_unrecognised(ev);
     if (auto f = job_failure(ev)) out_failures_.push_back(std::move(*f));
@@ -342,7 +359,6 @@ void Stitcher::on_io(IoEvent&& ev) {
     c.bytes_read += ev.bytes_moved();
   }
   if (is_data_op(ev.op) && !ev.is_directory) c.files_touched.insert(call_key(ev));
-  if (c.tids.size() < kMaxBlockedCallThreads) c.tids.insert(ev.tid);
   c.calls.push_back(std::move(ev));
 }
 
@@ -353,7 +369,7 @@ void Stitcher::on_tcp(const TcpEvent& ev) {
 
 void Stitcher::advance(uint64_t now_ns) {
   nfs_.forget_stale_outstanding(now_ns);
-  if (flush_returned_) detectors_.forget_returned_flushes(now_ns, flush_returned_);
+  if (call_returned_) detectors_.forget_returned_unseen(now_ns, call_returned_);
   detectors_.flag_live_stalls(now_ns, open_checkpoint(), nfs_, out_failures_);
   // The CUPTI library hands its copies over when it flushes (every 500 ms):
   // a load's last H2D copies may come that much after its last read.
@@ -361,7 +377,7 @@ void Stitcher::advance(uint64_t now_ns) {
   if (open_ &&
       now_ns >
           open_->last_activity_ns + config_.checkpoint.quiet_gap_ns + kReorderSlackNs + gpu_slack &&
-      !in_flight_within(*open_) && !blocked_on_checkpoint_file(*open_))
+      !in_flight_within(*open_, now_ns))
     close_open();
   release_unclaimed_resets(now_ns);
   if (!open_) prune(now_ns > 2 * kReorderSlackNs ? now_ns - 2 * kReorderSlackNs : 0);
@@ -372,25 +388,11 @@ void Stitcher::finish() {
   release_unclaimed_resets(UINT64_MAX);
 }
 
-bool Stitcher::in_flight_within(const OpenCheckpoint& c) const {
-  // A flush (an NFS close) that began inside the checkpoint is part of it,
-  // however long it runs; so is NFS page I/O on its files not yet done.
-  return detectors_.flush_in_flight_within(c) || nfs_.io_outstanding_on(c.files_touched);
-}
-
-bool Stitcher::blocked_on_checkpoint_file(const OpenCheckpoint& c) {
-  if (!blocked_call_) return false;
-  for (uint32_t tid : c.tids) {
-    const std::optional<CallInProgress> call = blocked_call_(tid);
-    if (!call) continue;
-    if (!call->path.empty() && matcher_.is_checkpoint_file(call->path)) return true;
-    for (const FileId& file : call->files) {
-      if (c.files_touched.contains(file)) return true;
-      auto it = file_is_checkpoint_.find(file);
-      if (it != file_is_checkpoint_.end() && it->second) return true;
-    }
-  }
-  return false;
+bool Stitcher::in_flight_within(const OpenCheckpoint& c, uint64_t now_ns) const {
+  // A call that began inside the checkpoint is part of it, however long it
+  // runs (up to the in-flight limit); so is NFS page I/O on its files not
+  // yet done.
+  return detectors_.call_in_flight_within(c, now_ns) || nfs_.io_outstanding_on(c.files_touched);
 }
 
 void Stitcher::release_unclaimed_resets(uint64_t now_ns) {
@@ -455,6 +457,7 @@ void Stitcher::close_open() {
   if (rec.nfs)
     rec.bottleneck = attribute_queue_verdict(rec.bottleneck, rec.stages, rec.nfs->wait_by_queue_ns);
   for (auto& f : failures) f.checkpoint_id = rec.id;
+  detectors_.checkpoint_closed(c, rec.id);
   std::sort(failures.begin(), failures.end(),
             [](const FailureRecord& a, const FailureRecord& b) { return a.time_ns < b.time_ns; });
   rec.failures = std::move(failures);

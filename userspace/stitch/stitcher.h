@@ -78,24 +78,14 @@ class Stitcher : public EventSink {
   using VerdictListener = std::function<void(const FileId&, bool is_checkpoint)>;
   void set_verdict_listener(VerdictListener listener) { verdict_listener_ = std::move(listener); }
 
-  // The data call a thread is inside now, nullopt for none
-  // (sources/blocked_call.h call_in_progress: /proc, and the probes for a
-  // thread /proc says is running). Asked when a checkpoint has been quiet
-  // for its gap: a thread of it still inside a call on a checkpoint file (by
-  // path, or a file the checkpoint touched or one decided a checkpoint's)
-  // keeps it open, since the probes record a call only when it returns.
-  // Unset (replays, tests): nothing is taken to be in a call.
-  using BlockedCallQuery = std::function<std::optional<CallInProgress>(uint32_t tid)>;
-  void set_blocked_call_query(BlockedCallQuery query) { blocked_call_ = std::move(query); }
-
-  // Whether thread `tid` has left the flush `op` it began, unseen
-  // (sources/flush_return.h reads /proc). Asked of a flush in flight for a
+  // Whether the thread of a call in flight has left it unseen
+  // (sources/call_return.h reads /proc). Asked of a call in flight for a
   // quiet gap, where a call's exit can be missed (the file layer: bpf/
-  // jobio_file_layer.bpf.h, "A missed exit"); a flush it says has returned
+  // jobio_file_layer.bpf.h, "A missed exit"); a call it says has returned
   // no longer holds its checkpoint open, nor becomes a stall. Unset
-  // (replays, tests, syscall mode): only a record ends a flush.
-  using FlushReturnedQuery = std::function<bool(uint32_t tid, IoOp op)>;
-  void set_flush_returned_query(FlushReturnedQuery query) { flush_returned_ = std::move(query); }
+  // (replays, tests, syscall mode): only a record of the thread ends a call.
+  using CallReturnedQuery = std::function<bool(const CallStartEvent& call)>;
+  void set_call_returned_query(CallReturnedQuery query) { call_returned_ = std::move(query); }
 
   // NFS events the stitcher could not keep (its buffers are bounded).
   [[nodiscard]] std::vector<DropRecord> drops() const;
@@ -117,9 +107,7 @@ class Stitcher : public EventSink {
   void decide(const FileId& file, bool is_checkpoint, bool tell_always);
   void set_verdict(const FileId& file, bool is_checkpoint);
   static void count_mapped_pages(OpenCheckpoint& c, IoEvent& ev);
-  [[nodiscard]] bool in_flight_within(const OpenCheckpoint& c) const;
-  // A thread of `c` still inside a call on a checkpoint file (asked last: /proc reads).
-  [[nodiscard]] bool blocked_on_checkpoint_file(const OpenCheckpoint& c);
+  [[nodiscard]] bool in_flight_within(const OpenCheckpoint& c, uint64_t now_ns) const;
   OpenCheckpoint* open_checkpoint() { return open_ ? &*open_ : nullptr; }
   void release_unclaimed_resets(uint64_t now_ns);
   void close_open();
@@ -136,8 +124,7 @@ class Stitcher : public EventSink {
   // Per data-call file: is it a checkpoint file? Keyed by dev:ino; renames update it.
   std::unordered_map<FileId, bool, FileIdHash> file_is_checkpoint_;
   VerdictListener verdict_listener_;
-  BlockedCallQuery blocked_call_;
-  FlushReturnedQuery flush_returned_;
+  CallReturnedQuery call_returned_;
   UnrecognisedIo unrecognised_;
   bool count_unrecognised_ = true;
 

@@ -27,8 +27,7 @@ std::vector<std::string> names(const DropCauseName (&table)[N]) {
 TEST(DropCauses, EachNameAtItsEnumIndex) {
   EXPECT_THAT(names(kJobioDropCauses),
               ::testing::ElementsAre("ringbuf_full", "inflight_full", "thread_table_full",
-                                     "tgid_table_full", "uring_inflight_full", "exit_missed",
-                                     "parked_table_full"));
+                                     "tgid_table_full", "uring_inflight_full", "exit_missed"));
   EXPECT_EQ(kJobioDropCauses[CKPT_DROP_TGID_FULL].name, "tgid_table_full");
   EXPECT_EQ(std::size(kJobioDropCauses), static_cast<size_t>(CKPT_JOBIO_DROP_MAX));
 

@@ -92,6 +92,113 @@ TEST(JobIoSourceTest, OpenResolvesRelativePathsAndRemembersTheFile) {
   EXPECT_EQ(resolver.path_of(1, 1, FileId{makedev(253, 1), 4242}), expect);
 }
 
+// Calls in flight (bpf/jobio.h CKPT_REC_*_START), as the kernel lays them
+// out: a call on one file, a copy, a path call; each one CallStartEvent
+// naming what the call's own record will name.
+TEST(JobIoSourceTest, DecodesTheStartRecordsOfCallsInFlight) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  resolver.remember(FileId{makedev(8, 3), 77}, "/ckpt/checkpoint-1/a.pt");
+  resolver.remember(FileId{makedev(8, 3), 78}, "/local/step_100/b.pt");
+
+  ckpt_io_record read{};
+  read.hdr = header(CKPT_REC_IO_START, CKPT_OP_READ);
+  read.hdr.end_ns = 0;
+  read.dev = (8ull << 20) | 3;
+  read.ino = 77;
+  read.fd = -1;
+  read.file_type = CKPT_FT_REGULAR;
+  read.calls = 1;
+  read.requested = 1 << 20;
+  read.via = CKPT_VIA_SYSCALL;
+  src.on_record(&read, sizeof(read));
+
+  ckpt_copy_record copy{};
+  copy.hdr = header(CKPT_REC_COPY_START, 0);
+  copy.hdr.end_ns = 0;
+  copy.src_dev = (8ull << 20) | 3;
+  copy.src_ino = 78;
+  copy.dst_dev = (8ull << 20) | 3;
+  copy.dst_ino = 77;
+  copy.src_fd = -1;
+  copy.dst_fd = -1;
+  copy.src_type = CKPT_FT_REGULAR;
+  copy.dst_type = CKPT_FT_REGULAR;
+  copy.via = CKPT_VIA_COPY_FILE_RANGE;
+  src.on_record(&copy, sizeof(copy));
+
+  ckpt_path_record ren{};
+  ren.hdr = header(CKPT_REC_PATH_START, CKPT_OP_RENAME);
+  ren.hdr.end_ns = 0;
+  ren.dirfd = AT_FDCWD;
+  ren.dirfd2 = AT_FDCWD;
+  std::strcpy(ren.path, "/ckpt/checkpoint-2/model.safetensors.tmp");
+  ren.path_len = static_cast<uint16_t>(std::strlen(ren.path) + 1);
+  std::strcpy(ren.path2, "/ckpt/checkpoint-2/model.safetensors");
+  ren.path2_len = static_cast<uint16_t>(std::strlen(ren.path2) + 1);
+  src.on_record(&ren, sizeof(ren));
+
+  ASSERT_EQ(sink.events.size(), 3u);
+  const auto& r = std::get<CallStartEvent>(sink.events[0]);
+  EXPECT_EQ(r.op, IoOp::Read);
+  EXPECT_EQ(r.via, IoVia::Syscall);
+  EXPECT_EQ(r.start_ns, 1000u);
+  EXPECT_EQ(r.tgid, static_cast<uint32_t>(getpid()));
+  EXPECT_EQ(r.tid, r.tgid + 1);
+  EXPECT_EQ(r.file, (FileId{makedev(8, 3), 77}));
+  EXPECT_EQ(r.path, "/ckpt/checkpoint-1/a.pt");
+  EXPECT_FALSE(r.copy_source);
+
+  const auto& c = std::get<CallStartEvent>(sink.events[1]);
+  EXPECT_EQ(c.op, IoOp::Write) << "a copy is a write of its destination";
+  EXPECT_EQ(c.via, IoVia::CopyFileRange);
+  EXPECT_EQ(c.file, (FileId{makedev(8, 3), 77}));
+  EXPECT_EQ(c.path, "/ckpt/checkpoint-1/a.pt");
+  EXPECT_EQ(c.copy_source, (FileId{makedev(8, 3), 78}));
+  EXPECT_EQ(c.copy_source_path, "/local/step_100/b.pt");
+
+  const auto& p = std::get<CallStartEvent>(sink.events[2]);
+  EXPECT_EQ(p.op, IoOp::Rename);
+  EXPECT_FALSE(p.file.known());
+  EXPECT_EQ(p.path, "/ckpt/checkpoint-2/model.safetensors.tmp");
+  EXPECT_EQ(p.path2, "/ckpt/checkpoint-2/model.safetensors");
+  for (const auto& d : src.drops()) EXPECT_EQ(d.count, 0u) << d.cause;
+}
+
+// A start record that no call of its kind could send is corrupt: counted, not
+// decoded (an mmap "call", a data op as a path call, a stat, a copy via
+// syscall, one cut short).
+TEST(JobIoSourceTest, StartRecordsThatCannotBeAreMalformed) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  ckpt_io_record io{};
+  io.hdr = header(CKPT_REC_IO_START, CKPT_OP_WRITE);
+  io.calls = 1;
+  io.via = CKPT_VIA_MMAP;
+  src.on_record(&io, sizeof(io));
+  io.hdr.op = CKPT_OP_OPEN;
+  io.via = CKPT_VIA_SYSCALL;
+  src.on_record(&io, sizeof(io));
+  ckpt_path_record path{};
+  path.hdr = header(CKPT_REC_PATH_START, CKPT_OP_STAT);
+  src.on_record(&path, sizeof(path));
+  path.hdr.op = CKPT_OP_WRITE;
+  src.on_record(&path, sizeof(path));
+  ckpt_copy_record copy{};
+  copy.hdr = header(CKPT_REC_COPY_START, 0);
+  copy.via = CKPT_VIA_SYSCALL;
+  src.on_record(&copy, sizeof(copy));
+  copy.via = CKPT_VIA_SENDFILE;
+  src.on_record(&copy, sizeof(copy) - 1);
+  EXPECT_TRUE(sink.events.empty());
+  uint64_t malformed = 0;
+  for (const auto& d : src.drops())
+    if (d.cause == "malformed_record") malformed = d.count;
+  EXPECT_EQ(malformed, 6u);
+}
+
 TEST(JobIoSourceTest, CpuAndProcRecords) {
   CaptureSink sink;
   PathResolver resolver;

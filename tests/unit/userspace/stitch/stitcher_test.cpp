@@ -125,34 +125,44 @@ const std::string kShard1 = "/nfs/run/checkpoint-1/shard-1.pt";
 const FileId kId0{42, 1000};
 const FileId kId1{42, 1001};
 
+CallStartEvent in_flight(uint32_t tid, IoOp op, const std::string& path, FileId id,
+                         uint64_t start_ns) {
+  CallStartEvent c;
+  c.start_ns = start_ns;
+  c.tgid = 100;
+  c.tid = tid;
+  c.op = op;
+  c.file = id;
+  c.path = path;
+  return c;
+}
+
 // The probes record a call when it returns: a write slower than the quiet
 // gap (queued behind a saturated server) must not close its checkpoint and
-// open a second one when it returns. While a thread of the checkpoint is
-// blocked on a checkpoint file (the query, /proc in a live run), it stays open.
+// open a second one when it returns. The probes announce it (a start record,
+// bpf/jobio.h CKPT_REC_IO_START, when it first leaves the CPU); until its
+// record comes, the checkpoint stays open.
 TEST_F(StitcherTest, ACallSlowerThanTheQuietGapKeepsItsCheckpointOpen) {
   const uint64_t gap = config_.checkpoint.quiet_gap_ns;
   const uint64_t T = 1000 * kMs;
-  auto save_with_a_slow_write = [&](bool query_set) {
+  auto save_with_a_slow_write = [&](bool announced) {
     Stitcher s = make();
-    bool blocked = true;
-    if (query_set)
-      s.set_blocked_call_query([&](uint32_t tid) -> std::optional<CallInProgress> {
-        if (tid == 8 && blocked) return CallInProgress{kShard1, {}};
-        if (tid == 9) return CallInProgress{"/nfs/run/train.log", {}};  // no checkpoint file
-        return std::nullopt;
-      });
     StreamBuilder b(s);
     b.open(7, kShard0, kId0, T, T + 1 * kMs);
     b.data(7, IoOp::Write, kShard0, kId0, T + 2 * kMs, T + 3 * kMs, kMiB);
     b.open(8, kShard1, kId1, T + 3 * kMs, T + 4 * kMs);
     b.data(9, IoOp::Write, kShard0, kId0, T + 4 * kMs, T + 5 * kMs, kMiB);
-    // Thread 8's write of shard 1 starts at T+5 ms and takes three gaps.
+    // Thread 8's write of shard 1 starts at T+5 ms and takes three gaps;
+    // thread 9 then waits in a write of a file that is no checkpoint's.
+    if (announced) {
+      s.on_event(in_flight(8, IoOp::Write, kShard1, kId1, T + 5 * kMs));
+      s.on_event(in_flight(9, IoOp::Write, "/nfs/run/train.log", FileId{42, 5}, T + 6 * kMs));
+    }
     std::vector<CheckpointRecord> closed;
     for (uint64_t now = T + 100 * kMs; now < T + 3 * gap; now += 100 * kMs) {
       s.advance(now);
       for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
     }
-    blocked = false;
     b.data(8, IoOp::Write, kShard1, kId1, T + 5 * kMs, T + 3 * gap, kMiB);
     s.advance(T + 5 * gap);
     for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
@@ -163,41 +173,49 @@ TEST_F(StitcherTest, ACallSlowerThanTheQuietGapKeepsItsCheckpointOpen) {
   EXPECT_EQ(kept[0].bytes, 3 * kMiB);
   EXPECT_EQ(kept[0].files, 2u);
   EXPECT_EQ(kept[0].end_ns, T + 3 * gap);
-  // What it was before (and is in a replay, with nothing to ask): split.
+  EXPECT_TRUE(kept[0].failures.empty());
+  // Without the start record (a replay of records that had none): split.
   const auto split = save_with_a_slow_write(false);
   ASSERT_EQ(split.size(), 2u);
   EXPECT_EQ(split[0].bytes, 2 * kMiB);
   EXPECT_EQ(split[1].bytes, kMiB);
 }
 
-// A load's last read waits out the gap for its pages, is woken, and then
-// waits for a CPU: /proc says "running" then, and only the probes know it is
-// still inside the read (bpf/jobio.h ckpt_parked_call), by its file's
-// identity. That keeps the checkpoint open as a path does; a call on a file
-// the checkpoint never touched and no verdict names does not, nor one on a
-// file decided not to be a checkpoint's.
-TEST_F(StitcherTest, AThreadTheProbesSawLeaveTheCpuInsideACallKeepsItsCheckpointOpen) {
+// A load's last read waits out the gap for its pages (then, woken, for a
+// CPU): announced by its file's identity alone (the file layer names no fd),
+// it keeps the load open. One on a file the checkpoint never touched and no
+// verdict names a checkpoint's does not, nor one on a file decided not to be
+// a checkpoint's; a fault on a mapped buffer inside the read ends nothing.
+TEST_F(StitcherTest, AReadStillInFlightKeepsItsLoadOpen) {
   const uint64_t gap = config_.checkpoint.quiet_gap_ns;
   const uint64_t T = 1000 * kMs;
   const FileId kLog{42, 5};
-  auto load_with_a_slow_last_read = [&](std::optional<FileId> parked_on) {
+  auto load_with_a_slow_last_read = [&](std::optional<FileId> announced_on) {
     Stitcher s = make();
-    bool in_call = true;
-    s.set_blocked_call_query([&](uint32_t tid) -> std::optional<CallInProgress> {
-      if (tid == 7 && in_call && parked_on) return CallInProgress{"", {*parked_on}};
-      return std::nullopt;
-    });
     StreamBuilder b(s);
     b.open(7, kShard0, kId0, T, T + 1 * kMs);
+    b.meta(7, IoOp::Open, "/nfs/run/train.log", T + 1 * kMs, T + 1 * kMs);
     b.data(7, IoOp::Read, kShard0, kId0, T + 1 * kMs, T + 300 * kMs, kMiB);
     b.data(7, IoOp::Read, kShard0, kId0, T + 300 * kMs, T + 600 * kMs, kMiB);
     // The last read starts at T+600 ms and returns two gaps later.
+    if (announced_on) s.on_event(in_flight(7, IoOp::Read, "", *announced_on, T + 600 * kMs));
+    // Its destination is a mapped file's page: a fault inside the read.
+    IoEvent fault;
+    fault.tgid = 100;
+    fault.tid = 7;
+    fault.op = IoOp::Mmap;
+    fault.via = IoVia::Mmap;
+    fault.start_ns = fault.end_ns = fault.cpu_window_start_ns = T + 700 * kMs;
+    fault.file = FileId{42, 9};
+    fault.path = "/dev/shm/staging.bin";
+    fault.mmap = MmapPages{0, 0, 4096, 0, 12};
+    fault.ret = 4096;
+    s.on_event(std::move(fault));
     std::vector<CheckpointRecord> closed;
     for (uint64_t now = T + 700 * kMs; now < T + 2 * gap + 600 * kMs; now += 100 * kMs) {
       s.advance(now);
       for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
     }
-    in_call = false;
     b.data(7, IoOp::Read, kShard0, kId0, T + 600 * kMs, T + 2 * gap + 600 * kMs, kMiB);
     s.advance(T + 5 * gap);
     for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
@@ -214,6 +232,119 @@ TEST_F(StitcherTest, AThreadTheProbesSawLeaveTheCpuInsideACallKeepsItsCheckpoint
     EXPECT_EQ(split[0].bytes, 2 * kMiB);
     EXPECT_EQ(split[1].bytes, kMiB);
   }
+}
+
+// A copy in flight is the checkpoint's when either of its files is one (its
+// source here: a load of a checkpoint into a scratch file); a path call in
+// flight when its names are (a rename of a temporary name onto a
+// checkpoint's, slow on NFS).
+TEST_F(StitcherTest, ACopyOrARenameInFlightKeepsItsCheckpointOpen) {
+  const uint64_t gap = config_.checkpoint.quiet_gap_ns;
+  const uint64_t T = 1000 * kMs;
+  {
+    Stitcher s = make();
+    StreamBuilder b(s);
+    b.data(7, IoOp::Read, kShard0, kId0, T, T + 10 * kMs, kMiB);
+    CallStartEvent copy = in_flight(7, IoOp::Write, "/scratch/x.bin", FileId{42, 9}, T + 20 * kMs);
+    copy.via = IoVia::CopyFileRange;
+    copy.copy_source = kId1;
+    copy.copy_source_path = kShard1;
+    s.on_event(std::move(copy));
+    s.advance(T + 3 * gap);
+    EXPECT_TRUE(s.take_checkpoints().empty()) << "closed under a copy of its file";
+  }
+  {
+    Stitcher s = make();
+    StreamBuilder b(s);
+    b.data(7, IoOp::Write, kShard0 + ".tmp", kId0, T, T + 10 * kMs, kMiB);
+    CallStartEvent rename = in_flight(7, IoOp::Rename, kShard0 + ".tmp", FileId{}, T + 20 * kMs);
+    rename.path2 = kShard0;
+    s.on_event(std::move(rename));
+    s.advance(T + 3 * gap);
+    EXPECT_TRUE(s.take_checkpoints().empty()) << "closed under a rename onto a checkpoint's name";
+    b.meta(7, IoOp::Rename, kShard0 + ".tmp", T + 20 * kMs, T + 3 * gap, kShard0);
+    s.advance(T + 5 * gap);
+    const auto cps = s.take_checkpoints();
+    ASSERT_EQ(cps.size(), 1u);
+    EXPECT_EQ(cps[0].end_ns, T + 3 * gap);
+  }
+}
+
+// A call that never returns (a hard-mounted server gone for good) holds its
+// checkpoint open up to checkpoint.in_flight_limit_s after it started: the
+// stall is said at stall_s, the checkpoint ends at the limit with it, and
+// the call's record, when it comes at last, is that checkpoint's stall (both
+// halves of a copy), never a checkpoint of its own.
+TEST_F(StitcherTest, ACallInFlightPastTheLimitEndsItsCheckpointWithAStall) {
+  config_.checkpoint.stall_ns = 5000 * kMs;
+  config_.checkpoint.in_flight_limit_ns = 20'000 * kMs;
+  const uint64_t T = 1000 * kMs;
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.data(7, IoOp::Write, kShard0, kId0, T, T + 10 * kMs, kMiB);
+  s.on_event(in_flight(7, IoOp::Write, kShard1, kId1, T + 20 * kMs));
+  CallStartEvent copy = in_flight(8, IoOp::Write, kShard1 + ".bak", FileId{42, 1002}, T + 30 * kMs);
+  copy.via = IoVia::CopyFileRange;
+  copy.copy_source = kId0;
+  copy.copy_source_path = kShard0;
+  s.on_event(std::move(copy));
+  std::vector<CheckpointRecord> closed;
+  uint64_t closed_at = 0;
+  for (uint64_t now = T + 100 * kMs; now < T + 25'000 * kMs; now += 100 * kMs) {
+    s.advance(now);
+    for (auto& c : s.take_checkpoints()) {
+      closed.push_back(std::move(c));
+      if (!closed_at) closed_at = now;
+    }
+  }
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_GE(closed_at, T + 20 * kMs + 20'000 * kMs) << "closed before the in-flight limit";
+  EXPECT_LE(closed_at, T + 30 * kMs + 20'000 * kMs + 100 * kMs);
+  EXPECT_EQ(closed[0].bytes, kMiB);
+  ASSERT_EQ(closed[0].failures.size(), 2u);
+  for (const auto& f : closed[0].failures) {
+    EXPECT_EQ(f.kind, "stall");
+    EXPECT_THAT(f.evidence, HasSubstr("has not returned after"));
+  }
+  // The copy's stall names both of its files.
+  EXPECT_TRUE(std::any_of(closed[0].failures.begin(), closed[0].failures.end(), [](const auto& f) {
+    return f.evidence.find(kShard1 + ".bak <- " + kShard0) != std::string::npos;
+  }));
+  // The server comes back: both calls return, long after.
+  b.data(7, IoOp::Write, kShard1, kId1, T + 20 * kMs, T + 30'000 * kMs, kMiB);
+  IoEvent src;
+  src.tgid = 100;
+  src.tid = 8;
+  src.op = IoOp::Read;
+  src.via = IoVia::CopyFileRange;
+  src.start_ns = src.cpu_window_start_ns = T + 30 * kMs;
+  src.end_ns = T + 31'000 * kMs;
+  src.file = kId0;
+  src.path = kShard0;
+  src.ret = static_cast<int64_t>(kMiB);
+  IoEvent dst = src;
+  dst.op = IoOp::Write;
+  dst.file = FileId{42, 1002};
+  dst.path = kShard1 + ".bak";
+  dst.copy_source = kId0;
+  s.on_event(std::move(src));
+  s.on_event(std::move(dst));
+  s.finish();
+  EXPECT_TRUE(s.take_checkpoints().empty()) << "a late call made a checkpoint of its own";
+  const auto late = s.take_failures();
+  ASSERT_EQ(late.size(), 2u);
+  for (const auto& f : late) {
+    EXPECT_EQ(f.kind, "stall");
+    EXPECT_EQ(f.checkpoint_id, closed[0].id);
+    EXPECT_THAT(f.evidence, HasSubstr("ended without it"));
+  }
+  EXPECT_THAT(late[0].evidence, HasSubstr(kShard1));
+  // A later save is a checkpoint as ever.
+  Stitcher again = make();
+  StreamBuilder b2(again);
+  b2.data(7, IoOp::Write, kShard0, kId0, T, T + 10 * kMs, kMiB);
+  again.finish();
+  EXPECT_EQ(again.take_checkpoints().size(), 1u);
 }
 
 TEST_F(StitcherTest, OneSaveWithKnownAnswers) {
@@ -560,8 +691,8 @@ TEST_F(StitcherTest, AFlushWhoseThreadLeftItUnseenEndsNeitherInAStallNorHoldsIts
   auto save_whose_close_returns_unseen = [&](bool thread_left) {
     Stitcher s = make();
     std::vector<std::pair<uint32_t, IoOp>> asked;
-    s.set_flush_returned_query([&](uint32_t tid, IoOp op) {
-      asked.emplace_back(tid, op);
+    s.set_call_returned_query([&](const CallStartEvent& call) {
+      asked.emplace_back(call.tid, call.op);
       return thread_left;
     });
     StreamBuilder b(s);
