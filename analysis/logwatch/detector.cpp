@@ -52,6 +52,8 @@ void LogDetector::set_scoring(const DetectorConfig& s) {
   config_.threshold = s.threshold;
   config_.learn = s.learn;
   config_.learn_anomalies = s.learn_anomalies;
+  config_.known_faults = s.known_faults;
+  config_.severity_from_words = s.severity_from_words;
   config_.decay_every = s.decay_every;
   config_.decay_factor = s.decay_factor;
   config_.max_contexts = s.max_contexts;
@@ -207,6 +209,12 @@ Verdict LogDetector::observe(std::string_view content, std::optional<Severity> s
     v.new_template = true;
   }
   const std::uint32_t source = source_key(source_of(content));
+  if (config_.known_faults) {
+    if (const KnownFault* fault = config_.known_faults->match(content)) {
+      v.known_fault = fault;
+      add_reason(v, "known_fault", 1.0);
+    }
+  }
   if (v.new_template) {
     add_reason(v, "new_template", 1.0);
   } else if (config_.rare_count > 0) {
@@ -219,9 +227,15 @@ Verdict LogDetector::observe(std::string_view content, std::optional<Severity> s
   const double surprise_now = surprise_found(source, v.new_template ? 0 : v.template_id, &found);
   if (auto seq = check_sequence(source, v.template_id, surprise_now); seq && seq->unexpected)
     add_reason(v, "unexpected_sequence", seq->score);
+  // A line without a level takes one from its words, read only for a line
+  // some reason fired on: the others are no anomaly whatever their level.
+  if (!severity && config_.severity_from_words && !v.reason.empty())
+    severity = severity_from_words(content);
+  v.level = severity;
   v.score = v.novelty * (severity ? severity_weight(*severity) : 1.0);
   const double threshold = config_.threshold.value_or(severity ? kSeverityThreshold : 0.0);
-  v.anomaly = !v.reason.empty() && v.score >= threshold;
+  v.anomaly = v.known_fault != nullptr || (!v.reason.empty() && v.score >= threshold);
+  if (v.known_fault) v.score = std::max(v.score, severity_weight(v.known_fault->severity));
   if (config_.learn && (!v.anomaly || config_.learn_anomalies)) {
     const MatchResult m = miner_.add_matched(tokens, matched);
     v.template_id = m.id;
@@ -244,6 +258,14 @@ std::optional<Anomaly> LogDetector::observe_line(std::uint64_t line, std::string
                                        : join_tokens(tokenize_and_mask(content));
   a.score = v.score;
   a.reason = std::move(v.reason);
+  a.level = v.level;
+  if (v.known_fault) {
+    a.kind = v.known_fault->kind;
+    a.fault_id = v.known_fault->id;
+    a.rank = AlarmRank::kKnownFault;
+  } else {
+    a.rank = novelty_rank(v.level);
+  }
   return a;
 }
 

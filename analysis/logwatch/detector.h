@@ -22,8 +22,12 @@
 //                        templates of the line's own subsystem, so that
 //                        interleaved independent writers do not predict
 //                        each other. Score 1 - 2^-(surprise - threshold).
+// A line that matches a known fault (known_faults.h: an Xid, a machine check,
+// a link down, ...) is an anomaly whatever the rest says, reason
+// `known_fault`, score its severity's weight.
 // The line's score is the highest of those times its severity's weight
-// (severity.h; 1 for a line without a severity). A message is an anomaly when
+// (severity.h; a line whose format gives none takes one from its words,
+// severity_from_words, unless that is off; then 1). A message is an anomaly when
 // any fired and the score is at least `threshold` (by default 0.5 for a line
 // with a severity, so a new info line alone is not reported, and 0 for one
 // without, which reports every fired reason); the reason names every one that
@@ -54,6 +58,7 @@
 #include <vector>
 
 #include "analysis/logwatch/drain.h"
+#include "analysis/logwatch/known_faults.h"
 #include "analysis/logwatch/severity.h"
 
 namespace ckpt::logwatch {
@@ -84,6 +89,12 @@ struct DetectorConfig {
   // repeats (the same Xid every few seconds) stays an anomaly rather than
   // becoming a "known" template by its own repetition.
   bool learn_anomalies = false;
+  // A line matching a known fault (known_faults.h) is an anomaly whatever
+  // its novelty and the threshold; nullptr: none are.
+  const KnownFaults* known_faults = &KnownFaults::builtin();
+  // A line whose format gives no level takes one from its words
+  // (severity.h severity_from_words); off: it is scored without one.
+  bool severity_from_words = true;
   std::uint64_t decay_every = 10000;
   double decay_factor = 0.5;
   std::size_t max_contexts = 100000;
@@ -98,6 +109,11 @@ struct Verdict {
   std::string reason;
   bool new_template = false;
   bool blank = false;  // no tokens: not judged, not learned
+  // The known fault the line is, if any (it is then an anomaly).
+  const KnownFault* known_fault = nullptr;
+  // The level it was scored with: its own, or one from its words (read
+  // only when a reason fired).
+  std::optional<Severity> level;
 };
 
 struct Anomaly {
@@ -106,6 +122,11 @@ struct Anomaly {
   std::string template_text;
   double score = 0;
   std::string reason;
+  // A known fault's failure kind and catalogue id; empty for a novelty.
+  std::string kind;
+  std::string fault_id;
+  std::optional<Severity> level;  // as scored (its own, or from its words)
+  AlarmRank rank = AlarmRank::kError;
 };
 
 struct Context {

@@ -190,8 +190,15 @@ SplitResult evaluate_split(const std::vector<LabelledLine>& lines,
   std::vector<bool> detected;
   std::vector<bool> severe;
   LogDetector detector = trained;
-  detector.set_scoring(options.detector);
+  DetectorConfig scoring = options.detector;
+  // The ablation without levels gives the detector none, not even from words.
+  if (!options.use_severity) scoring.severity_from_words = false;
+  detector.set_scoring(scoring);
   AlarmGrouper alarms(options.alarms);
+  // The same alarms with no budget: what the detector itself raises.
+  AlarmConfig grouping_only = options.alarms;
+  grouping_only.max_rate = 0;
+  AlarmGrouper unbudgeted(grouping_only);
   TemplateMiner miner = trained.miner();
   std::vector<TemplateId> test_ids;
   for (std::size_t i = test_begin; i < test_end; ++i) {
@@ -200,11 +207,20 @@ SplitResult evaluate_split(const std::vector<LabelledLine>& lines,
     const std::uint64_t line = i + 1;
     bool shown = false;
     if (auto a = detector.observe_line(line, lines[i].message, severity)) {
-      const AlarmDecision d = alarms.add(line, a->template_text, a->score, severity);
+      const AlarmDecision d = alarms.add(line, a->template_text, a->score, severity, a->rank);
       shown = d != AlarmDecision::kHeld;
       if (d == AlarmDecision::kNewAlarm && !lines[i].anomaly) ++r.false_alarms;
+      if (unbudgeted.add(line, a->template_text, a->score, severity, a->rank) ==
+              AlarmDecision::kNewAlarm &&
+          !lines[i].anomaly)
+        ++r.false_alarms_unbudgeted;
+      if (a->rank == AlarmRank::kKnownFault) {
+        ++r.known_fault_lines;
+        if (shown) ++r.known_fault_lines_shown;
+      }
     } else {
       alarms.tick(line);
+      unbudgeted.tick(line);
     }
     detected.push_back(shown);
     severe.push_back(lines[i].severity && *lines[i].severity <= options.severity_at_least);
@@ -239,6 +255,7 @@ HealthyResult evaluate_healthy(const std::vector<LabelledLine>& lines, const Eva
   h.methods = std::move(s.methods);
   h.held = s.held;
   h.false_alarms = s.false_alarms;
+  h.false_alarms_unbudgeted = s.false_alarms_unbudgeted;
   return h;
 }
 

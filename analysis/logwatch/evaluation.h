@@ -77,6 +77,13 @@ struct SplitResult {
   std::vector<MethodResult> methods;  // detector, new_template, count_outlier, severity
   std::uint64_t held = 0;             // detector lines held back by the budget
   std::uint64_t false_alarms = 0;     // detector alarms raised on a normal line
+  // The same with no budget (grouping only): what the detector itself
+  // raises, the figure its false-alarm floor is taken on.
+  std::uint64_t false_alarms_unbudgeted = 0;
+  // Lines the detector found to be known faults (known_faults.h), and of
+  // them those it showed (never held back, so all of them).
+  std::uint64_t known_fault_lines = 0;
+  std::uint64_t known_fault_lines_shown = 0;
 };
 
 struct EvalOptions {
@@ -106,9 +113,16 @@ struct HealthyResult {
   std::vector<MethodResult> methods;  // flags are false alarms: counts.fp, alarms
   std::uint64_t held = 0;
   std::uint64_t false_alarms = 0;
+  std::uint64_t false_alarms_unbudgeted = 0;  // the detector with no budget
   // Alarms per 1,000 test lines.
   [[nodiscard]] double rate(const MethodResult& m) const {
     return test_lines == 0 ? 0.0 : 1000.0 * static_cast<double>(m.alarms) / test_lines;
+  }
+  // The detector's false alarms per 1,000 test lines with no budget: what
+  // its false-alarm floor is taken on (the budget caps rate(methods[0])).
+  [[nodiscard]] double rate_before_budget() const {
+    return test_lines == 0 ? 0.0
+                           : 1000.0 * static_cast<double>(false_alarms_unbudgeted) / test_lines;
   }
 };
 HealthyResult evaluate_healthy(const std::vector<LabelledLine>& lines, const EvalOptions& options);

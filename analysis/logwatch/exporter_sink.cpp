@@ -13,8 +13,8 @@ std::string anomaly_evidence(const Anomaly& anomaly) {
 }
 
 FailureRecord anomaly_failure(const Anomaly& anomaly, std::uint64_t time_ns) {
-  return FailureRecord{std::string(kFailureLogAnomaly), time_ns, anomaly_evidence(anomaly),
-                       std::nullopt};
+  return FailureRecord{anomaly.kind.empty() ? std::string(kFailureLogAnomaly) : anomaly.kind,
+                       time_ns, anomaly_evidence(anomaly), std::nullopt};
 }
 
 Expected<std::unique_ptr<ExporterSink>> ExporterSink::connect(const std::string& socket_path) {
@@ -32,6 +32,16 @@ std::optional<std::string> ExporterSink::send(const Anomaly& anomaly) {
                        socket_path_, sent.error().message);
   }
   ++sent_;
+  return std::nullopt;
+}
+
+std::optional<std::string> ExporterSink::send_held_back(std::uint64_t lines) {
+  if (!reporter_ || lines == 0) return std::nullopt;
+  if (auto sent = reporter_->report_held_back(lines); !sent) {
+    reporter_.reset();
+    return fmt::format("exporter {}: {}; anomalies are no longer sent to it (still printed)",
+                       socket_path_, sent.error().message);
+  }
   return std::nullopt;
 }
 

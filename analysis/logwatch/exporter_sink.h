@@ -1,9 +1,11 @@
-// `logwatch` beside the exporter: each anomaly goes to the exporter as a
-// FailureRecord{kind "log_anomaly", CLOCK_MONOTONIC ns, evidence}, through
+// `logwatch` beside the exporter: each alarm goes to the exporter as a
+// FailureRecord{kind, CLOCK_MONOTONIC ns, evidence}, through
 // ckpt::FailureReporter (probes/failure_reporter.h), and the exporter counts
-// it in ckptscope_failures_total{workload="node",kind="log_anomaly"} (from
-// root only). When the exporter goes away or refuses a report, the sink says
-// so once and stops sending; the watch goes on printing anomalies.
+// it in ckptscope_failures_total{workload="node",kind} (from root only): kind
+// "log_anomaly" for a novelty, the fault's own (`machine_check`,
+// `gpu_xid`, ...) for a known fault. The lines the alert budget held back
+// go as counts, into ckptscope_log_anomalies_held_back_total. When the exporter goes away or
+// refuses a report, the sink says so once and stops sending; the watch goes on printing anomalies.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,8 @@ class ExporterSink {
   // Sends one anomaly, time-stamped CLOCK_MONOTONIC now. The first failure
   // returns its warning and disconnects; later calls do nothing.
   std::optional<std::string> send(const Anomaly& anomaly);
+  // Adds `lines` held back by the budget to the exporter's count; as send().
+  std::optional<std::string> send_held_back(std::uint64_t lines);
   [[nodiscard]] bool connected() const { return reporter_ != nullptr; }
   [[nodiscard]] std::uint64_t sent() const { return sent_; }
   [[nodiscard]] const std::string& socket_path() const { return socket_path_; }

@@ -36,6 +36,32 @@ std::string_view severity_name(Severity level);
 // A syslog level by name or number ("err", "error", "warning", "warn", "3").
 std::optional<Severity> parse_severity(std::string_view text);
 
+// A level for a line whose format carries none (raw lines, syslog files
+// without `<PRI>`, `dmesg -T`), read from its words, so that a new routine
+// line there (a unit started, a device found) weighs as a new info line
+// does where levels are given, and a new error as an error:
+//   err      a word starting error, fail, fatal, panic, critical, abort,
+//            corrupt, timeout, unreachab, segfault, oops or exception, or the
+//            phrases "timed out", "not responding", "call trace", "refused";
+//   warning  a word starting warn;
+//   info     anything else.
+// Case-insensitive; a word starts after any character that is no letter.
+// Known faults (known_faults.h) alarm whatever their level.
+Severity severity_from_words(std::string_view message);
+
+// How an alarm ranks against others for the alert budget
+// (alarm_grouper.h): a known fault above any novelty, a novel line at
+// warning or worse above one at notice, info or debug.
+enum class AlarmRank : std::uint8_t { kBenign = 0, kError = 1, kKnownFault = 2 };
+inline constexpr Severity kErrorRankAtOrAbove = 4;  // warning
+// "benign", "error", "known_fault".
+std::string_view to_string(AlarmRank rank);
+// A novel line's rank from its level (nullopt: no level known, ranked as an
+// error, so that nothing unknown is ranked down).
+inline AlarmRank novelty_rank(std::optional<Severity> level) {
+  return !level || *level <= kErrorRankAtOrAbove ? AlarmRank::kError : AlarmRank::kBenign;
+}
+
 // BGL's Level field (Oliner and Stearley, DSN 2007, list them from least to
 // most severe: INFO, WARNING, SEVERE, ERROR, FAILURE, FATAL) onto syslog
 // levels: INFO 6 info, WARNING 4 warning, SEVERE 3 err, ERROR 3 err,

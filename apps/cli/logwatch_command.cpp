@@ -198,15 +198,45 @@ int open_exporter(const WatchOptions& o, std::unique_ptr<lw::ExporterSink>& sink
 
 void print_anomaly(const lw::Anomaly& a, bool json) {
   if (json) {
-    nlohmann::json j = {{"line", a.line},
-                        {"text", a.text},
-                        {"template", a.template_text},
-                        {"score", a.score},
-                        {"reason", a.reason}};
+    nlohmann::json j = {{"line", a.line},   {"text", a.text},     {"template", a.template_text},
+                        {"score", a.score}, {"reason", a.reason}, {"rank", lw::to_string(a.rank)}};
+    if (a.level) j["level"] = lw::severity_name(*a.level);
+    if (!a.kind.empty()) {
+      j["kind"] = a.kind;
+      j["fault"] = a.fault_id;
+    }
     fmt::print("{}\n", dump_json(j));
   } else {
-    fmt::print("line {}: {:.2f} {}: {}  [template: {}]\n", a.line, a.score, a.reason, a.text,
-               a.template_text);
+    fmt::print("line {}: {:.2f} {}{}: {}  [template: {}]\n", a.line, a.score, a.reason,
+               a.kind.empty() ? "" : " " + a.kind, a.text, a.template_text);
+  }
+  std::fflush(stdout);
+}
+
+nlohmann::json held_json(const std::vector<lw::HeldTemplate>& held) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& h : held)
+    out.push_back({{"template", h.template_text},
+                   {"count", h.count},
+                   {"first_line", h.first_line},
+                   {"last_line", h.last_line},
+                   {"rank", lw::to_string(h.rank)},
+                   {"score", h.score}});
+  return out;
+}
+
+// What the budget held back since the last digest: a line of its own, so
+// that held back is never lost (JSON: reason "held_back").
+void print_digest(std::uint64_t line, const std::vector<lw::HeldTemplate>& held, bool json) {
+  if (held.empty()) return;
+  if (json) {
+    fmt::print("{}\n", dump_json(nlohmann::json{
+                           {"line", line}, {"reason", "held_back"}, {"held", held_json(held)}}));
+  } else {
+    for (const auto& h : held)
+      fmt::print("held back by the budget: {} lines {}-{} ({}, score {:.2f})  [template: {}]\n",
+                 h.count, h.first_line, h.last_line, lw::to_string(h.rank), h.score,
+                 h.template_text);
   }
   std::fflush(stdout);
 }
@@ -275,6 +305,13 @@ int logwatch_command(const WatchOptions& o) {
   std::uint64_t anomalies = 0;
   lw::AlarmGrouper alarms(o.alarms.config,
                           [](const std::string& notice) { warn("logwatch: " + notice); });
+  // Lines held back not yet counted at the exporter.
+  std::uint64_t held_unsent = 0;
+  auto send_held = [&](std::uint64_t& lines) {
+    if (sink && lines > 0)
+      if (auto warning = sink->send_held_back(lines)) warn("logwatch: warning: " + *warning);
+    lines = 0;
+  };
   int rc = 0;
   for (;;) {
     auto more = (*source)->next(line);
@@ -293,24 +330,54 @@ int logwatch_command(const WatchOptions& o) {
     }
     if (auto a = detector.observe_line(number, p.message, p.severity)) {
       ++anomalies;
-      if (alarms.add(number, a->template_text, a->score, p.severity) ==
-          lw::AlarmDecision::kNewAlarm) {
-        print_anomaly(*a, o.json);
-        if (sink)
-          if (auto warning = sink->send(*a)) warn("logwatch: warning: " + *warning);
+      switch (alarms.add(number, a->template_text, a->score, a->level, a->rank)) {
+        case lw::AlarmDecision::kNewAlarm:
+          print_anomaly(*a, o.json);
+          if (sink)
+            if (auto warning = sink->send(*a)) warn("logwatch: warning: " + *warning);
+          break;
+        case lw::AlarmDecision::kHeld:
+          ++held_unsent;
+          break;
+        case lw::AlarmDecision::kGrouped:
+          break;
       }
     } else {
       alarms.tick(number);
     }
     while (auto ended = alarms.closed(number)) print_group(*ended, o.json);
+    // Each rate window, what the budget held back in it.
+    if (number % o.alarms.config.rate_window == 0) {
+      print_digest(number, alarms.digest(), o.json);
+      send_held(held_unsent);
+    }
   }
   while (auto ended = alarms.closed(number, true)) print_group(*ended, o.json);
+  print_digest(number, alarms.digest(), o.json);
+  send_held(held_unsent);
+  const std::vector<lw::HeldTemplate> held = alarms.held_templates();
+  if (o.json)
+    fmt::print("{}\n", dump_json(nlohmann::json{{"line", number},
+                                                {"reason", "summary"},
+                                                {"lines", number},
+                                                {"anomalies", anomalies},
+                                                {"alarms", alarms.alarms()},
+                                                {"held_back", alarms.held()},
+                                                {"held_back_untracked", alarms.held_untracked()},
+                                                {"held", held_json(held)}}));
   warn(fmt::format(
       "logwatch: {} lines, {} anomalies in {} alarms ({} held back by the budget){}, {} templates "
       "({} evicted), {} dropped, {} cut at {} bytes",
       number, anomalies, alarms.alarms(), alarms.held(),
       sink ? fmt::format(" ({} sent to the exporter)", sink->sent()) : "", detector.miner().size(),
       detector.miner().evictions(), (*source)->drops(), (*source)->truncated(), lw::kMaxLineBytes));
+  for (const auto& h : held)
+    warn(fmt::format("logwatch: held back: {} lines {}-{} ({}, score {:.2f})  [template: {}]",
+                     h.count, h.first_line, h.last_line, lw::to_string(h.rank), h.score,
+                     h.template_text));
+  if (alarms.held_untracked() > 0)
+    warn(fmt::format("logwatch: held back: {} more lines of templates past the first {}",
+                     alarms.held_untracked(), lw::kMaxHeldTemplates));
   return rc;
 }
 
@@ -461,6 +528,7 @@ int eval_anomaly_command(const EvalOptions& o) {
       hj[name] = {{"train_lines", h.train_lines},
                   {"test_lines", h.test_lines},
                   {"held", h.held},
+                  {"detector_before_budget_per_1000_lines", h.rate_before_budget()},
                   {"methods", std::move(methods)}};
     }
     nlohmann::json j = {
@@ -506,7 +574,8 @@ int eval_anomaly_command(const EvalOptions& o) {
           "per 1000 lines:",
           name, h.train_lines, h.test_lines);
       for (const auto& m : h.methods) fmt::print(" {} {:.1f}", m.name, h.rate(m));
-      fmt::print(" ({} detector lines held back)\n", h.held);
+      fmt::print(" ({:.1f} before the budget; {} detector lines held back)\n",
+                 h.rate_before_budget(), h.held);
     }
     fmt::print(
         "detector: calibrated surprise x severity weight{}, alarms grouped within {} lines, at "
@@ -539,13 +608,15 @@ int eval_anomaly_command(const EvalOptions& o) {
       }
     }
   }
+  // The detector's floor, not the budget's: taken with no budget, which
+  // would cap the rate at its own figure.
   if (o.max_false_alarm_rate)
     for (const auto& [name, h] : healthy)
-      if (h.rate(h.methods[0]) > *o.max_false_alarm_rate) {
+      if (h.rate_before_budget() > *o.max_false_alarm_rate) {
         warn(
-            fmt::format("eval-anomaly: {}: the detector raised {:.1f} alarms per 1000 healthy "
-                        "lines, above {:.1f}",
-                        name, h.rate(h.methods[0]), *o.max_false_alarm_rate));
+            fmt::format("eval-anomaly: {}: the detector raised {:.1f} false alarms per 1000 "
+                        "healthy lines before the budget, above {:.1f}",
+                        name, h.rate_before_budget(), *o.max_false_alarm_rate));
         return 1;
       }
   return 0;

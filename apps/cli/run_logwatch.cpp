@@ -41,6 +41,7 @@ void RunLogwatch::watch(KernelEvents& kernel) {
 
 void RunLogwatch::observe(const KmsgRecord& record) {
   ++records_;
+  last_record_ns_ = record.mono_ns;
   // The record's place in what this run read stands for the input line.
   auto anomaly = detector_.observe_line(records_, record.text, record.level);
   if (!anomaly) {
@@ -48,7 +49,8 @@ void RunLogwatch::observe(const KmsgRecord& record) {
     return;
   }
   ++anomalies_;
-  switch (grouper_.add(records_, anomaly->template_text, anomaly->score, record.level)) {
+  switch (grouper_.add(records_, anomaly->template_text, anomaly->score, anomaly->level,
+                       anomaly->rank)) {
     case logwatch::AlarmDecision::kNewAlarm:
       if (shown_.size() >= kMaxAlarms) {
         ++alarms_not_kept_;
@@ -56,11 +58,15 @@ void RunLogwatch::observe(const KmsgRecord& record) {
         return;
       }
       latest_by_template_[anomaly->template_text] = shown_.size();
-      shown_.push_back({FailureRecord{std::string(kFailureLogAnomaly), record.mono_ns,
-                                      fmt::format("kernel log: {} (score {:.2f}): {}",
-                                                  anomaly->reason, anomaly->score, anomaly->text),
-                                      std::nullopt},
-                        1});
+      // A known fault is a failure of its own kind (machine_check, gpu_xid,
+      // ...), a novelty a log_anomaly.
+      shown_.push_back(
+          {FailureRecord{anomaly->kind.empty() ? std::string(kFailureLogAnomaly) : anomaly->kind,
+                         record.mono_ns,
+                         fmt::format("kernel log: {} (score {:.2f}): {}", anomaly->reason,
+                                     anomaly->score, anomaly->text),
+                         std::nullopt},
+           1});
       return;
     case logwatch::AlarmDecision::kGrouped:
       if (auto it = latest_by_template_.find(anomaly->template_text);
@@ -80,6 +86,21 @@ std::vector<FailureRecord> RunLogwatch::failures() const {
     if (a.lines > 1) f.evidence += fmt::format(" (and {} more lines of its template)", a.lines - 1);
     out.push_back(std::move(f));
   }
+  // Held back is not lost: each template the budget held back, with its
+  // count, is in the trace and the log too.
+  for (const logwatch::HeldTemplate& h : grouper_.held_templates())
+    out.push_back(FailureRecord{
+        std::string(kFailureLogAnomaly), last_record_ns_,
+        fmt::format("kernel log: held back by the budget ({}): {} records {}-{} of template: {}",
+                    logwatch::to_string(h.rank), h.count, h.first_line, h.last_line,
+                    h.template_text),
+        std::nullopt});
+  if (grouper_.held_untracked() > 0)
+    out.push_back(FailureRecord{std::string(kFailureLogAnomaly), last_record_ns_,
+                                fmt::format("kernel log: held back by the budget: {} more records "
+                                            "of templates past the first {}",
+                                            grouper_.held_untracked(), logwatch::kMaxHeldTemplates),
+                                std::nullopt});
   return out;
 }
 

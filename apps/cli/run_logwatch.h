@@ -33,7 +33,9 @@ class RunLogwatch {
   // One record (what watch() hands over; tests call it directly).
   void observe(const KmsgRecord& record);
 
-  // One log_anomaly failure per alarm, its evidence naming how many lines it grouped.
+  // One failure per alarm (log_anomaly, or a known fault's kind), its
+  // evidence naming how many lines it grouped; then one per template the
+  // budget held back, with its count.
   [[nodiscard]] std::vector<FailureRecord> failures() const;
   // The budget's changes, as logwatch says them on stderr.
   [[nodiscard]] const std::vector<std::string>& notices() const { return notices_; }
@@ -64,6 +66,7 @@ class RunLogwatch {
   uint64_t anomalies_ = 0;
   uint64_t alarms_not_kept_ = 0;  // past kMaxAlarms
   uint64_t records_ = 0;
+  uint64_t last_record_ns_ = 0;  // CLOCK_MONOTONIC of the last record scored
 };
 
 }  // namespace ckpt::cli

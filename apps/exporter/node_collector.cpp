@@ -117,6 +117,9 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
     hooks.report_failure = [self](const FailureRecord& f) {
       self->metrics_.observe_node_failure(f);
     };
+    hooks.report_held_back = [self](uint64_t lines) {
+      self->metrics_.count_log_anomalies_held_back(lines);
+    };
     hooks.rejected = [self](std::string_view reason) {
       self->metrics_.count_registration_rejected(std::string(reason));
     };

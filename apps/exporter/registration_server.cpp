@@ -30,8 +30,14 @@ using nlohmann::json;
 
 constexpr uint64_t kDropsEveryNs = 1'000'000'000;
 // Failure kinds a client may report, and how much of its evidence is kept.
-constexpr std::array<std::string_view, 1> kReportableFailureKinds = {kFailureLogAnomaly};
+// What a client may report: an anomalous node-log line, or a known node
+// fault in the node log (`logwatch`, analysis/logwatch/known_faults.h).
+bool is_reportable_failure_kind(std::string_view kind) {
+  return kind == kFailureLogAnomaly || is_node_log_fault_kind(kind);
+}
 constexpr size_t kMaxReportedEvidence = 1024;
+// The most lines one held-back report may add (a day of lines at a million a second).
+constexpr uint64_t kMaxHeldBackStep = 86'400'000'000ULL;
 // What one serve() reads from one client at most: a client that sends
 // without pause cannot keep the exporter's loop reading from it.
 constexpr size_t kMaxReadPerServe = 64u << 10;
@@ -47,10 +53,10 @@ Expected<FailureRecord> failure_report(uid_t uid, const json& req) {
     return make_error(
         fmt::format("failure reports are taken from root only (the caller is uid {})", uid));
   const std::string kind = req.value("kind", std::string());
-  if (std::find(kReportableFailureKinds.begin(), kReportableFailureKinds.end(), kind) ==
-      kReportableFailureKinds.end())
-    return make_error(fmt::format("failure kind '{}' is not one a client may report ({})",
-                                  kind.substr(0, 64), fmt::join(kReportableFailureKinds, ", ")));
+  if (!is_reportable_failure_kind(kind))
+    return make_error(fmt::format("failure kind '{}' is not one a client may report ({}, {})",
+                                  kind.substr(0, 64), kFailureLogAnomaly,
+                                  fmt::join(kNodeLogFaultKinds, ", ")));
   if (!req.contains("evidence") || !req["evidence"].is_string())
     return make_error("a failure report needs \"evidence\" (a string)");
   FailureRecord f;
@@ -310,6 +316,25 @@ Expected<bool> RegistrationServer::handle_request(Client& c, const json& req,
       answer({{"ok", false}, {"error", f.error().message}});
     } else if (hooks_.report_failure) {
       hooks_.report_failure(std::move(*f));
+    }
+    return true;
+  }
+  if (op == "held_back") {
+    // Anomalous lines logwatch held back under its budget: root only, as
+    // failure reports are; a count of lines, bounded like any counter step.
+    std::string error;
+    if (c.uid != 0)
+      error =
+          fmt::format("held-back reports are taken from root only (the caller is uid {})", c.uid);
+    else if (!req.contains("lines") || !req["lines"].is_number_unsigned() ||
+             req["lines"].get<uint64_t>() > kMaxHeldBackStep)
+      error = fmt::format("a held-back report needs \"lines\" (a count from 0 to {})",
+                          kMaxHeldBackStep);
+    if (!error.empty()) {
+      reject(c, c.uid == 0 ? kRejectMalformed : kRejectNotPermitted, error);
+      answer({{"ok", false}, {"error", error}});
+    } else if (hooks_.report_held_back) {
+      hooks_.report_held_back(req["lines"].get<uint64_t>());
     }
     return true;
   }

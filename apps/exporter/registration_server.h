@@ -80,6 +80,8 @@ class RegistrationServer {
     // A failure another ckptscope process on the node found (`logwatch`
     // beside the exporter): counted as the node's.
     std::function<void(FailureRecord)> report_failure;
+    // Anomalous node-log lines `logwatch` held back under its budget.
+    std::function<void(uint64_t lines)> report_held_back;
     // A request or a client refused (one of kRejectReasons); may be empty.
     std::function<void(std::string_view reason)> rejected;
     // Something to log (a client's first rejection); may be empty.

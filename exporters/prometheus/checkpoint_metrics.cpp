@@ -132,6 +132,11 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
                                  .Help("Requests and clients the registration socket refused, "
                                        "by reason")
                                  .Register(*registry_)),
+      log_anomalies_held_back_(BuildCounter()
+                                   .Name("ckptscope_log_anomalies_held_back_total")
+                                   .Help("Anomalous node-log lines ckptscope logwatch held back "
+                                         "under its alert budget (counted, not shown as alarms)")
+                                   .Register(*registry_)),
       collector_duration_(BuildGauge()
                               .Name("ckptscope_scrape_collector_duration_seconds")
                               .Help("How long a source's last collection took")
@@ -281,6 +286,10 @@ void CheckpointMetrics::register_rejection_reasons(const std::vector<std::string
 
 void CheckpointMetrics::count_registration_rejected(const std::string& reason) {
   registration_rejected_.Add({{"reason", reason}}).Increment();
+}
+
+void CheckpointMetrics::count_log_anomalies_held_back(uint64_t lines) {
+  log_anomalies_held_back_.Add({{"workload", "node"}}).Increment(static_cast<double>(lines));
 }
 
 void CheckpointMetrics::observe_collection(const std::string& collector, double secs,

@@ -58,9 +58,11 @@ TEST(RunLogwatch, AnUnseenKernelLineBurstIsOneAlarmAndTheBudgetHoldsBackTheRest)
   const std::string log = dir / "job.log";
   const std::string m = "ckpt-logwatch-" + std::to_string(getpid());
   // A burst of one unseen err line (five times), then three more unseen err
-  // lines of other shapes, then one at crit. The budget (2 per 1000 records)
-  // allows two alarms: the burst and the next; the two after are held back;
-  // crit is never held.
+  // lines of other shapes, then one at crit, then a known fault (a machine
+  // check) at info. The budget (2 per 1000 records) allows two alarms: the
+  // burst and the next; the two after are held back, and are in the trace
+  // and the log as held back, with their counts; crit is never held, nor is
+  // a known fault, which is a failure of its own kind.
   std::string script;
   for (int i = 0; i < 5; ++i)
     script += "echo \"<3>" + m + "-a: frobnicator " + std::to_string(i) +
@@ -68,25 +70,42 @@ TEST(RunLogwatch, AnUnseenKernelLineBurstIsOneAlarmAndTheBudgetHoldsBackTheRest)
   script += "echo \"<3>" + m + "-b: quux controller on fire\" > /dev/kmsg; ";
   script += "echo \"<3>" + m + "-c: widget array went sideways at noon\" > /dev/kmsg; ";
   script += "echo \"<3>" + m + "-d: sprocket bay flooded with cold water again\" > /dev/kmsg; ";
-  script += "echo \"<2>" + m + "-e: reactor gone\" > /dev/kmsg; sleep 0.3";
+  script += "echo \"<2>" + m + "-e: reactor gone\" > /dev/kmsg; ";
+  script += "echo \"<6>" + m + "-f: mce: [Hardware Error]: Machine check events logged\" > " +
+            "/dev/kmsg; sleep 0.3";
   auto r = run({kCkptscope, "run", "--trace", dir / "t.db", "--log", log, "--logwatch-model", model,
                 "--", "sh", "-c", script},
                dir);
   EXPECT_EQ(r.code, 0) << r.err;
   Trace t = read_trace_or_fail(dir / "t.db");
   std::vector<std::string> ours;
-  for (const auto& f : t.failures)
-    if (f.kind == "log_anomaly" && f.evidence.find(m) != std::string::npos)
+  std::vector<std::string> held;
+  std::vector<std::string> faults;
+  for (const auto& f : t.failures) {
+    if (f.kind == "machine_check" && f.evidence.find(m + "-f:") != std::string::npos)
+      faults.push_back(f.evidence);
+    if (f.kind != "log_anomaly") continue;
+    if (f.evidence.find("held back by the budget") != std::string::npos)
+      held.push_back(f.evidence);
+    else if (f.evidence.find(m) != std::string::npos)
       ours.push_back(f.evidence);
+  }
   ASSERT_EQ(ours.size(), 3U) << ::testing::PrintToString(ours);
   EXPECT_NE(ours[0].find(m + "-a:"), std::string::npos) << ours[0];
   EXPECT_NE(ours[0].find("(and 4 more lines of its template)"), std::string::npos) << ours[0];
   EXPECT_NE(ours[1].find(m + "-b:"), std::string::npos) << ours[1];
   EXPECT_NE(ours[2].find(m + "-e:"), std::string::npos) << ours[2];
+  EXPECT_EQ(faults.size(), 1U) << "the machine check is no machine_check failure";
+  // The two held back, each by its template and count.
+  ASSERT_EQ(held.size(), 2U) << ::testing::PrintToString(held);
+  EXPECT_NE(held[0].find("(error): 1 records"), std::string::npos) << held[0];
+  EXPECT_NE(held[0].find("widget array"), std::string::npos) << held[0];
+  EXPECT_NE(held[1].find("sprocket bay"), std::string::npos) << held[1];
   const std::string text = slurp(log);
-  EXPECT_NE(text.find("9 anomalies in 3 alarms, 2 anomalous records held back by the budget"),
+  EXPECT_NE(text.find("10 anomalies in 4 alarms, 2 anomalous records held back by the budget"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("held back by the budget (error): 1 records"), std::string::npos) << text;
   EXPECT_NE(text.find("reach the budget of 2 per 1000 lines (--logwatch-max-alarm-rate)"),
             std::string::npos)
       << text;

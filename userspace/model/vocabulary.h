@@ -111,6 +111,52 @@ inline constexpr std::string_view kFailureJobLogIncomplete = "job_log_incomplete
 // An anomalous node-log line (`ckptscope logwatch`, `run --logwatch-model`).
 inline constexpr std::string_view kFailureLogAnomaly = "log_anomaly";
 
+// Known node faults in a node log (`ckptscope logwatch`, `run
+// --logwatch-model`; analysis/logwatch/known_faults.json names each line
+// format): always an alarm, whatever the budget. The kernel-log watcher's
+// own kinds (gpu_xid, kernel_nfs_not_responding, oom_kill) are the ones
+// above; these are the hardware and system faults every GPU-node operator
+// watches besides.
+inline constexpr std::string_view kFailureNvswitchError = "nvswitch_error";
+inline constexpr std::string_view kFailureMachineCheck = "machine_check";
+inline constexpr std::string_view kFailurePcieAerUncorrectable = "pcie_aer_uncorrectable";
+inline constexpr std::string_view kFailureMemoryEccUncorrectable = "memory_ecc_uncorrectable";
+inline constexpr std::string_view kFailureNicLinkDown = "nic_link_down";
+inline constexpr std::string_view kFailureNicHealth = "nic_health";
+inline constexpr std::string_view kFailureStorageServerTimeout = "storage_server_timeout";
+inline constexpr std::string_view kFailureFilesystemError = "filesystem_error";
+inline constexpr std::string_view kFailureDiskIoError = "disk_io_error";
+inline constexpr std::string_view kFailureNvmeControllerError = "nvme_controller_error";
+inline constexpr std::string_view kFailureHungTask = "hung_task";
+inline constexpr std::string_view kFailureCpuLockup = "cpu_lockup";
+inline constexpr std::string_view kFailureRcuStall = "rcu_stall";
+inline constexpr std::string_view kFailureKernelOops = "kernel_oops";
+// Every kind a known node fault can have: the watcher's three and the above.
+inline constexpr std::string_view kNodeLogFaultKinds[] = {
+    kFailureGpuXid,
+    kFailureKernelNfsNotResponding,
+    kFailureOomKill,
+    kFailureNvswitchError,
+    kFailureMachineCheck,
+    kFailurePcieAerUncorrectable,
+    kFailureMemoryEccUncorrectable,
+    kFailureNicLinkDown,
+    kFailureNicHealth,
+    kFailureStorageServerTimeout,
+    kFailureFilesystemError,
+    kFailureDiskIoError,
+    kFailureNvmeControllerError,
+    kFailureHungTask,
+    kFailureCpuLockup,
+    kFailureRcuStall,
+    kFailureKernelOops,
+};
+constexpr bool is_node_log_fault_kind(std::string_view kind) {
+  for (std::string_view k : kNodeLogFaultKinds)
+    if (k == kind) return true;
+  return false;
+}
+
 // Every failure kind, each once.
 inline constexpr std::string_view kAllFailureKinds[] = {
     kFailureEnospc,
@@ -139,6 +185,20 @@ inline constexpr std::string_view kAllFailureKinds[] = {
     kFailureLogAnomaly,
     kFailureNodeGpuXid,
     kFailureJobLogIncomplete,
+    kFailureNvswitchError,
+    kFailureMachineCheck,
+    kFailurePcieAerUncorrectable,
+    kFailureMemoryEccUncorrectable,
+    kFailureNicLinkDown,
+    kFailureNicHealth,
+    kFailureStorageServerTimeout,
+    kFailureFilesystemError,
+    kFailureDiskIoError,
+    kFailureNvmeControllerError,
+    kFailureHungTask,
+    kFailureCpuLockup,
+    kFailureRcuStall,
+    kFailureKernelOops,
 };
 
 static_assert(

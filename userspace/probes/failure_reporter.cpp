@@ -73,4 +73,10 @@ Expected<void> FailureReporter::report(const FailureRecord& failure) {
   return send_exporter_line(fd_, socket_path_, dump_json(line));
 }
 
+Expected<void> FailureReporter::report_held_back(uint64_t lines) {
+  if (auto ok = read_answers(); !ok) return ok;
+  return send_exporter_line(fd_, socket_path_,
+                            dump_json(json{{"op", "held_back"}, {"lines", lines}}));
+}
+
 }  // namespace ckpt

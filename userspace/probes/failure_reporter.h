@@ -29,6 +29,9 @@ class FailureReporter {
   // An error when the exporter went away or refused an earlier report (its
   // answer, e.g. "failure reports are taken from root only ...").
   Expected<void> report(const FailureRecord& failure);
+  // Adds `lines` to the node's count of anomalous log lines held back under
+  // logwatch's alert budget (the "held_back" request).
+  Expected<void> report_held_back(uint64_t lines);
   [[nodiscard]] const std::string& socket_path() const { return socket_path_; }
 
  private:

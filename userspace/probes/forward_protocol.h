@@ -7,7 +7,12 @@
 //   {"op":"sync","seq":K}       answer once every record up to now is sent
 //   {"op":"failure","kind":"log_anomaly","evidence":"...","time_ns":N}
 //                               a failure found on the node (root only; counted
-//                               under workload="node"); time_ns optional
+//                               under workload="node"); time_ns optional; kind
+//                               log_anomaly or a known node fault's
+//                               (model/vocabulary.h kNodeLogFaultKinds)
+//   {"op":"held_back","lines":N}  anomalous node-log lines logwatch's alert
+//                               budget held back (root only; counted in
+//                               ckptscope_log_anomalies_held_back_total)
 // A client that only reports failures registers with "tgids":[] and
 // "records":false: it is then sent no records and no control messages.
 // Exporter -> client: one JSON line answering register,

@@ -104,6 +104,10 @@ void feed_known(CheckpointMetrics& m) {
   m.count_registration_rejected("malformed");
   // A server not responding between checkpoints: the node's, not a workload's.
   m.observe_node_failure(FailureRecord{"nfs_server_not_responding", 4000 * kMs, "", std::nullopt});
+  // logwatch beside the exporter: a known fault, and lines its budget held back.
+  m.observe_node_failure(FailureRecord{"machine_check", 4100 * kMs, "", std::nullopt});
+  m.count_log_anomalies_held_back(3);
+  m.count_log_anomalies_held_back(4);
   // The probe mode, set twice: one series, the last mode (issue 18).
   m.set_probe_mode("syscall");
   m.set_probe_mode("file_layer");
@@ -136,6 +140,9 @@ TEST(CheckpointMetrics, KnownAnswers) {
   EXPECT_THAT(t, HasSubstr("ckptscope_registration_rejected_total{reason=\"flood\"} 0\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_build_info{kernel=\"6.12.0-test\",version=\"0.1.0\"} 1\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_probe_info{mode=\"file_layer\"} 1\n"));
+  EXPECT_THAT(t,
+              HasSubstr("ckptscope_failures_total{kind=\"machine_check\",workload=\"node\"} 1\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_log_anomalies_held_back_total{workload=\"node\"} 7\n"));
   EXPECT_THAT(t, Not(HasSubstr("ckptscope_probe_info{mode=\"syscall\"}")));
   // Labels come sorted by name; the workload's other counts exist at 0.
   EXPECT_THAT(t, HasSubstr("ckptscope_checkpoints_total{direction=\"save\",outcome=\"ok\","

@@ -5,12 +5,16 @@
 namespace ckpt::logwatch {
 namespace {
 
+// The novelty engine alone: no known faults, and a line without a level is
+// scored without one (the tests of both are at the end).
 DetectorConfig test_config() {
   DetectorConfig c;
   c.rare_count = 2;
   c.min_support = 1;
   c.top_k = 1;
   c.history = 2;
+  c.known_faults = nullptr;
+  c.severity_from_words = false;
   return c;
 }
 
@@ -131,7 +135,9 @@ TEST(Detector, InterleavedIndependentSourcesDoNotPredictEachOther) {
   // Two subsystems, each with a strict order of its own, interleaved at
   // random: per source the order holds, so nothing is unexpected; a line out
   // of its own source's order is.
-  DetectorConfig c;
+  DetectorConfig c = test_config();
+  c.rare_count = 0;
+  c.top_k = 5;
   c.min_support = 5;
   LogDetector d(c);
   std::uint64_t x = 42;
@@ -293,7 +299,8 @@ TEST(Detector, AnExplicitThresholdAppliesToLinesWithASeverityToo) {
 // fired reason); none at info.
 TEST(Detector, AFloodIsReportedForAFewLinesDependingOnItsLevel) {
   auto reported = [](std::optional<Severity> level, bool learn_anomalies) {
-    DetectorConfig c;
+    DetectorConfig c = test_config();
+    c.top_k = 5;
     c.rare_count = 5;
     c.learn_anomalies = learn_anomalies;
     c.min_support = 1e9;
@@ -316,6 +323,81 @@ TEST(Detector, AFloodIsReportedForAFewLinesDependingOnItsLevel) {
   EXPECT_EQ(reported(Severity{5}, true), 2);
   EXPECT_EQ(reported(Severity{6}, true), 0);
   EXPECT_EQ(reported(std::nullopt, true), 5);
+}
+
+// A known fault (known_faults.h) is an anomaly whatever the model says: seen
+// in training, at info, under a threshold of 1, learned or not. It names its
+// kind and outranks any novelty (severity.h AlarmRank).
+TEST(Detector, AKnownFaultIsAnAnomalyWhateverTheModelSays) {
+  DetectorConfig c;  // the built-in catalogue
+  c.threshold = 1.0;
+  LogDetector d(c);
+  const std::string xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.";
+  for (int i = 0; i < 50; ++i) {
+    d.learn("heartbeat " + std::to_string(i) + " ok");
+    d.learn(xid);
+  }
+  auto a = d.observe_line(7, xid, Severity{6});
+  ASSERT_TRUE(a.has_value()) << "a known fault seen in training was no anomaly";
+  EXPECT_EQ(a->kind, "gpu_xid");
+  EXPECT_EQ(a->fault_id, "xid-gpu-lost");
+  EXPECT_EQ(a->rank, AlarmRank::kKnownFault);
+  EXPECT_NE(a->reason.find("known_fault"), std::string::npos) << a->reason;
+  EXPECT_DOUBLE_EQ(a->score, 1.0);  // the fault's severity (crit), not the line's info
+  // A kernel line through syslog or the journal is the same fault.
+  auto via_syslog = d.observe_line(8, "kernel: [ 8812.231134] " + xid);
+  ASSERT_TRUE(via_syslog.has_value());
+  EXPECT_EQ(via_syslog->kind, "gpu_xid");
+  // An ordinary line under that threshold is none.
+  EXPECT_FALSE(d.observe_line(9, "heartbeat 3 ok", Severity{3}).has_value());
+  // Off (an ablation): the same line is judged as any other.
+  c.known_faults = nullptr;
+  LogDetector plain(c);
+  for (int i = 0; i < 50; ++i) plain.learn(xid);
+  EXPECT_FALSE(plain.observe_line(7, xid, Severity{6}).has_value());
+}
+
+// A line whose format gives no level takes one from its words (severity.h):
+// a new routine line weighs as a new info line (not reported, learned, so its
+// next occurrence is known), a new error as an error; off, it is scored
+// without one, as before.
+TEST(Detector, ALineWithoutALevelTakesOneFromItsWords) {
+  DetectorConfig c;
+  c.known_faults = nullptr;
+  c.min_support = 1e9;
+  LogDetector d(c);
+  for (int i = 0; i < 20; ++i) d.learn("heartbeat " + std::to_string(i) + " ok");
+  d.reset_history();
+  Verdict unit = d.observe("systemd[1]: Started Nightly scrub of the scratch pool.");
+  EXPECT_TRUE(unit.new_template);
+  EXPECT_EQ(unit.level, Severity{6});
+  EXPECT_DOUBLE_EQ(unit.score, 0.45);
+  EXPECT_FALSE(unit.anomaly);
+  d.reset_history();
+  EXPECT_FALSE(d.observe("systemd[1]: Started Nightly scrub of the scratch pool.").new_template)
+      << "a routine line was not learned";
+  d.reset_history();
+  auto error = d.observe_line(5, "pool0: scrub failed on vdev nvme3n1");
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->level, Severity{3});
+  EXPECT_DOUBLE_EQ(error->score, 1.0);
+  EXPECT_EQ(error->rank, AlarmRank::kError);
+  d.reset_history();
+  auto warning = d.observe_line(6, "pool0: Warning: vdev nvme2n1 is slow");
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_DOUBLE_EQ(warning->score, 0.9);
+  EXPECT_EQ(warning->rank, AlarmRank::kError);
+  // Given a level, the line keeps it.
+  d.reset_history();
+  EXPECT_FALSE(d.observe("pool1: scrub failed on vdev nvme4n1 again", Severity{6}).anomaly);
+
+  c.severity_from_words = false;
+  LogDetector plain(c);
+  for (int i = 0; i < 20; ++i) plain.learn("heartbeat " + std::to_string(i) + " ok");
+  auto unit_plain = plain.observe_line(1, "systemd[1]: Started Nightly scrub of the scratch pool.");
+  ASSERT_TRUE(unit_plain.has_value());
+  EXPECT_FALSE(unit_plain->level.has_value());
+  EXPECT_EQ(unit_plain->rank, AlarmRank::kError) << "no level known: never ranked down";
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "analysis/logwatch/evaluation.h"
 
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "analysis/logwatch/baselines.h"
@@ -88,15 +90,21 @@ TEST(Evaluation, TheDetectorBeatsEveryBaselineAndStaysQuietOnHealthyLogs) {
   EXPECT_GT(split[0].counts.f1(), 0.60);
   for (std::size_t m = 1; m < split.size(); ++m)
     EXPECT_GT(split[0].counts.f1(), split[m].counts.f1()) << split[m].name;
-  for (auto [path, format] :
-       {std::pair{"/Thunderbird/Thunderbird_2k.log", LineFormat::kThunderbird},
-        std::pair{"/HDFS/HDFS_2k.log", LineFormat::kHdfs}}) {
+  // Healthy logs: the detector's own false alarms, taken with no budget (the
+  // budget caps the rate at its own 2 per 1,000, which a floor of 2 would
+  // measure). Floors just above the figures docs/logwatch.md gives: 7.0 for
+  // Thunderbird_2k (its healthy half prints `failed` and `error` lines its
+  // first half never showed), 0.0 for HDFS_2k.
+  for (auto [path, format, floor] :
+       {std::tuple{"/Thunderbird/Thunderbird_2k.log", LineFormat::kThunderbird, 8.0},
+        std::tuple{"/HDFS/HDFS_2k.log", LineFormat::kHdfs, 1.0}}) {
     auto healthy = load_log(dir + path, format);
     ASSERT_TRUE(healthy.has_value()) << healthy.error().message;
     HealthyResult h = evaluate_healthy(*healthy, EvalOptions{});
     EXPECT_GE(h.test_lines, 999U) << path;
-    EXPECT_LE(h.rate(h.methods[0]), 2.0) << path;
+    EXPECT_LE(h.rate_before_budget(), floor) << path;
     EXPECT_EQ(h.false_alarms, h.methods[0].alarms) << path;
+    EXPECT_LE(h.false_alarms, h.false_alarms_unbudgeted) << path;
   }
 }
 

@@ -45,6 +45,34 @@ TEST(ExporterSink, EvidenceNamesTheLineReasonScoreAndText) {
   EXPECT_FALSE(f.checkpoint_id.has_value());
 }
 
+// A known fault goes as a failure of its own kind; lines held back as a count.
+TEST(ExporterSink, AKnownFaultIsItsKindAndHeldBackLinesACount) {
+  Anomaly mce = {9, "mce: [Hardware Error]: Machine check events logged",
+                 "mce: [Hardware Error]: Machine check events logged", 1.0, "known_fault"};
+  mce.kind = "machine_check";
+  mce.fault_id = "machine-check";
+  mce.rank = AlarmRank::kKnownFault;
+  EXPECT_EQ(anomaly_failure(mce, 42).kind, "machine_check");
+  if (geteuid() != 0) GTEST_SKIP() << "the exporter takes reports from root only; not root";
+  test::ScratchDir scratch;
+  const std::string path = scratch.path() / "run/exporter.sock";
+  ExporterAt exporter(path);
+  ASSERT_EQ(exporter.error(), "");
+  auto sink = ExporterSink::connect(path);
+  ASSERT_TRUE(sink.has_value()) << sink.error().message;
+  EXPECT_EQ((*sink)->send(mce), std::nullopt);
+  EXPECT_EQ((*sink)->send_held_back(12), std::nullopt);
+  EXPECT_EQ((*sink)->send_held_back(0), std::nullopt);  // nothing to say: nothing sent
+  std::vector<FailureRecord> got;
+  for (int i = 0; i < 2000 && (got.empty() || exporter.held_back() < 12); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    got = exporter.failures();
+  }
+  ASSERT_EQ(got.size(), 1U);
+  EXPECT_EQ(got[0].kind, "machine_check");
+  EXPECT_EQ(exporter.held_back(), 12U);
+}
+
 TEST(ExporterSink, NoExporterIsAnErrorNamingTheSocket) {
   test::ScratchDir scratch;
   const std::string path = scratch.path() / "none.sock";

@@ -31,6 +31,7 @@ class ExporterThread {
       std::lock_guard<std::mutex> lock(mutex_);
       failures_.push_back(std::move(f));
     };
+    hooks.report_held_back = [this](uint64_t lines) { held_back_ += lines; };
     hooks.rejected = [this](std::string_view reason) {
       std::lock_guard<std::mutex> lock(mutex_);
       rejected_.emplace_back(reason);
@@ -86,6 +87,8 @@ class ExporterThread {
     std::lock_guard<std::mutex> lock(mutex_);
     return failures_;
   }
+  // Anomalous log lines reported held back, summed.
+  uint64_t held_back() const { return held_back_.load(); }
   // The reasons of every rejection so far, in order; the notes logged.
   std::vector<std::string> rejected() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -114,6 +117,7 @@ class ExporterThread {
   std::atomic<bool> nfs_{false};
   std::atomic<int> drains_{0};
   std::atomic<int> tracing_started_{0};
+  std::atomic<uint64_t> held_back_{0};
 
  private:
   std::unique_ptr<RegistrationServer> server_;

@@ -220,9 +220,11 @@ TEST_F(RegistrationTest, AUserMayRegisterOnlyItsOwnProcesses) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setresuid failed, 11: registered, 12: wrong message";
 }
 
-// `logwatch` beside the exporter: its failures are counted as the node's; it
-// is sent no records (it asked for none), so a node's TCP and NFS traffic
-// never fills a buffer it does not read.
+// `logwatch` beside the exporter: its failures are counted as the node's (a
+// novelty as log_anomaly, a known fault as its own kind), and the lines its
+// budget held back as a count; it is sent no records (it asked for none), so
+// a node's TCP and NFS traffic never fills a buffer it does not read. A kind
+// no node-log line can have (a checkpoint's stall) is refused.
 TEST_F(RegistrationTest, AFailureReporterIsCountedAndSentNoRecords) {
   if (geteuid() != 0) GTEST_SKIP() << "failure reports are taken from root only; not root";
   ExporterThread exporter(options());
@@ -234,17 +236,27 @@ TEST_F(RegistrationTest, AFailureReporterIsCountedAndSentNoRecords) {
   exporter.offer(ForwardRing::Tcp, tcp);
   FailureRecord f{"log_anomaly", 42, "line 7: new template: NFS: server <*> not responding", {}};
   ASSERT_TRUE((*reporter)->report(f));
-  FailureRecord other{"gpu_xid", 43, "spoofed", {}};
+  FailureRecord mce{"machine_check",
+                    43,
+                    "line 9: known_fault (score 1.00): mce: [Hardware Error]: Machine check "
+                    "events logged",
+                    {}};
+  ASSERT_TRUE((*reporter)->report(mce));
+  ASSERT_TRUE((*reporter)->report_held_back(5));
+  ASSERT_TRUE((*reporter)->report_held_back(2));
+  FailureRecord other{"stall", 44, "spoofed", {}};
   ASSERT_TRUE((*reporter)->report(other));  // refused by the exporter, answered later
   std::vector<FailureRecord> got;
-  for (int i = 0; i < 2000 && got.empty(); ++i) {
+  for (int i = 0; i < 2000 && (got.size() < 2 || exporter.held_back() < 7); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     got = exporter.failures();
   }
-  ASSERT_EQ(got.size(), 1U);
+  ASSERT_EQ(got.size(), 2U);
   EXPECT_EQ(got[0].kind, "log_anomaly");
   EXPECT_EQ(got[0].time_ns, 42U);
   EXPECT_EQ(got[0].evidence, f.evidence);
+  EXPECT_EQ(got[1].kind, "machine_check");
+  EXPECT_EQ(exporter.held_back(), 7U);
   // The refusal of the second kind reaches the reporter with the reason; no
   // record frame ever arrived (it would not parse as an answer line).
   Expected<void> next;
@@ -254,7 +266,7 @@ TEST_F(RegistrationTest, AFailureReporterIsCountedAndSentNoRecords) {
   }
   ASSERT_FALSE(next);
   EXPECT_THAT(next.error().message,
-              HasSubstr("failure kind 'gpu_xid' is not one a client may report"));
+              HasSubstr("failure kind 'stall' is not one a client may report"));
 }
 
 TEST_F(RegistrationTest, AFailureReportFromANonRootUserIsRefusedWithTheReason) {

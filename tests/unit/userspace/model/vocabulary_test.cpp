@@ -43,14 +43,17 @@ TEST(Vocabulary, FailureKindsAreUniqueAndNonEmpty) {
 // The strings are the trace's, the metrics' labels and the alert rules':
 // renaming one is a breaking change, so the spelling is pinned here.
 TEST(Vocabulary, FailureKindsKeepTheirSpelling) {
-  EXPECT_THAT(
-      std::vector<std::string>(std::begin(kAllFailureKinds), std::end(kAllFailureKinds)),
-      ::testing::ElementsAre("enospc", "edquot", "estale", "eio", "erofs", "etimedout", "io_error",
-                             "stall", "partial_save", "tcp_reset", "tcp_retransmit_storm",
-                             "tcp_zero_window", "nfs_server_not_responding", "rpc_enospc",
-                             "rpc_edquot", "rpc_estale", "rpc_eio", "rpc_erofs", "rpc_etimedout",
-                             "rpc_error", "gpu_xid", "oom_kill", "kernel_nfs_not_responding",
-                             "log_anomaly", "node_gpu_xid", "job_log_incomplete"));
+  EXPECT_THAT(std::vector<std::string>(std::begin(kAllFailureKinds), std::end(kAllFailureKinds)),
+              ::testing::ElementsAre(
+                  "enospc", "edquot", "estale", "eio", "erofs", "etimedout", "io_error", "stall",
+                  "partial_save", "tcp_reset", "tcp_retransmit_storm", "tcp_zero_window",
+                  "nfs_server_not_responding", "rpc_enospc", "rpc_edquot", "rpc_estale", "rpc_eio",
+                  "rpc_erofs", "rpc_etimedout", "rpc_error", "gpu_xid", "oom_kill",
+                  "kernel_nfs_not_responding", "log_anomaly", "node_gpu_xid", "job_log_incomplete",
+                  "nvswitch_error", "machine_check", "pcie_aer_uncorrectable",
+                  "memory_ecc_uncorrectable", "nic_link_down", "nic_health",
+                  "storage_server_timeout", "filesystem_error", "disk_io_error",
+                  "nvme_controller_error", "hung_task", "cpu_lockup", "rcu_stall", "kernel_oops"));
   EXPECT_THAT(std::vector<std::string>(std::begin(kAllStages), std::end(kAllStages)),
               ::testing::ElementsAre("gpu_copy", "serialize", "host_io", "metadata", "nfs_client",
                                      "rpc_queue", "rpc_rtt", "transport"));
