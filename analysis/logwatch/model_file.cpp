@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fnv1a.h"
+#include "files/output_file.h"
 #include "json/json_io.h"
 
 namespace ckpt::logwatch {
@@ -205,25 +206,9 @@ Expected<LogDetector> model_from_string(const std::string& text, const std::stri
 }
 
 Expected<void> save_model(const LogDetector& detector, const std::string& path) {
-  // Made before PATH.tmp exists, so nothing that fails here leaves it behind.
-  const std::string text = model_to_string(detector);
-  const std::string tmp = path + ".tmp";
-  auto failed = [&](std::string message) -> Expected<void> {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);  // never a half model beside the real one
-    return make_error(std::move(message));
-  };
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return make_error(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-    out << text;
-    out.close();
-    if (!out) return failed(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return failed(fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message()));
-  return {};
+  // Whole or not at all (never a half model beside the real one), through a
+  // temporary no one can plant, and only over a regular file.
+  return replace_file_contents(path, model_to_string(detector), "model");
 }
 
 Expected<LogDetector> load_model(const std::string& path) {

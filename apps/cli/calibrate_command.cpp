@@ -17,6 +17,7 @@
 #include "apps/cli/session.h"
 #include "common/clock.h"
 #include "common/expected.h"
+#include "files/output_file.h"
 #include "json/json_io.h"
 
 namespace ckpt::cli {
@@ -184,10 +185,8 @@ int emit_calibration_result(const nlohmann::json& result, const std::string& out
     fmt::print("{}", text);
     return 0;
   }
-  std::ofstream f(out_path);
-  f << text;
-  if (!f) {
-    warn("calibrate: cannot write " + out_path);
+  if (auto written = replace_file_contents(out_path, text, "calibrate -o"); !written) {
+    warn("calibrate: " + written.error().message);
     return 1;
   }
   return 0;

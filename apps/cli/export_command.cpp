@@ -7,6 +7,7 @@
 #include "apps/cli/commands.h"
 #include "exporters/perfetto/perfetto_export.h"
 #include "exporters/sqlite/trace_store.h"
+#include "files/output_file.h"
 #include "json/json_io.h"
 
 namespace ckpt::cli {
@@ -28,18 +29,10 @@ int export_command(const std::string& trace_path, const std::string& format,
     warn(fmt::format("export: internal error, the trace events are invalid: {}", problems.front()));
     return 1;
   }
-  // errno is what the failing open, write or close left: the reason to give.
-  errno = 0;
-  std::ofstream file(out_path);
-  if (!file) {
-    warn(fmt::format("export: cannot write {}: {}", out_path, std::strerror(errno)));
-    return 1;
-  }
-  file << dump_json(out) << "\n";
-  file.close();
-  if (!file) {
-    warn(fmt::format("export: cannot write {}: {}", out_path,
-                     errno != 0 ? std::strerror(errno) : "write failed"));
+  // Whole or not at all, and only over a regular file (files/output_file.h).
+  if (auto written = replace_file_contents(out_path, dump_json(out) + "\n", "export -o");
+      !written) {
+    warn("export: " + written.error().message);
     return 1;
   }
   return 0;

@@ -19,6 +19,7 @@
 #include "analysis/fleet/prometheus/prometheus_client.h"
 #include "apps/cli/command_registry.h"
 #include "apps/cli/number_check.h"
+#include "files/output_file.h"
 
 namespace ckpt::cli {
 namespace {
@@ -154,9 +155,10 @@ int run_attribute(const AttributeFlags& f) {
   else
     fmt::print("{}", attribution::render_table(*result, context));
   if (!f.html_path.empty()) {
-    std::ofstream out(f.html_path, std::ios::binary);
-    if (!out || !(out << attribution::render_html(*result, context)) || !out.flush())
-      return fail(1, fmt::format("--html {}: cannot write: {}", f.html_path, std::strerror(errno)));
+    if (auto written = replace_file_contents(f.html_path,
+                                             attribution::render_html(*result, context), "--html");
+        !written)
+      return fail(1, written.error().message);
   }
   return 0;
 }

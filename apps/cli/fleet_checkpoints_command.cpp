@@ -18,6 +18,7 @@
 #include "apps/cli/command_registry.h"
 #include "apps/cli/number_check.h"
 #include "config/config.h"
+#include "files/output_file.h"
 #include "json/json_io.h"
 
 namespace ckpt::cli {
@@ -121,10 +122,9 @@ int run_checkpoints(const CheckpointsOptions& opts) {
     return 1;
   }
   if (!opts.html_path.empty()) {
-    std::ofstream out(opts.html_path, std::ios::binary);
-    if (!out || !(out << cp::to_html(*report)) || !out.flush()) {
-      fmt::print(stderr, "ckptscope fleet checkpoints: --html {}: cannot write: {}\n",
-                 opts.html_path, std::strerror(errno));
+    if (auto written = replace_file_contents(opts.html_path, cp::to_html(*report), "--html");
+        !written) {
+      fmt::print(stderr, "ckptscope fleet checkpoints: {}\n", written.error().message);
       return 1;
     }
   }

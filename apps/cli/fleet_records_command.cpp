@@ -15,6 +15,7 @@
 #include "analysis/fleet/records/render.h"
 #include "analysis/fleet/records/statistics.h"
 #include "apps/cli/command_registry.h"
+#include "files/output_file.h"
 #include "json/json_io.h"
 
 namespace ckpt::cli {
@@ -55,10 +56,8 @@ std::string describe_inputs(const records::Inputs& in) {
 }
 
 int write_html(const std::string& path, const std::string& html, const char* command) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << html) || !out.flush()) {
-    fmt::print(stderr, "ckptscope fleet {}: --html {}: cannot write: {}\n", command, path,
-               std::strerror(errno));
+  if (auto written = replace_file_contents(path, html, "--html"); !written) {
+    fmt::print(stderr, "ckptscope fleet {}: {}\n", command, written.error().message);
     return 1;
   }
   return 0;

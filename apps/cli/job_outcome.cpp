@@ -14,6 +14,7 @@
 #include "analysis/format.h"
 #include "analysis/summary.h"
 #include "common/clock.h"
+#include "files/output_file.h"
 #include "json/json_io.h"
 #include "model/vocabulary.h"
 
@@ -260,8 +261,12 @@ void Notifier::send_all(const JobRecord& job, const ExitStatus& status, const Ke
     o.trace_path = trace_path;
     // The report travels as a file next to the log (or the trace).
     std::string report = (job.log_path.empty() ? trace_path : job.log_path) + ".summary.json";
-    std::ofstream(report) << dump_json(o.checkpoint_summary_json, 2) << "\n";
-    request.candidates.push_back({report, false});
+    if (auto written = replace_file_contents(report, dump_json(o.checkpoint_summary_json, 2) + "\n",
+                                             "the notification's summary");
+        written)
+      request.candidates.push_back({report, false});
+    else
+      warn("warning: " + written.error().message);
   }
   for (const auto& p : attach_) request.candidates.push_back({p, false});
   auto results = run_sender(find_sender(), request, deadline_ms_);

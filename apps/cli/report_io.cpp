@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "exporters/sqlite/trace_store.h"
+#include "files/output_file.h"
 
 namespace ckpt::cli {
 
@@ -45,20 +46,8 @@ Expected<void> write_output(const std::string& path, const std::string& text) {
     std::fflush(stdout);
     return {};
   }
-  const std::string tmp = path + ".tmp";
-  auto fail = [&] {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    return make_error(fmt::format("cannot write {}: {}", path, std::strerror(e)));
-  };
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) return fail();
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail();
-  return {};
+  // Whole or not at all, and only over a regular file (files/output_file.h).
+  return replace_file_contents(path, text, "-o");
 }
 
 }  // namespace ckpt::cli

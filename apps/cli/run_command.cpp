@@ -20,6 +20,7 @@
 #include "apps/cli/run_logwatch.h"
 #include "apps/collector/collector.h"
 #include "common/clock.h"
+#include "files/output_file.h"
 #include "json/json_io.h"
 #include "notify/notify.h"
 #include "runner/child_process.h"
@@ -38,10 +39,8 @@ void write_program_stats(const std::string& path, const std::vector<ProgramStats
                  {"run_cnt", s.run_cnt},
                  {"run_time_ns", s.run_time_ns},
                  {"recursion_misses", s.recursion_misses}});
-  std::ofstream out(path);
-  out << dump_json(j, 2) << "\n";
-  out.flush();
-  if (!out) warn("warning: --bpf-stats: cannot write " + path + ": " + std::strerror(errno));
+  if (auto written = replace_file_contents(path, dump_json(j, 2) + "\n", "--bpf-stats"); !written)
+    warn("warning: " + written.error().message);
 }
 
 // Where the default job log goes, the first that applies: --log-dir, the
@@ -58,27 +57,43 @@ Expected<std::string> resolve_log_dir(const TraceFlags& flags, const RunOptions&
   return state_log_dir(log_state_inputs());
 }
 
+// Names tried for a default job log before giving up.
+constexpr int kLogNameAttempts = 100;
+
 // The job log, created with its header; a warning and no log when it cannot
 // be: the job runs either way.
 std::optional<JobLog> create_job_log(const TraceFlags& flags, const RunOptions& run,
                                      const Config& config, const JobRecord& job) {
   constexpr std::string_view kNoLog =
       "; the job runs without a log (give --log-dir DIR or --log FILE)";
-  std::string path = run.log_path;
-  if (path.empty()) {
-    auto dir = resolve_log_dir(flags, run, config);
-    if (!dir) {
-      warn("warning: " + dir.error().message + std::string(kNoLog));
+  if (!run.log_path.empty()) {
+    auto created = JobLog::create(run.log_path, job_log_header(job, flags));
+    if (!created) {
+      warn("warning: " + created.error().message + std::string(kNoLog));
       return std::nullopt;
     }
-    path = default_log_path(*dir, log_file_stem(job.name), job.start_wall_ns, getpid());
+    return std::move(*created);
   }
-  auto created = JobLog::create(path, job_log_header(job, flags));
-  if (!created) {
-    warn("warning: " + created.error().message + std::string(kNoLog));
+  auto dir = resolve_log_dir(flags, run, config);
+  if (!dir) {
+    warn("warning: " + dir.error().message + std::string(kNoLog));
     return std::nullopt;
   }
-  return std::move(*created);
+  // A name we pick is created new: one taken (by an earlier job, or planted
+  // by another user where others may write) gets a suffix, never written.
+  const std::string base =
+      default_log_path(*dir, log_file_stem(job.name), job.start_wall_ns, getpid());
+  std::string error;
+  for (int attempt = 0; attempt < kLogNameAttempts; ++attempt) {
+    const std::string path =
+        attempt == 0 ? base : fmt::format("{}-{}.log", base.substr(0, base.size() - 4), attempt);
+    auto created = JobLog::create(path, job_log_header(job, flags), JobLogName::kPicked);
+    if (created) return std::move(*created);
+    error = created.error().message;
+    if (error.find("already exists") == std::string::npos) break;
+  }
+  warn("warning: " + error + std::string(kNoLog));
+  return std::nullopt;
 }
 
 // Waits for the child without a timer: a pidfd is readable once it exits,
@@ -108,8 +123,21 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
     return 2;
   }
   // A closed stderr (or a notifier that exits early) must not kill us
-  // before we hand back the job's status.
+  // before we hand back the job's status; nor may any other signal
+  // (runner/child_process.h): forwarded to the job once it exists.
   signal(SIGPIPE, SIG_IGN);
+  SignalForwarder forwarder;
+  // An output path that names a symbolic link, a device or a directory is a
+  // bad flag: never written through or replaced (files/output_file.h).
+  for (const auto& [path, what] :
+       {std::pair{flags.no_trace ? std::string() : flags.trace_path, "--trace"},
+        std::pair{run.log_path, "--log"}, std::pair{flags.bpf_stats_path, "--bpf-stats"}}) {
+    if (path.empty()) continue;
+    if (auto ok = check_output_path(path, what); !ok) {
+      warn(ok.error().message);
+      return 2;
+    }
+  }
 
   JobRecord job = make_job_record(command, "run", *config, flags.node_name);
   job.name = run.job_name.empty() ? notify::default_job_name(command) : run.job_name;
@@ -238,7 +266,7 @@ int run_command(const TraceFlags& flags, const RunOptions& run,
     }
   }
 
-  SignalForwarder forwarder(child->pid());
+  forwarder.arm(child->pid());
   std::string exec_error;
   if (auto released = child->release(); !released) {
     exec_error = released.error().message;

@@ -2,6 +2,8 @@
 // once complete, so readers see either the old trace or the whole new one.
 #include "exporters/sqlite/trace_store.h"
 
+#include "files/output_file.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -42,37 +44,31 @@ Expected<void> write_all(TraceWriter& w, const Trace& trace) {
 }  // namespace
 
 Expected<void> write_trace(const std::string& path, const Trace& trace) {
-  // Same directory as the target, so the final rename stays on one filesystem.
-  // The counter keeps two writes of one path from one process apart.
-  static std::atomic<unsigned> serial{0};
-  const std::string tmp = fmt::format("{}.tmp-{}-{}", path, ::getpid(), serial++);
+  // Written beside the target under a name no one can guess, then renamed
+  // over it: only a regular file (or no file) at `path` is ever replaced.
+  auto replacement = ReplacementFile::create(path, "trace");
+  if (!replacement) return replacement.error();
+  const std::string& tmp = replacement->temp_path();
   Expected<void> written;
   {
     auto writer = TraceWriter::open_with(tmp, TraceWriter::Mode::Bulk, path);
-    if (!writer) {
-      remove_quietly(tmp);
-      return writer.error();
-    }
+    if (!writer) return writer.error();
     written = write_all(*writer, trace);
   }
-  if (!written) {
-    remove_quietly(tmp);
-    return written;
-  }
+  // SQLite's companions of the temporary, if any were left.
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) remove_quietly(tmp + suffix);
+  if (!written) return written;
   // An old trace's -wal/-shm next to `path` would be replayed into the new
   // file by the next reader: remove them before the new file appears.
   for (const char* suffix : {"-wal", "-shm", "-journal"}) {
     std::string stale = path + suffix;
-    if (std::remove(stale.c_str()) != 0 && errno != ENOENT) {
-      remove_quietly(tmp);
+    auto exists = check_output_path(stale, "trace");
+    if (!exists) return exists.error();
+    if (*exists && std::remove(stale.c_str()) != 0 && errno != ENOENT)
       return make_error(fmt::format("cannot replace '{}': {}", stale, std::strerror(errno)));
-    }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    remove_quietly(tmp);
-    return make_error(fmt::format("cannot write trace '{}': {}", path, std::strerror(err)));
-  }
+  if (auto committed = replacement->commit(); !committed)
+    return make_error(fmt::format("cannot write trace '{}': {}", path, committed.error().message));
   return {};
 }
 

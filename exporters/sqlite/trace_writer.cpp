@@ -10,9 +10,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "exporters/sqlite/schema.h"
 #include "exporters/sqlite/sqlite_util.h"
 #include "exporters/sqlite/trace_store.h"
+#include "files/output_file.h"
 
 #ifndef CKPTSCOPE_VERSION_STRING
 #error "CKPTSCOPE_VERSION_STRING must be defined by the build"
@@ -25,12 +28,18 @@ using sqlite::Stmt;
 
 // A new trace must not inherit an old trace's -wal or -journal: SQLite would
 // replay it into the new file.
-Expected<void> remove_trace_files(const std::string& path) {
+// Only regular files are removed: a device, a directory or a symbolic link
+// at a trace's name (or its companions') is refused, never replaced
+// (files/output_file.h).
+Expected<void> remove_trace_files(const std::string& path, const std::string& shown_as) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     std::string file = path + suffix;
-    if (std::remove(file.c_str()) != 0 && errno != ENOENT) {
+    auto exists = check_output_path(file, "trace");
+    if (!exists)
+      return make_error(
+          fmt::format("cannot write trace '{}': {}", shown_as, exists.error().message));
+    if (*exists && unlink(file.c_str()) != 0 && errno != ENOENT)
       return make_error(fmt::format("cannot replace '{}': {}", file, std::strerror(errno)));
-    }
   }
   return {};
 }
@@ -274,8 +283,14 @@ Expected<TraceWriter> TraceWriter::open(const std::string& path) {
 
 Expected<TraceWriter> TraceWriter::open_with(const std::string& path, Mode mode,
                                              const std::string& shown_as) {
-  if (auto removed = remove_trace_files(path); !removed) return removed.error();
-  auto db = sqlite::open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  if (auto removed = remove_trace_files(path, shown_as); !removed) return removed.error();
+  // Created here, new (O_EXCL: a file or link planted since the removal is
+  // never opened); SQLite then opens it without following a link.
+  if (auto created = open_output_file(path, "trace", OutputMode::kCreateNew); !created)
+    return make_error(
+        fmt::format("cannot create trace file '{}': {}", shown_as, created.error().message));
+  auto db =
+      sqlite::open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX);
   if (!db) {
     return make_error(
         fmt::format("cannot create trace file '{}': {}", shown_as, db.error().message));

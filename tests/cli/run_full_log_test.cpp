@@ -1,8 +1,11 @@
 // A job log that cannot be written whole (a full --log-dir): the job runs and
 // keeps its exit code, the failure cause still comes from its output (kept in
 // memory, the last 4 MiB), and the summary, the trace and the notification
-// say that the log is incomplete. /dev/full for any user; a real full file
-// system (a 64 KiB tmpfs) as root.
+// say that the log is incomplete. For any user, a file-size limit of 0
+// (`prlimit --fsize=0`: every write to a regular file fails, EFBIG, and
+// `run` ignores its own SIGXFSZ); a real full file system (a 64 KiB tmpfs)
+// as root. (A device such as /dev/full is no log: ckptscope writes only
+// regular files, issue 36.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
@@ -29,24 +32,35 @@ const std::vector<std::string> kChattyOomJob = {
     "echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.' >&2; "
     "exit 3"};
 
+// `ckptscope ARGS...` under a file-size limit of 0, its stdout and stderr
+// through a pipe (which the limit does not touch) into what run() captures:
+// RunResult.out has both, .code is ckptscope's.
+RunResult run_with_full_disk(const std::vector<std::string>& args, const ScratchDir& dir) {
+  std::vector<std::string> argv = {
+      "bash", "-c", "set -o pipefail; prlimit --fsize=0 -- \"$@\" 2>&1 | cat", "bash", kCkptscope};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, dir);
+}
+
 bool has_failure(const Trace& t, const std::string& kind) {
   for (const auto& f : t.failures)
     if (f.kind == kind) return true;
   return false;
 }
 
-TEST(RunFullLog, ALogOnAFullDeviceStillGivesTheCauseAndSaysItIsIncomplete) {
+TEST(RunFullLog, ALogThatCannotTakeAByteStillGivesTheCauseAndSaysItIsIncomplete) {
   ScratchDir dir;
-  auto r = run({kCkptscope, "run", "--no-trace", "--log", "/dev/full", "--", kChattyOomJob[0],
-                kChattyOomJob[1], kChattyOomJob[2]},
-               dir);
-  EXPECT_EQ(r.code, 3) << r.err;  // the job's, always
-  EXPECT_THAT(r.err, HasSubstr("job log /dev/full: cannot write it: No space left on device"));
-  EXPECT_THAT(r.err, HasSubstr("the job log /dev/full is incomplete:"));
+  const std::string log = dir / "job.log";
+  auto r = run_with_full_disk({"run", "--no-trace", "--log", log, "--", kChattyOomJob[0],
+                               kChattyOomJob[1], kChattyOomJob[2]},
+                              dir);
+  EXPECT_EQ(r.code, 3) << r.out;  // the job's, always: not 153, SIGXFSZ
+  EXPECT_THAT(r.out, HasSubstr("job log " + log + ": cannot write it: File too large"));
+  EXPECT_THAT(r.out, HasSubstr("the job log " + log + " is incomplete:"));
   // Not "unknown": the classifier read the output the log could not take.
-  EXPECT_THAT(r.err, HasSubstr("failure: cuda_oom (rule cuda-oom)"));
-  EXPECT_THAT(r.err, HasSubstr("unlogged output:"));
-  EXPECT_THAT(r.err, HasSubstr(": torch.OutOfMemoryError: CUDA out of memory"));
+  EXPECT_THAT(r.out, HasSubstr("failure: cuda_oom (rule cuda-oom)"));
+  EXPECT_THAT(r.out, HasSubstr("unlogged output:"));
+  EXPECT_THAT(r.out, HasSubstr(": torch.OutOfMemoryError: CUDA out of memory"));
 }
 
 class RunFullLogDir : public ::testing::Test {
@@ -105,23 +119,19 @@ TEST(RunFullLogNotify, TheNotificationSaysTheLogIsIncomplete) {
   ScratchDir dir;
   tu::ServerProcess hook;
   ASSERT_EQ(hook.start("webhook_server.py", {"--out-dir", dir / "hook"}, dir / ""), "");
+  const std::string log = dir / "job.log";
   std::vector<std::string> argv = {
-      kCkptscope,
-      "run",
-      "--no-trace",
-      "--log",
-      "/dev/full",
-      "--notify",
-      "http://127.0.0.1:" + std::to_string(hook.port()) + "/hooks/ckpt",
+      "run", "--no-trace", "--log",
+      log,   "--notify",   "http://127.0.0.1:" + std::to_string(hook.port()) + "/hooks/ckpt",
       "--"};
   argv.insert(argv.end(), kChattyOomJob.begin(), kChattyOomJob.end());
-  auto r = run(argv, dir);
-  EXPECT_EQ(r.code, 3) << r.err;
+  auto r = run_with_full_disk(argv, dir);
+  EXPECT_EQ(r.code, 3) << r.out;
   json body = json::parse(tu::read_file(dir / "hook/post-1.json"));
   EXPECT_EQ(body["failure"]["class"], "cuda_oom");
   ASSERT_TRUE(body["log"]["incomplete"].is_string()) << body.dump();
   EXPECT_THAT(body["log"]["incomplete"].get<std::string>(),
-              HasSubstr("the job log /dev/full is incomplete"));
+              HasSubstr("the job log " + log + " is incomplete"));
   EXPECT_THAT(body["text"].get<std::string>(), HasSubstr("Log:       INCOMPLETE: "));
 }
 

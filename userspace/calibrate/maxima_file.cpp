@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "files/output_file.h"
 #include "json/json_io.h"
 
 namespace ckpt {
@@ -90,13 +91,6 @@ struct Fields {
 std::string errno_text(int err) { return std::strerror(err); }
 
 // Closes a descriptor when the scope ends (the lock goes with it).
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
 }  // namespace
 
 std::string StorageCalibration::max_source() const { return "calibrated " + date.substr(0, 10); }
@@ -291,15 +285,15 @@ std::string maxima_file_text_of(const MaximaFile& file) {
 }
 
 Expected<std::optional<MaximaFile>> load_maxima_file(const std::string& path) {
-  Fd in{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (in.fd < 0) {
+  UniqueFd in{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (!in.valid()) {
     if (errno == ENOENT) return std::optional<MaximaFile>();
     return make_error(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
   }
   std::string text;
   char buf[65536];
   for (;;) {
-    ssize_t n = read(in.fd, buf, sizeof(buf));
+    ssize_t n = read(in.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return make_error(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
     if (n == 0) break;
@@ -327,9 +321,9 @@ Expected<void> update_maxima_file(const std::string& path, Change&& change) {
   // The lock is a file of its own beside it: the file itself is replaced by
   // rename, and a lock on a replaced file locks nothing.
   const std::string lock_path = path + ".lock";
-  Fd lock{open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
-  if (lock.fd < 0) return make_error(fmt::format("{}: {}", lock_path, errno_text(errno)));
-  if (flock(lock.fd, LOCK_EX) != 0)
+  auto lock = open_output_file(lock_path, "maxima lock", OutputMode::kAppend);
+  if (!lock) return lock.error();
+  if (flock(lock->get(), LOCK_EX) != 0)
     return make_error(fmt::format("{}: lock: {}", lock_path, errno_text(errno)));
   auto existing = load_maxima_file(path);
   if (!existing)
@@ -338,34 +332,9 @@ Expected<void> update_maxima_file(const std::string& path, Change&& change) {
   MaximaFile file_now;
   if (*existing) file_now = std::move(**existing);
   change(file_now);
-  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
-  {
-    Fd out{open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-    if (out.fd < 0) return make_error(fmt::format("{}: {}", tmp, errno_text(errno)));
-    const std::string text = maxima_file_text_of(file_now);
-    size_t done = 0;
-    while (done < text.size()) {
-      ssize_t n = write(out.fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const int err = errno;
-        unlink(tmp.c_str());
-        return make_error(fmt::format("{}: write: {}", tmp, errno_text(err)));
-      }
-      done += static_cast<size_t>(n);
-    }
-    if (fsync(out.fd) != 0) {
-      const int err = errno;
-      unlink(tmp.c_str());
-      return make_error(fmt::format("{}: fsync: {}", tmp, errno_text(err)));
-    }
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    unlink(tmp.c_str());
-    return make_error(fmt::format("rename {} to {}: {}", tmp, path, errno_text(err)));
-  }
-  return {};
+  // Whole or not at all, through a temporary no one can plant, and only
+  // over a regular file (files/output_file.h).
+  return replace_file_contents(path, maxima_file_text_of(file_now), "maxima file");
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,14 +20,48 @@ namespace {
 
 std::atomic<pid_t> g_forward_pid{0};
 std::atomic<int> g_last_signal{0};
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+// Every catchable signal whose default action ends a process (signal(7)),
+// but the synchronous faults below: each is forwarded to the job when
+// another process sent it, and otherwise ignored, so that `run` never dies
+// of one while its job lives (a SIGXFSZ of its own full log, an alarm a
+// user sent it, a real-time signal) and always hands back the job's status.
+constexpr int kForwarded[] = {SIGINT,    SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+                              SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPWR,  SIGIO,   SIGSTKFLT};
+// The synchronous faults: forwarded when another process sent one (kill -SEGV
+// of `run`); a real one (the kernel's, of our own code) ends us as it would.
+constexpr int kFaults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+
+bool sent_by_another_process(const siginfo_t* info) {
+  // si_code <= 0: kill(), sigqueue(), tgkill(). si_code > 0 (SI_KERNEL and
+  // the fault codes) is the kernel: the tty driver's Ctrl-C (the child, in
+  // our process group, got it too), a CPU-time limit, a fault. A file-size
+  // limit comes as SI_USER from ourselves (send_sig with no info).
+  return info != nullptr && info->si_code <= 0 && info->si_pid != getpid();
+}
 
 void forward_signal(int sig, siginfo_t* info, void*) {
   g_last_signal.store(sig);
   pid_t pid = g_forward_pid.load();
-  // si_code > 0 (SI_KERNEL) is the tty driver: the child, in our process
-  // group, got this signal too. kill()/sigqueue() (si_code <= 0) did not.
-  if (pid > 0 && info && info->si_code <= 0) kill(pid, sig);
+  if (pid > 0 && sent_by_another_process(info)) kill(pid, sig);
+}
+
+void forward_or_die(int sig, siginfo_t* info, void* context) {
+  if (sent_by_another_process(info)) {
+    forward_signal(sig, info, context);
+    return;
+  }
+  // Our own fault: the default action, as if no handler were installed.
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void install(const int* sigs, size_t n, void (*handler)(int, siginfo_t*, void*)) {
+  struct sigaction sa = {};
+  sa.sa_sigaction = handler;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < n; ++i) sigaction(sigs[i], &sa, nullptr);
 }
 
 ssize_t read_full(int fd, void* buf, size_t n) {
@@ -88,6 +124,8 @@ Expected<HeldChild> HeldChild::spawn(const std::vector<std::string>& argv,
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : kForwarded) signal(sig, SIG_DFL);
+    for (int sig : kFaults) signal(sig, SIG_DFL);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig) signal(sig, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);  // the profiler ignores it; exec would keep that
     // dup2 clears O_CLOEXEC on 1 and 2; the pipes' other fds close at exec.
     if ((stdio.out >= 0 && dup2(stdio.out, STDOUT_FILENO) < 0) ||
@@ -165,17 +203,23 @@ ExitStatus HeldChild::wait() {
 
 SignalForwarder::SignalForwarder(pid_t pid) {
   g_forward_pid.store(pid);
-  struct sigaction sa = {};
-  sa.sa_sigaction = forward_signal;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
+  install(kForwarded, std::size(kForwarded), forward_signal);
+  install(kFaults, std::size(kFaults), forward_or_die);
+  // The real-time signals end a process by default too (glibc keeps the
+  // first two or three for itself: SIGRTMIN is above them).
+  std::vector<int> realtime;
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig) realtime.push_back(sig);
+  install(realtime.data(), realtime.size(), forward_signal);
 }
 
 SignalForwarder::~SignalForwarder() {
   g_forward_pid.store(0);
   for (int sig : kForwarded) signal(sig, SIG_DFL);
+  for (int sig : kFaults) signal(sig, SIG_DFL);
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig) signal(sig, SIG_DFL);
 }
+
+void SignalForwarder::arm(pid_t pid) { g_forward_pid.store(pid); }
 
 void SignalForwarder::disarm() { g_forward_pid.store(0); }
 

@@ -56,12 +56,25 @@ class HeldChild {
   std::optional<ExitStatus> status_;
 };
 
-// Forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 to `pid` while
-// installed. A terminal's Ctrl-C already reaches the child (same process
-// group), so signals the kernel sent on behalf of a tty are not sent twice.
+// While installed, every catchable signal whose default action ends a
+// process (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+// SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPWR, SIGIO, SIGSTKFLT, the
+// real-time signals) is forwarded to `pid` when another process sent it and
+// ignored otherwise: `run` never dies of one while its job lives. A
+// terminal's Ctrl-C already reaches the child (same process group), so
+// signals the kernel sent on behalf of a tty are not sent twice; a file-size
+// or CPU-time limit of our own is ours, not the job's. The synchronous
+// faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT) are
+// forwarded when another process sent one, and a real one ends us as it
+// would. After disarm() they are still caught, and ignored.
 class SignalForwarder {
  public:
+  // Installed before the job exists (the job log's first write may already
+  // meet a file-size limit): ignoring until arm().
+  SignalForwarder() : SignalForwarder(0) {}
   explicit SignalForwarder(pid_t pid);
+  // Forwards to `pid` from now on.
+  void arm(pid_t pid);
   ~SignalForwarder();
   SignalForwarder(const SignalForwarder&) = delete;
   SignalForwarder& operator=(const SignalForwarder&) = delete;

@@ -13,13 +13,16 @@
 
 #include <fmt/format.h>
 
+#include "files/output_file.h"
+
 namespace ckpt {
 
 namespace {
 constexpr std::string_view kNotePrefix = "# ckptscope: ";
 }
 
-Expected<JobLog> JobLog::create(const std::string& path, const std::vector<std::string>& header) {
+Expected<JobLog> JobLog::create(const std::string& path, const std::vector<std::string>& header,
+                                JobLogName name) {
   std::filesystem::path p(path);
   if (p.has_parent_path()) {
     std::error_code ec;
@@ -28,8 +31,15 @@ Expected<JobLog> JobLog::create(const std::string& path, const std::vector<std::
       return make_error(fmt::format("job log {}: cannot create its directory {}: {}", path,
                                     p.parent_path().string(), ec.message()));
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error(fmt::format("job log {}: {}", path, std::strerror(errno)));
+  // Never through a symbolic link, never anything but a regular file; a name
+  // we picked (in a directory others may write) is created new, never reused.
+  auto opened = open_output_file(
+      path, "job log",
+      name == JobLogName::kPicked ? OutputMode::kCreateNew : OutputMode::kTruncate);
+  if (!opened) return opened.error();
+  const int fd = opened->release();
+  // Appended: our notes and the teed output never overwrite each other.
+  if (const int fl = fcntl(fd, F_GETFL); fl >= 0) fcntl(fd, F_SETFL, fl | O_APPEND);
   JobLog log(path, fd);
   for (const auto& line : header) log.note(line);
   return log;

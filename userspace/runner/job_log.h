@@ -33,13 +33,21 @@ namespace ckpt {
 // the disk filled beyond that is dropped from the oldest end, and counted).
 inline constexpr size_t kUnloggedWindowBytes = size_t{4} << 20;
 
+// Whose name a job log has: the user's (--log FILE: an existing regular file
+// is emptied) or one ckptscope picked (default_log_path: created new, never
+// an existing file, so a name planted ahead of time is never written).
+enum class JobLogName { kGiven, kPicked };
+
 class JobLog {
  public:
-  // Creates missing parent directories, truncates an existing file, writes
-  // `header` lines (each prefixed "# ckptscope: "). An error only when the
-  // file cannot be opened: a header that cannot be written (a full disk)
-  // leaves a log that is incomplete() from its first line, still teed.
-  static Expected<JobLog> create(const std::string& path, const std::vector<std::string>& header);
+  // Creates missing parent directories, opens the file as `name` says (never
+  // through a final symbolic link, never anything but a regular file:
+  // files/output_file.h), writes `header` lines (each prefixed "#
+  // ckptscope: "). An error only when the file cannot be opened: a header
+  // that cannot be written (a full disk) leaves a log that is incomplete()
+  // from its first line, still teed.
+  static Expected<JobLog> create(const std::string& path, const std::vector<std::string>& header,
+                                 JobLogName name = JobLogName::kGiven);
   JobLog(JobLog&& other) noexcept;
   JobLog& operator=(JobLog&&) = delete;
   ~JobLog();
@@ -50,6 +58,8 @@ class JobLog {
   void note(std::string_view line);
 
   [[nodiscard]] const std::string& path() const { return path_; }
+  // The open log (O_APPEND), for the tee's keeper process (output_tee.h).
+  [[nodiscard]] int fd() const { return fd_; }
   [[nodiscard]] uint64_t write_errors() const;
   [[nodiscard]] std::string first_error() const;
   // Some write failed: the file lacks part of what was written to it.

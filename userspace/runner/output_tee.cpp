@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +58,52 @@ void pass_on(int fd, const char* data, size_t n, bool& broken, const std::atomic
 constexpr auto kDrainTime = std::chrono::seconds(1);
 constexpr uint64_t kDrainBytes = uint64_t{4} << 20;
 
+// The keeper's whole life (async-signal-safe calls only: forked from a
+// process that may have threads). Waits on `alive` while `run` lives; on its
+// end of file without the done byte, tees `out` and `err` to 1 and 2 and to
+// `log` (O_APPEND) until both close.
+[[noreturn]] void keep(int alive, int out, int err, int log) {
+  // The terminal's Ctrl-C and a hangup are the job's and run's to act on.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
+  char byte = 0;
+  ssize_t r;
+  do {
+    r = ::read(alive, &byte, 1);
+  } while (r < 0 && errno == EINTR);
+  if (r == 1) _exit(0);  // run finished the tee itself
+  char buf[65536];
+  bool open[2] = {true, true};
+  while (open[0] || open[1]) {
+    pollfd fds[2] = {{open[0] ? out : -1, POLLIN, 0}, {open[1] ? err : -1, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (!open[i] || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(i == 0 ? out : err, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        open[i] = false;
+        continue;
+      }
+      for (int fd : {log, i == 0 ? STDOUT_FILENO : STDERR_FILENO}) {
+        ssize_t done = 0;
+        while (fd >= 0 && done < n) {
+          const ssize_t w = ::write(fd, buf + done, static_cast<size_t>(n - done));
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) break;  // a full log or a closed console: the other still gets it
+          done += w;
+        }
+      }
+    }
+  }
+  _exit(0);
+}
+
 }  // namespace
 
 Expected<OutputTee> OutputTee::create(JobLog& log) {
@@ -63,20 +111,57 @@ Expected<OutputTee> OutputTee::create(JobLog& log) {
   if (pipe2(tee.out_, O_CLOEXEC) != 0 || pipe2(tee.err_, O_CLOEXEC) != 0 ||
       pipe2(tee.stop_, O_CLOEXEC) != 0)
     return make_error(fmt::format("cannot tee the job's output: pipe: {}", std::strerror(errno)));
+  int alive[2];
+  if (pipe2(alive, O_CLOEXEC) != 0)
+    return make_error(fmt::format("cannot tee the job's output: pipe: {}", std::strerror(errno)));
+  const pid_t keeper = fork();
+  if (keeper < 0) {
+    close(alive[0]);
+    close(alive[1]);
+    return make_error(fmt::format("cannot tee the job's output: fork: {}", std::strerror(errno)));
+  }
+  if (keeper == 0) {
+    // Only the read ends: the job's end of file must not wait for us.
+    ::close(alive[1]);
+    ::close(tee.out_[1]);
+    ::close(tee.err_[1]);
+    keep(alive[0], tee.out_[0], tee.err_[0], log.fd());
+  }
+  close(alive[0]);
+  tee.keeper_ = keeper;
+  tee.alive_ = alive[1];
   return tee;
 }
 
-OutputTee::OutputTee(OutputTee&& o) noexcept : log_(o.log_), bytes_(o.bytes_), eof_(o.eof_.load()) {
+void OutputTee::release_keeper() {
+  if (keeper_ < 0) return;
+  char done = 'd';
+  ssize_t w;
+  do {
+    w = ::write(alive_, &done, 1);
+  } while (w < 0 && errno == EINTR);
+  close_fd(alive_);
+  int status = 0;
+  while (waitpid(keeper_, &status, 0) < 0 && errno == EINTR) {
+  }
+  keeper_ = -1;
+}
+
+OutputTee::OutputTee(OutputTee&& o) noexcept
+    : log_(o.log_), keeper_(o.keeper_), alive_(o.alive_), bytes_(o.bytes_), eof_(o.eof_.load()) {
   for (int i = 0; i < 2; ++i) {
     out_[i] = o.out_[i];
     err_[i] = o.err_[i];
     stop_[i] = o.stop_[i];
     o.out_[i] = o.err_[i] = o.stop_[i] = -1;
   }
+  o.keeper_ = -1;
+  o.alive_ = -1;
 }
 
 OutputTee::~OutputTee() {
   if (thread_.joinable()) finish(std::chrono::milliseconds(0));
+  release_keeper();
   for (int* fds : {out_, err_, stop_}) {
     close_fd(fds[0]);
     close_fd(fds[1]);
@@ -147,6 +232,7 @@ bool OutputTee::finish(std::chrono::milliseconds grace) {
     (void)w;
   }
   thread_.join();
+  release_keeper();
   return eof_;
 }
 

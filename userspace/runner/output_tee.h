@@ -2,6 +2,14 @@
 // ours, like `cmd 2>&1 | tee log` but keeping the two streams apart on the
 // console. One thread polls both pipes, so the log has them interleaved in
 // the order they arrived.
+//
+// `run` killed (SIGKILL, an OOM kill of the profiler) must not take a
+// printing job with it: with the tee gone, the job's next write would meet a
+// pipe with no reader (EPIPE, SIGPIPE). So a keeper process, forked when the
+// tee is made, holds its own copy of the pipes' read ends and waits; if
+// `run` dies before saying it is done, the keeper carries on the tee (to our
+// stdout and stderr, and the log) until the job and its leftovers close
+// their ends. While `run` lives the keeper reads nothing.
 #pragma once
 
 #include <atomic>
@@ -40,6 +48,11 @@ class OutputTee {
   int out_[2] = {-1, -1};
   int err_[2] = {-1, -1};
   int stop_[2] = {-1, -1};  // a byte here tells the thread to drain and stop
+  // The keeper: its pid, and the pipe whose write end only `run` holds (a
+  // byte: done, the keeper exits; end of file with none: `run` died).
+  pid_t keeper_ = -1;
+  int alive_ = -1;
+  void release_keeper();
   std::thread thread_;
   std::future<void> finished_;
   uint64_t bytes_ = 0;  // read after join

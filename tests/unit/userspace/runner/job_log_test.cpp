@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "runner/child_process.h"
@@ -55,40 +56,98 @@ TEST(JobLog, AnUncreatableLogIsAClearError) {
       << log.error().message;
 }
 
-// A full disk: /dev/full fails every write with ENOSPC. The log is still a
-// log (the job runs, teed), it says it is incomplete, and what it could not
-// take is kept for the failure classifier.
+// Runs `body` in a child whose regular-file writes all fail (RLIMIT_FSIZE 0:
+// EFBIG, SIGXFSZ ignored), as a full disk's do; its exit status, 0 when
+// every check in it held, else the number of the one that failed. The job
+// log refuses /dev/full (a device: files/output_file.h), which these tests
+// used before.
+int with_full_disk(const std::function<int()>& body) {
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    rlimit limit{0, 0};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    _exit(body());
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -2;
+  return WEXITSTATUS(status);
+}
+
+// A full disk: every write fails (EFBIG here). The log is still a log (the
+// job runs, teed), it says it is incomplete, and what it could not take is
+// kept for the failure classifier.
 TEST(JobLog, AFullDiskLeavesAnIncompleteLogThatKeepsTheJobsOutput) {
-  auto log = JobLog::create("/dev/full", {"job train"});
-  ASSERT_TRUE(log) << log.error().message;
-  EXPECT_TRUE(log->incomplete());
-  log->append("step 1\ntorch.OutOfMemoryError: CUDA out of memory.\n");
-  log->note("the job ended: exit code 1");
-  EXPECT_EQ(log->unlogged_output(), "step 1\ntorch.OutOfMemoryError: CUDA out of memory.\n")
-      << "the job's bytes, not ours";
-  EXPECT_EQ(log->write_errors(), 3u);
-  EXPECT_EQ(log->unlogged_dropped(), 0u);
-  const std::string reason = log->incomplete_reason();
-  EXPECT_NE(reason.find("the job log /dev/full is incomplete: 3 writes failed (No space left on "
-                        "device)"),
+  test::ScratchDir dir;
+  const std::string path = (dir.path() / "job.log").string();
+  EXPECT_EQ(
+      with_full_disk([&] {
+        auto log = JobLog::create(path, {"job train"});
+        if (!log) return 10;
+        if (!log->incomplete()) return 11;
+        log->append("step 1\ntorch.OutOfMemoryError: CUDA out of memory.\n");
+        log->note("the job ended: exit code 1");
+        // The job's bytes, not ours.
+        if (log->unlogged_output() != "step 1\ntorch.OutOfMemoryError: CUDA out of memory.\n")
+          return 12;
+        if (log->write_errors() != 3) return 13;
+        if (log->unlogged_dropped() != 0) return 14;
+        const std::string reason = log->incomplete_reason();
+        if (reason.find("the job log " + path +
+                        " is incomplete: 3 writes failed (File too large)") == std::string::npos)
+          return 15;
+        if (reason.find(std::to_string(log->bytes_lost()) + " bytes are not in it") ==
             std::string::npos)
-      << reason;
-  EXPECT_NE(reason.find(std::to_string(log->bytes_lost()) + " bytes are not in it"),
-            std::string::npos)
-      << reason;
+          return 16;
+        return 0;
+      }),
+      0);
 }
 
 TEST(JobLog, TheUnloggedWindowIsBoundedAndCountsWhatItDrops) {
-  auto log = JobLog::create("/dev/full", {});
-  ASSERT_TRUE(log);
-  EXPECT_FALSE(log->incomplete()) << "nothing written, nothing failed";
-  const std::string mib(size_t{1} << 20, 'x');
-  for (int i = 0; i < 5; ++i) log->append(mib);
-  log->append("RuntimeError: the end\n");
-  const std::string kept = log->unlogged_output();
-  EXPECT_EQ(kept.size(), kUnloggedWindowBytes);
-  EXPECT_EQ(kept.substr(kept.size() - 22), "RuntimeError: the end\n");
-  EXPECT_EQ(log->unlogged_dropped(), 5 * mib.size() + 22 - kUnloggedWindowBytes);
+  test::ScratchDir dir;
+  const std::string path = (dir.path() / "job.log").string();
+  EXPECT_EQ(with_full_disk([&] {
+              auto log = JobLog::create(path, {});
+              if (!log) return 10;
+              if (log->incomplete()) return 11;  // nothing written, nothing failed
+              const std::string mib(size_t{1} << 20, 'x');
+              for (int i = 0; i < 5; ++i) log->append(mib);
+              log->append("RuntimeError: the end\n");
+              const std::string kept = log->unlogged_output();
+              if (kept.size() != kUnloggedWindowBytes) return 12;
+              if (kept.substr(kept.size() - 22) != "RuntimeError: the end\n") return 13;
+              if (log->unlogged_dropped() != 5 * mib.size() + 22 - kUnloggedWindowBytes) return 14;
+              return 0;
+            }),
+            0);
+}
+
+// Never through a symbolic link or onto a device (issue 36); a name ckptscope
+// picked is created new, never an existing file.
+TEST(JobLog, NeverThroughALinkOntoADeviceOrOverAPlantedName) {
+  test::ScratchDir dir;
+  const std::string victim = (dir.path() / "victim.txt").string();
+  std::ofstream(victim) << "secret\n";
+  fs::create_symlink(victim, dir.path() / "l.log");
+  auto linked = JobLog::create((dir.path() / "l.log").string(), {"h"});
+  ASSERT_FALSE(linked);
+  EXPECT_NE(linked.error().message.find("a symbolic link"), std::string::npos)
+      << linked.error().message;
+  EXPECT_EQ(slurp(victim), "secret\n");
+  auto device = JobLog::create("/dev/full", {"h"});
+  ASSERT_FALSE(device);
+  EXPECT_NE(device.error().message.find("a character device"), std::string::npos);
+  const std::string planted = (dir.path() / "train-20261204-120000-42.log").string();
+  std::ofstream(planted) << "planted\n";
+  auto picked = JobLog::create(planted, {"h"}, JobLogName::kPicked);
+  ASSERT_FALSE(picked);
+  EXPECT_NE(picked.error().message.find("already exists"), std::string::npos);
+  EXPECT_EQ(slurp(planted), "planted\n");
+  auto given = JobLog::create(planted, {"h"});  // --log FILE: the user's own file
+  ASSERT_TRUE(given) << given.error().message;
+  EXPECT_EQ(slurp(planted), "# ckptscope: h\n");
 }
 
 // A log that fills part way (here a file-size limit, EFBIG): what was written
@@ -161,21 +220,28 @@ TEST(OutputTee, CopiesBothStreamsIntoTheLogUntilEof) {
 }
 
 TEST(OutputTee, AJobsOutputThatTheLogCannotTakeIsKeptFromTheTee) {
-  auto log = JobLog::create("/dev/full", {"h"});
-  ASSERT_TRUE(log);
-  auto tee = OutputTee::create(*log);
-  ASSERT_TRUE(tee);
-  auto child = HeldChild::spawn(
-      {"sh", "-c", "printf 'out1\\n'; printf 'RuntimeError: NCCL error\\n' >&2; exit 1"}, {},
-      ChildStdio{tee->child_stdout(), tee->child_stderr()});
-  ASSERT_TRUE(child);
-  tee->start();
-  ASSERT_TRUE(child->release());
-  EXPECT_EQ(child->wait().code, 1);
-  EXPECT_TRUE(tee->finish(std::chrono::seconds(5)));
-  const std::string kept = log->unlogged_output();
-  EXPECT_NE(kept.find("out1\n"), std::string::npos) << kept;
-  EXPECT_NE(kept.find("RuntimeError: NCCL error\n"), std::string::npos) << kept;
+  test::ScratchDir dir;
+  const std::string path = (dir.path() / "job.log").string();
+  EXPECT_EQ(
+      with_full_disk([&] {
+        auto log = JobLog::create(path, {"h"});
+        if (!log) return 10;
+        auto tee = OutputTee::create(*log);
+        if (!tee) return 11;
+        auto child = HeldChild::spawn(
+            {"sh", "-c", "printf 'out1\\n'; printf 'RuntimeError: NCCL error\\n' >&2; exit 1"}, {},
+            ChildStdio{tee->child_stdout(), tee->child_stderr()});
+        if (!child) return 12;
+        tee->start();
+        if (!child->release()) return 13;
+        if (child->wait().code != 1) return 14;
+        if (!tee->finish(std::chrono::seconds(5))) return 15;
+        const std::string kept = log->unlogged_output();
+        if (kept.find("out1\n") == std::string::npos) return 16;
+        if (kept.find("RuntimeError: NCCL error\n") == std::string::npos) return 17;
+        return 0;
+      }),
+      0);
 }
 
 TEST(OutputTee, StopsAfterTheGraceWhenALeftoverProcessHoldsThePipe) {
