@@ -317,7 +317,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 /* ---- the process tree ----------------------------------------------------- */
 
 static __always_inline void emit_proc(__u32 op, __u32 tgid, __u32 tid, __u32 child_tgid,
-				      __s32 exit_code, struct task_struct *task)
+				      __s32 exit_code, struct task_struct *task, __u32 secure_exec)
 {
 	struct ckpt_proc_record *rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
 	__u64 now = bpf_ktime_get_ns();
@@ -332,6 +332,12 @@ static __always_inline void emit_proc(__u32 op, __u32 tgid, __u32 tid, __u32 chi
 	rec->child_tgid = child_tgid;
 	rec->exit_code = exit_code;
 	BPF_CORE_READ_STR_INTO(&rec->comm, task, comm);
+	rec->uid = BPF_CORE_READ(task, cred, uid.val);
+	rec->euid = BPF_CORE_READ(task, cred, euid.val);
+	rec->gid = BPF_CORE_READ(task, cred, gid.val);
+	rec->egid = BPF_CORE_READ(task, cred, egid.val);
+	rec->secure_exec = secure_exec;
+	rec->pad = 0;
 	/* Process events are rare and end a trace: always wake the reader. */
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 }
@@ -351,7 +357,36 @@ int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *ch
 		count_drop(CKPT_DROP_TGID_FULL);
 		return 0;
 	}
-	emit_proc(CKPT_PROC_FORK, parent_tgid, parent->pid, child_tgid, 0, child);
+	emit_proc(CKPT_PROC_FORK, parent_tgid, parent->pid, child_tgid, 0, child, 0);
+	return 0;
+}
+
+/*
+ * An exec that changed the process' credentials: a setuid or setgid program,
+ * file capabilities, an LSM domain transition. The kernel sums these up in
+ * bprm->secureexec (what it tells the new program as AT_SECURE,
+ * security/commoncap.c cap_bprm_creds_from_file); a setuid exec shows too as
+ * euid != uid. The tracepoint fires after begin_new_exec() committed the new
+ * credentials (fs/exec.c exec_binprm), before the program runs a single
+ * instruction, so the record reaches the exporter ahead of any I/O the
+ * privileged program does: the exporter takes it out of an unprivileged
+ * client's trace from there (apps/exporter/registration_server.h). Execs
+ * that change nothing make no record.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_process_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = task->tgid;
+	__u32 secure_exec;
+
+	if (!other_task_is_traced(tgid))
+		return 0;
+	secure_exec = BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec);
+	if (!secure_exec &&
+	    BPF_CORE_READ(task, cred, uid.val) == BPF_CORE_READ(task, cred, euid.val) &&
+	    BPF_CORE_READ(task, cred, gid.val) == BPF_CORE_READ(task, cred, egid.val))
+		return 0;
+	emit_proc(CKPT_PROC_EXEC_PRIVILEGED, tgid, task->pid, 0, 0, task, secure_exec);
 	return 0;
 }
 
@@ -452,12 +487,12 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	/* Task storage goes with the task; a path call cut short does not. */
 	bpf_map_delete_elem(&path_calls, &tid);
 	if (!ckpt_task_group_dead(task)) {
-		emit_proc(CKPT_PROC_THREAD_EXIT, tgid, tid, 0, task->exit_code, task);
+		emit_proc(CKPT_PROC_THREAD_EXIT, tgid, tid, 0, task->exit_code, task, 0);
 		return 0;
 	}
 	if (task->exit_code & 0x7f)
 		emit_files_open_for_write(task, ((__u64)tgid << 32) | tid);
-	emit_proc(CKPT_PROC_EXIT, tgid, tid, 0, task->exit_code, task);
+	emit_proc(CKPT_PROC_EXIT, tgid, tid, 0, task->exit_code, task, 0);
 	if (filter_mode != CKPT_FILTER_ALL)
 		bpf_map_delete_elem(&traced_tgids, &tgid);
 	return 0;

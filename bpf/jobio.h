@@ -247,6 +247,10 @@ enum ckpt_proc_op {
 	CKPT_PROC_FORK = 1, /* a traced process forked: child_tgid joins */
 	CKPT_PROC_EXIT = 2, /* a traced process' last thread exited */
 	CKPT_PROC_THREAD_EXIT = 3,
+	/* A traced process exec'd a program that changed its credentials
+	 * (setuid, setgid, file capabilities, an LSM transition): the exporter
+	 * takes it out of an unprivileged client's trace. */
+	CKPT_PROC_EXEC_PRIVILEGED = 4,
 };
 
 struct ckpt_proc_record {
@@ -254,6 +258,14 @@ struct ckpt_proc_record {
 	__u32 child_tgid;
 	__s32 exit_code; /* task->exit_code: wait status encoding */
 	char comm[16];
+	/* The process' credentials when the record was made (task->cred). */
+	__u32 uid;
+	__u32 euid;
+	__u32 gid;
+	__u32 egid;
+	/* CKPT_PROC_EXEC_PRIVILEGED: bprm->secureexec (the kernel's AT_SECURE). */
+	__u32 secure_exec;
+	__u32 pad;
 };
 
 /* Files open for writing at a signalled death; fd -1 (dev and ino 0) says the

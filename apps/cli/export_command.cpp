@@ -30,8 +30,7 @@ int export_command(const std::string& trace_path, const std::string& format,
     return 1;
   }
   // Whole or not at all, and only over a regular file (files/output_file.h).
-  if (auto written = replace_file_contents(out_path, dump_json(out) + "\n", "export -o");
-      !written) {
+  if (auto written = replace_file_contents(out_path, dump_json(out) + "\n", "-o"); !written) {
     warn("export: " + written.error().message);
     return 1;
   }

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "model/rpc_call_record.h"
 #include "model/vocabulary.h"
+#include "probes/drop_causes.h"
 #include "sources/call_return.h"
 #include "sources/jobio_source.h"
 #include "sources/mountstats.h"
@@ -123,6 +124,9 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
     hooks.rejected = [self](std::string_view reason) {
       self->metrics_.count_registration_rejected(std::string(reason));
     };
+    hooks.process_left = [self](std::string_view reason) {
+      self->metrics_.count_registration_process_left(std::string(reason));
+    };
     hooks.note = [self](const std::string& note) { self->notes_.push_back(note); };
     hooks.probe_mode = [pm] { return pm->probe_mode(); };
     // OTHER verdicts were made without the new client's globs: the kernel
@@ -134,6 +138,7 @@ Expected<std::unique_ptr<NodeCollector>> NodeCollector::start(const Config& conf
     };
     c->metrics_.register_rejection_reasons(
         std::vector<std::string>(std::begin(kRejectReasons), std::end(kRejectReasons)));
+    c->metrics_.register_process_left_reasons({std::string(kExporterCredentialsChanged)});
     auto server = RegistrationServer::listen(c->options_.registration, std::move(hooks));
     if (!server) return server.error();
     c->registration_ = std::move(*server);

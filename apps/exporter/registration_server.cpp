@@ -22,6 +22,7 @@
 #include "jobio.h"
 #include "json/json_io.h"
 #include "model/vocabulary.h"
+#include "probes/drop_causes.h"
 
 namespace ckpt {
 namespace {
@@ -145,6 +146,28 @@ std::vector<int> RegistrationServer::wait_fds() const {
   return fds;
 }
 
+std::string_view RegistrationServer::refusal_for(uid_t uid) const {
+  if (clients_.size() >= options_.max_clients) return kRejectTooManyClients;
+  if (uid == 0) return {};
+  // The last slots are root's: no number of other users' connections can
+  // keep root's `run` or logwatch out.
+  if (clients_.size() + options_.root_reserved_clients >= options_.max_clients)
+    return kRejectTooManyClients;
+  const auto held = std::count_if(clients_.begin(), clients_.end(),
+                                  [uid](const auto& c) { return c->fd >= 0 && c->uid == uid; });
+  if (static_cast<size_t>(held) >= options_.max_clients_per_uid) return kRejectUidLimit;
+  return {};
+}
+
+void RegistrationServer::refuse(int fd, const ucred& cred, std::string_view reason,
+                                const std::string& why) {
+  // Counted before the answer: whoever sees the refusal sees it counted.
+  reject_unaccepted(reason, fmt::format("uid {} pid {} refused: {}", cred.uid, cred.pid, why));
+  const std::string refuse = dump_json(json{{"ok", false}, {"error", why}}) + "\n";
+  (void)send(fd, refuse.data(), refuse.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  close(fd);
+}
+
 void RegistrationServer::accept_clients() {
   for (;;) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -158,25 +181,42 @@ void RegistrationServer::accept_clients() {
       close(fd);
       continue;
     }
-    if (clients_.size() >= options_.max_clients) {
-      // Counted before the answer: whoever sees the refusal sees it counted.
-      reject_unaccepted(kRejectTooManyClients,
-                        fmt::format("uid {} pid {} refused: {} clients already", cred.uid, cred.pid,
-                                    options_.max_clients));
-      const std::string refuse =
-          dump_json(
-              json{{"ok", false}, {"error", "too many clients registered with this exporter"}}) +
-          "\n";
-      (void)send(fd, refuse.data(), refuse.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      close(fd);
+    const std::string_view refusal = refusal_for(cred.uid);
+    if (refusal == kRejectTooManyClients) {
+      refuse(fd, cred, refusal, "too many clients registered with this exporter");
+      continue;
+    }
+    if (refusal == kRejectUidLimit) {
+      refuse(fd, cred, refusal,
+             fmt::format("uid {} already has {} clients of this exporter, the most one user may "
+                         "have",
+                         cred.uid, options_.max_clients_per_uid));
       continue;
     }
     auto c = std::make_unique<Client>();
     c->fd = fd;
     c->uid = cred.uid;
     c->pid = cred.pid;
-    c->window_start_ns = monotonic_ns();
+    c->accepted_ns = monotonic_ns();
+    c->window_start_ns = c->accepted_ns;
     clients_.push_back(std::move(c));
+  }
+}
+
+void RegistrationServer::expire_unregistered(uint64_t now) {
+  const uint64_t timeout_ns = options_.register_timeout_ms * 1'000'000;
+  for (auto& c : clients_) {
+    if (c->fd < 0 || c->registered || now - c->accepted_ns < timeout_ns) continue;
+    reject(*c, kRejectRegisterTimeout,
+           fmt::format("did not register within {} ms of connecting; closed",
+                       options_.register_timeout_ms));
+    c->out += dump_json(json{{"ok", false},
+                             {"error", fmt::format("no register request within {} ms",
+                                                   options_.register_timeout_ms)}}) +
+              "\n";
+    flush(*c);
+    close(c->fd);
+    c->fd = -1;
   }
 }
 
@@ -426,12 +466,31 @@ void RegistrationServer::offer(ForwardRing ring, const void* data, size_t size) 
   std::memcpy(&hdr, data, sizeof(hdr));
   for (auto& c : clients_) {
     if (!c->registered || !c->tgids.contains(hdr.tgid)) continue;
+    if (hdr.kind == CKPT_REC_PROC) {
+      follow_process(*c, hdr, data, size);
+      if (!c->tgids.contains(hdr.tgid) && hdr.op == CKPT_PROC_EXEC_PRIVILEGED) continue;
+    }
     queue(*c, ring, data, size, false);
-    if (hdr.kind != CKPT_REC_PROC || size < sizeof(ckpt_proc_record)) continue;
-    ckpt_proc_record proc{};
-    std::memcpy(&proc, data, sizeof(proc));
-    if (hdr.op == CKPT_PROC_FORK) c->tgids.insert(proc.child_tgid);
-    if (hdr.op == CKPT_PROC_EXIT) c->tgids.erase(hdr.tgid);
+  }
+}
+
+void RegistrationServer::follow_process(Client& c, const ckpt_record_header& hdr, const void* data,
+                                        size_t size) {
+  if (size < sizeof(ckpt_proc_record)) return;
+  ckpt_proc_record proc{};
+  std::memcpy(&proc, data, sizeof(proc));
+  if (hdr.op == CKPT_PROC_FORK) c.tgids.insert(proc.child_tgid);
+  if (hdr.op == CKPT_PROC_EXIT) c.tgids.erase(hdr.tgid);
+  // The process now runs with rights its owner does not have (a setuid or
+  // setgid program, file capabilities): what it opens and reads is not the
+  // client's to see. The record comes before any I/O of the new program
+  // (bpf/jobio.bpf.c on_process_exec), so none of it is forwarded; nor is
+  // anything of its children, which are forked from a process no longer in
+  // the set. Root's clients see everything, as root could anyway.
+  if (hdr.op == CKPT_PROC_EXEC_PRIVILEGED && c.uid != 0) {
+    c.tgids.erase(hdr.tgid);
+    ++c.left_privileged;
+    if (hooks_.process_left) hooks_.process_left(kExporterCredentialsChanged);
   }
 }
 
@@ -465,6 +524,8 @@ bool RegistrationServer::flush(Client& c) {
 }
 
 void RegistrationServer::serve() {
+  expire_unregistered(monotonic_ns());
+  std::erase_if(clients_, [](const auto& c) { return c->fd < 0; });
   accept_clients();
   bool want_drain = false;
   for (auto& c : clients_) {
@@ -496,7 +557,10 @@ void RegistrationServer::serve() {
       for (const auto& d : drops)
         list.push_back({{"source", d.source}, {"cause", d.cause}, {"count", d.count}});
       list.push_back(
-          {{"source", "exporter"}, {"cause", "forward_buffer_full"}, {"count", c->dropped}});
+          {{"source", "exporter"}, {"cause", kExporterForwardBufferFull}, {"count", c->dropped}});
+      list.push_back({{"source", "exporter"},
+                      {"cause", kExporterCredentialsChanged},
+                      {"count", c->left_privileged}});
       queue_control(*c, dump_json(json{{"drops", list}}));
     }
     for (uint64_t seq : c->syncs) queue_control(*c, dump_json(json{{"sync", seq}}));

@@ -22,6 +22,7 @@
 // (a note), and notes are rate-limited across clients.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -35,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/expected.h"
+#include "jobio.h"
 #include "model/records.h"
 #include "probes/forward_protocol.h"
 
@@ -44,7 +46,18 @@ struct RegistrationOptions {
   std::string socket_path = kDefaultExporterSocket;
   std::string proc_root = "/proc";
   size_t client_buffer_bytes = 32u << 20;
-  size_t max_clients = 64;
+  // Clients at once. A uid other than root holds at most max_clients_per_uid
+  // of them, and the last root_reserved_clients are root's alone (`run` and
+  // `attach` as root, logwatch): one user, however many connections it
+  // opens, can neither lock other users out nor root (issue 36). A `run` is
+  // one client, so 16 is sixteen jobs of one user on one node at once.
+  size_t max_clients = 256;
+  size_t max_clients_per_uid = 16;
+  size_t root_reserved_clients = 16;
+  // A connection that has not registered this long after it was accepted
+  // is closed ("register_timeout"): `run` registers within milliseconds, so
+  // only an idle or hostile client ever waits this long.
+  uint64_t register_timeout_ms = 2000;
   // "" = mode 0666 (any local user may register the processes it owns);
   // a group name = mode 0660, group-owned by it: only root and its members.
   std::string socket_group;
@@ -65,8 +78,11 @@ inline constexpr std::string_view kRejectNotPermitted = "not_permitted";
 inline constexpr std::string_view kRejectTooManyClients = "too_many_clients";
 inline constexpr std::string_view kRejectFlood = "flood";
 inline constexpr std::string_view kRejectLineTooLong = "line_too_long";
+inline constexpr std::string_view kRejectRegisterTimeout = "register_timeout";
+inline constexpr std::string_view kRejectUidLimit = "uid_limit";
 inline constexpr std::string_view kRejectReasons[] = {
-    kRejectMalformed, kRejectNotPermitted, kRejectTooManyClients, kRejectFlood, kRejectLineTooLong};
+    kRejectMalformed,   kRejectNotPermitted,    kRejectTooManyClients, kRejectFlood,
+    kRejectLineTooLong, kRejectRegisterTimeout, kRejectUidLimit};
 
 class RegistrationServer {
  public:
@@ -89,6 +105,10 @@ class RegistrationServer {
     // The probe mode to tell clients in the register answer ("syscall",
     // "file_layer"); may be empty (then not said).
     std::function<std::string()> probe_mode;
+    // A traced process left an unprivileged client's trace: it exec'd a
+    // program that changed its credentials (kExporterCredentialsChanged,
+    // probes/drop_causes.h); may be empty.
+    std::function<void(std::string_view reason)> process_left;
     // A client began tracing processes (registered some, or added one):
     // verdicts made without its globs must go (node_collector.h); may be empty.
     std::function<void()> tracing_started;
@@ -123,6 +143,7 @@ class RegistrationServer {
     int fd = -1;
     uid_t uid = 0;
     pid_t pid = 0;
+    uint64_t accepted_ns = 0;
     // Requests and bytes in the current one-second window (flood limits).
     uint64_t window_start_ns = 0;
     size_t window_requests = 0;
@@ -133,6 +154,8 @@ class RegistrationServer {
     std::string in;
     std::string out;
     uint64_t dropped = 0;
+    // Processes that left this client's trace at a privileged exec.
+    uint64_t left_privileged = 0;
     std::vector<uint64_t> syncs;  // asked for, answered after the next drain
     std::string name;
     bool nfs_said = false;
@@ -144,6 +167,14 @@ class RegistrationServer {
   RegistrationServer(RegistrationOptions options, Hooks hooks)
       : options_(std::move(options)), hooks_(std::move(hooks)) {}
   void accept_clients();
+  // Why a new connection from `uid` may not take a slot now; "" when it may.
+  [[nodiscard]] std::string_view refusal_for(uid_t uid) const;
+  void refuse(int fd, const ucred& cred, std::string_view reason, const std::string& why);
+  // Closes clients that have not registered within the timeout.
+  void expire_unregistered(uint64_t now);
+  // The client's routing as a traced process does something: forks join,
+  // exits leave, a privileged exec leaves an unprivileged client's trace.
+  void follow_process(Client& c, const ckpt_record_header& hdr, const void* data, size_t size);
   // False when the client is to be closed.
   bool read_requests(Client& c);
   bool handle_line(Client& c, const std::string& line);

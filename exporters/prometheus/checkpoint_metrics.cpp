@@ -132,6 +132,12 @@ CheckpointMetrics::CheckpointMetrics(const MetricsOptions& o)
                                  .Help("Requests and clients the registration socket refused, "
                                        "by reason")
                                  .Register(*registry_)),
+      registration_processes_left_(
+          BuildCounter()
+              .Name("ckptscope_registration_processes_left_total")
+              .Help("Processes taken out of an unprivileged client's trace, by reason "
+                    "(credentials_changed: exec of a setuid, setgid or capability program)")
+              .Register(*registry_)),
       log_anomalies_held_back_(BuildCounter()
                                    .Name("ckptscope_log_anomalies_held_back_total")
                                    .Help("Anomalous node-log lines ckptscope logwatch held back "
@@ -286,6 +292,14 @@ void CheckpointMetrics::register_rejection_reasons(const std::vector<std::string
 
 void CheckpointMetrics::count_registration_rejected(const std::string& reason) {
   registration_rejected_.Add({{"reason", reason}}).Increment();
+}
+
+void CheckpointMetrics::register_process_left_reasons(const std::vector<std::string>& reasons) {
+  for (const auto& reason : reasons) registration_processes_left_.Add({{"reason", reason}});
+}
+
+void CheckpointMetrics::count_registration_process_left(const std::string& reason) {
+  registration_processes_left_.Add({{"reason", reason}}).Increment();
 }
 
 void CheckpointMetrics::count_log_anomalies_held_back(uint64_t lines) {

@@ -77,6 +77,11 @@ class CheckpointMetrics {
   // `reasons` exists at 0 from the start, so rate() and alerts see it.
   void register_rejection_reasons(const std::vector<std::string>& reasons);
   void count_registration_rejected(const std::string& reason);
+  // A process that left an unprivileged client's trace, by reason
+  // (probes/drop_causes.h: credentials_changed); exists at 0 from the start
+  // while the socket is on.
+  void register_process_left_reasons(const std::vector<std::string>& reasons);
+  void count_registration_process_left(const std::string& reason);
   // Anomalous node-log lines `logwatch` beside the exporter held back under
   // its alert budget (counted, never shown as alarms): workload="node".
   void count_log_anomalies_held_back(uint64_t lines);
@@ -121,6 +126,7 @@ class CheckpointMetrics {
   prometheus::Family<prometheus::Counter>& dropped_;
   prometheus::Family<prometheus::Counter>& kernel_records_;
   prometheus::Family<prometheus::Counter>& registration_rejected_;
+  prometheus::Family<prometheus::Counter>& registration_processes_left_;
   prometheus::Family<prometheus::Counter>& log_anomalies_held_back_;
   prometheus::Family<prometheus::Gauge>& collector_duration_;
   prometheus::Family<prometheus::Gauge>& collector_success_;

@@ -255,6 +255,57 @@ TEST(ExporterTest, AnExporterThatDiesMidJobChangesNothingInTheJobAndSaysWhatWasL
   EXPECT_THAT(t.job.trace_warning, HasSubstr("went away during the trace"));
 }
 
+// Issue 36: a setuid program run by an unprivileged client's job reads
+// /etc/shadow as root. Its calls are not the client's to see: the process
+// leaves the client's trace at the exec, counted in the trace's drops and in
+// the exporter's metrics. Root's client, for contrast, sees the read (so the
+// test can tell the two apart on this kernel).
+TEST(ExporterTest, ASetuidProgramLeavesAnUnprivilegedClientsTrace) {
+  REQUIRE_ROOT();
+  ScratchDir dir;
+  chmod(dir.path().c_str(), 0777);  // the unprivileged client writes here
+  Exporter exporter(dir);
+  ASSERT_TRUE(exporter.ready()) << exporter.err();
+  auto trace_passwd = [&](const std::string& name, bool as_nobody) {
+    std::vector<std::string> argv = {kCkptscope,
+                                     "run",
+                                     "--quiet",
+                                     "--exporter-socket",
+                                     exporter.socket(),
+                                     "--checkpoint-glob",
+                                     "*",
+                                     "--trace",
+                                     dir / (name + ".db"),
+                                     "--log",
+                                     dir / (name + ".log"),
+                                     "--",
+                                     "/usr/bin/passwd",
+                                     "-S",
+                                     as_nobody ? "nobody" : "root"};
+    if (as_nobody)
+      argv.insert(argv.begin(),
+                  {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
+    return run(argv, dir);
+  };
+  auto as_root = trace_passwd("root", false);
+  ASSERT_EQ(as_root.code, 0) << as_root.err;
+  ASSERT_NE(slurp(dir / "root.db").find("/etc/shadow"), std::string::npos)
+      << "root's client does not see passwd read /etc/shadow: this test cannot tell";
+  auto as_nobody = trace_passwd("nobody", true);
+  EXPECT_THAT(slurp(dir / "nobody.log"), HasSubstr("nobody")) << as_nobody.err;
+  Trace t = read_trace_or_fail(dir / "nobody.db");
+  EXPECT_EQ(slurp(dir / "nobody.db").find("/etc/shadow"), std::string::npos)
+      << "the unprivileged client's trace lists /etc/shadow";
+  uint64_t left = 0;
+  for (const auto& d : t.drops)
+    if (d.source == "exporter" && d.cause == "credentials_changed") left = d.count;
+  EXPECT_EQ(left, 1u);
+  EXPECT_EQ(metric(exporter.metrics(),
+                   "ckptscope_registration_processes_left_total{reason=\"credentials_changed\"}"),
+            1);
+  EXPECT_EQ(exporter.stop(), 0) << exporter.err();
+}
+
 TEST(ExporterTest, AStopSignalWhileStartingIsACleanExit) {
   REQUIRE_ROOT();
   // Early (flags checked, probes loading) and later (the first scrape may

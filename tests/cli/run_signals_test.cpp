@@ -58,5 +58,38 @@ TEST(RunSignals, AJobThatDoesNotDiesOfItAndThatIsItsCode) {
   }
 }
 
+// Issue 36, item 6: `run` killed by SIGKILL (which nothing can forward) took
+// a printing job with it: the job's next write to the tee hit a closed pipe.
+// Now the tee goes on in a process of its own: the job prints every line to
+// the end, to run's stdout and to the log, and exits as it would.
+TEST(RunSignals, AJobOutlivesRunKilledBySigkillAndKeepsPrinting) {
+  ScratchDir dir;
+  const std::string ready = dir / "ready";
+  const std::string done = dir / "done";
+  const std::string job = "touch " + quote(ready) +
+                          "; i=0; while [ $i -lt 20 ]; do echo line $i; echo err $i >&2; "
+                          "i=$((i+1)); sleep 0.05; done; echo $? > " +
+                          quote(done);
+  const std::string script =
+      "set -m; " + quote(kCkptscope) + " run -q --no-trace --no-exporter --log " +
+      quote(dir / "job.log") + " -- sh -c " + quote(job) + " & p=$!; while [ ! -e " + quote(ready) +
+      " ]; do sleep 0.02; done; sleep 0.3; kill -KILL $p; wait $p; echo rc=$?; "
+      // At most 5 s: a job killed by SIGPIPE never writes `done`.
+      "n=0; while [ ! -e " +
+      quote(done) +
+      " ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n+1)); "
+      "done; sleep 0.2";
+  auto r = run({"sh", "-c", script}, dir);
+  EXPECT_THAT(r.out, HasSubstr("rc=137"));
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_THAT(r.out, HasSubstr("line " + std::to_string(i) + "\n")) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("err " + std::to_string(i) + "\n")) << r.err;
+  }
+  EXPECT_EQ(slurp(done), "0\n") << "the job's last echo failed: its stdout was gone";
+  const std::string log = slurp(dir / "job.log");
+  EXPECT_THAT(log, HasSubstr("line 19\n"));
+  EXPECT_THAT(log, HasSubstr("err 19\n"));
+}
+
 }  // namespace
 }  // namespace ckpt::test

@@ -35,8 +35,8 @@ Expected<std::pair<UniqueFd, std::string>> create_temp(const std::string& path,
   // mode 0600; the output gets 0644 like any other.
   UniqueFd fd(mkostemp(buf.data(), O_CLOEXEC));
   if (!fd.valid())
-    return make_error(fmt::format("{} {}: cannot create a temporary beside it: {}", what, path,
-                                  errno_text(errno)));
+    return make_error(fmt::format("{} {}: cannot write: {} (creating a temporary file beside it)",
+                                  what, path, errno_text(errno)));
   name.assign(buf.data());
   if (fchmod(fd.get(), 0644) != 0) {
     const int err = errno;

@@ -39,6 +39,15 @@ inline constexpr DropCauseName kNfsDropCauses[] = {
     {CKPT_NFS_DROP_TASK_TABLE_FULL, "task_table_full"},
 };
 
+// Counted by the node exporter for one client of its registration socket
+// (apps/exporter/registration_server.h), sent to the client with the
+// exporter's own counters: the `exporter` source of the client's trace.
+// A record that did not fit the client's bounded buffer.
+inline constexpr std::string_view kExporterForwardBufferFull = "forward_buffer_full";
+// A process that exec'd a program changing its credentials (setuid, setgid,
+// file capabilities): it left an unprivileged client's trace (one per process).
+inline constexpr std::string_view kExporterCredentialsChanged = "credentials_changed";
+
 // Counted by the kernel, not by the programs, for every source: runs of its
 // programs skipped because the program was already running on that CPU
 // (bpf_prog_info.recursion_misses).

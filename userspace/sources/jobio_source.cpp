@@ -358,6 +358,9 @@ void JobIoSource::on_record(const void* data, size_t size) {
     }
     case CKPT_REC_PROC: {
       if (size < sizeof(ckpt_proc_record)) break;
+      // A privileged exec is the exporter's to act on (an unprivileged
+      // client's trace loses the process); to the stitcher nothing changes.
+      if (h.op == CKPT_PROC_EXEC_PRIVILEGED) return;
       const auto& r = *static_cast<const ckpt_proc_record*>(data);
       ProcEvent ev;
       ev.kind = h.op == CKPT_PROC_FORK   ? ProcEvent::Kind::Fork

@@ -98,10 +98,14 @@ void feed_known(CheckpointMetrics& m) {
   m.add_kernel_records("jobio", 234);
   m.add_kernel_records("nfs", 56);
   // The registration socket's refusals (issue 22): every reason at 0, two malformed.
-  m.register_rejection_reasons(
-      {"malformed", "not_permitted", "too_many_clients", "flood", "line_too_long"});
+  m.register_rejection_reasons({"malformed", "not_permitted", "too_many_clients", "flood",
+                                "line_too_long", "register_timeout", "uid_limit"});
   m.count_registration_rejected("malformed");
   m.count_registration_rejected("malformed");
+  m.count_registration_rejected("register_timeout");
+  // A setuid program run by an unprivileged client's job (issue 36).
+  m.register_process_left_reasons({"credentials_changed"});
+  m.count_registration_process_left("credentials_changed");
   // A server not responding between checkpoints: the node's, not a workload's.
   m.observe_node_failure(FailureRecord{"nfs_server_not_responding", 4000 * kMs, "", std::nullopt});
   // logwatch beside the exporter: a known fault, and lines its budget held back.
@@ -138,6 +142,9 @@ TEST(CheckpointMetrics, KnownAnswers) {
   const std::string t = m.exposition();
   EXPECT_THAT(t, HasSubstr("ckptscope_registration_rejected_total{reason=\"malformed\"} 2\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_registration_rejected_total{reason=\"flood\"} 0\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_registration_rejected_total{reason=\"uid_limit\"} 0\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_registration_processes_left_total{reason=\"credentials_"
+                           "changed\"} 1\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_build_info{kernel=\"6.12.0-test\",version=\"0.1.0\"} 1\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_probe_info{mode=\"file_layer\"} 1\n"));
   EXPECT_THAT(t,

@@ -126,15 +126,23 @@ TEST(ModelFile, TextThatIsNotUtf8IsWrittenReplacedAndReadsBack) {
 }
 
 TEST(ModelFile, AFailedSaveLeavesNoTmpBehind) {
-  // The rename fails: the model's path is a directory with a file in it.
-  const std::string dir = temp_path("occupied");
+  // The model's path is a directory with a file in it: refused, never
+  // replaced (issue 36), and nothing left beside it.
+  std::string scratch = (std::filesystem::temp_directory_path() / "ckpt-model-XXXXXX").string();
+  ASSERT_NE(mkdtemp(scratch.data()), nullptr);
+  const std::string dir = scratch + "/occupied";
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/keep") << "x";
   auto saved = save_model(trained(), dir);
   ASSERT_FALSE(saved.has_value());
-  EXPECT_NE(saved.error().message.find("cannot rename"), std::string::npos);
-  EXPECT_FALSE(std::filesystem::exists(dir + ".tmp"));
-  std::filesystem::remove_all(dir);
+  EXPECT_NE(saved.error().message.find("a directory, not a regular file"), std::string::npos)
+      << saved.error().message;
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(scratch),
+                          std::filesystem::directory_iterator()),
+            1)
+      << "a temporary file left beside it";
+  EXPECT_TRUE(std::filesystem::exists(dir + "/keep"));
+  std::filesystem::remove_all(scratch);
 }
 
 struct BadSetting {

@@ -10,15 +10,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "apps/exporter/registration_server.h"
+#include "as_user.h"
 #include "exporter_thread.h"
 #include "probes/exporter_feed.h"
 #include "probes/failure_reporter.h"
@@ -70,6 +74,12 @@ class RawClient {
   bool closed_by_peer() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (read_some(deadline)) {
+    }
+    return eof_;
+  }
+  // True when the exporter has already closed the connection (no waiting).
+  bool closed_by_peer_now() {
+    while (read_some(std::chrono::steady_clock::now() + std::chrono::milliseconds(20))) {
     }
     return eof_;
   }
@@ -278,6 +288,89 @@ TEST_F(RegistrationAbuseTest, TooManyClientsAreRefusedAndCounted) {
   EXPECT_TRUE(second.closed_by_peer());
   EXPECT_THAT(second.received(), HasSubstr("too many clients"));
   EXPECT_THAT(exporter.rejected(), Contains(std::string(kRejectTooManyClients)));
+}
+
+// Issue 36: 64 connections that never registered held every slot, and
+// every other job was refused. Now a connection gets a short time to register.
+TEST_F(RegistrationAbuseTest, AClientThatNeverRegistersIsClosedAfterTheTimeout) {
+  auto o = options();
+  o.register_timeout_ms = 300;
+  ExporterThread exporter(o);
+  ASSERT_EQ(exporter.error(), "");
+  RawClient idle(o.socket_path);
+  ASSERT_TRUE(idle.connected());
+  EXPECT_TRUE(idle.closed_by_peer());
+  EXPECT_THAT(idle.received(), HasSubstr("no register request within 300 ms"));
+  EXPECT_THAT(exporter.rejected(), Contains(std::string(kRejectRegisterTimeout)));
+  still_serves(o.socket_path);
+}
+
+// Connects `count` times to `path` as the calling user and says how many
+// connections the exporter refused with an answer containing `why` (a
+// refused one is answered and closed at once; an accepted one stays quiet).
+// Returns when told to by `done`, holding the accepted connections till then.
+int refused_of(const std::string& path, int count, const char* why, test::Signal& counted,
+               test::Signal& done) {
+  std::vector<std::unique_ptr<RawClient>> held;
+  for (int i = 0; i < count; ++i) held.push_back(std::make_unique<RawClient>(path));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int refused = 0;
+  for (auto& c : held)
+    if (c->closed_by_peer_now() && c->received().find(why) != std::string::npos) ++refused;
+  counted.give();
+  done.take();
+  return refused;
+}
+
+// The reproducer of issue 36: one unprivileged user opens more connections
+// than there are slots. It gets its share; another user and root still
+// register.
+TEST_F(RegistrationAbuseTest, OneUserCannotTakeEveryClientSlot) {
+  if (geteuid() != 0) GTEST_SKIP() << "switching users needs root; not root";
+  chmod(scratch_.path().c_str(), 0755);
+  auto o = options();
+  o.max_clients = 16;
+  o.max_clients_per_uid = 4;
+  o.root_reserved_clients = 4;
+  o.register_timeout_ms = 60'000;
+  ExporterThread exporter(o);
+  ASSERT_EQ(exporter.error(), "");
+  test::Signal counted, done;
+  test::AsUser nobody(65534, [&] {
+    return refused_of(o.socket_path, 20, "the most one user may have", counted, done);
+  });
+  ASSERT_TRUE(counted.take());
+  // Another user registers a process of its own.
+  test::AsUser daemon_user(1, [&] {
+    RawClient c(o.socket_path);
+    return c.send_bytes(register_line()) && c.read_until("\"ok\":true") ? 0 : 1;
+  });
+  EXPECT_EQ(daemon_user.wait(), 0);
+  still_serves(o.socket_path);
+  done.give();
+  EXPECT_EQ(nobody.wait(), 16) << "of 20 connections, all but the user's 4 refused";
+  const auto rejected = exporter.rejected();
+  EXPECT_EQ(std::count(rejected.begin(), rejected.end(), std::string(kRejectUidLimit)), 16);
+}
+
+// However many users fill the slots, the last ones are root's.
+TEST_F(RegistrationAbuseTest, TheLastSlotsAreRoots) {
+  if (geteuid() != 0) GTEST_SKIP() << "switching users needs root; not root";
+  chmod(scratch_.path().c_str(), 0755);
+  auto o = options();
+  o.max_clients = 8;
+  o.max_clients_per_uid = 100;
+  o.root_reserved_clients = 2;
+  o.register_timeout_ms = 60'000;
+  ExporterThread exporter(o);
+  ASSERT_EQ(exporter.error(), "");
+  test::Signal counted, done;
+  test::AsUser nobody(
+      65534, [&] { return refused_of(o.socket_path, 10, "too many clients", counted, done); });
+  ASSERT_TRUE(counted.take());
+  still_serves(o.socket_path);
+  done.give();
+  EXPECT_EQ(nobody.wait(), 4) << "6 of 8 slots taken, 2 left for root";
 }
 
 TEST_F(RegistrationAbuseTest, WithASocketGroupTheSocketIsMode0660AndThatGroups) {

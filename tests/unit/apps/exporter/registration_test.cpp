@@ -23,6 +23,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "as_user.h"
 #include "exporter_thread.h"
 #include "jobio.h"
 #include "probes/exporter_feed.h"
@@ -218,6 +219,87 @@ TEST_F(RegistrationTest, AUserMayRegisterOnlyItsOwnProcesses) {
   waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setresuid failed, 11: registered, 12: wrong message";
+}
+
+// What a client gets of its job after the job exec'd a program that changed
+// its credentials (the kernel's record of it comes before the program's
+// first call), and how many such processes it was told of.
+struct AfterPrivilegedExec {
+  std::vector<std::string> jobio;
+  uint64_t left = 0;
+};
+
+// Issue 36: `passwd` run by an unprivileged user's job read /etc/shadow as
+// root, and the calls reached that user's trace. At a privileged exec the
+// process leaves an unprivileged client's trace, with whatever it forks
+// later; the client is told how many processes left. Root's client keeps
+// everything, as root could see it anyway.
+void offer_privileged_exec(ExporterThread& exporter, uint32_t tgid) {
+  exporter.offer(ForwardRing::Jobio, io_record(tgid, 100));
+  auto exec = proc_record(CKPT_PROC_EXEC_PRIVILEGED, tgid, 0);
+  exec.uid = 65534;
+  exec.euid = 0;
+  exporter.offer(ForwardRing::Jobio, exec);
+  exporter.offer(ForwardRing::Jobio, io_record(tgid, 676));  // /etc/shadow, as root
+  exporter.offer(ForwardRing::Jobio, proc_record(CKPT_PROC_FORK, tgid, 4'000'002));
+  exporter.offer(ForwardRing::Jobio, io_record(4'000'002, 9));
+}
+
+TEST_F(RegistrationTest, APrivilegedExecLeavesAnUnprivilegedClientsTrace) {
+  if (geteuid() != 0) GTEST_SKIP() << "switching users needs root; not root";
+  ExporterThread exporter(options());
+  ASSERT_EQ(exporter.error(), "");
+  const std::string path = options().socket_path;
+  chmod(scratch_.path().c_str(), 0755);
+  test::Signal registered, offered;
+  // The client as uid 65534, tracing itself; its exit status tells what it got.
+  test::AsUser nobody(65534, [&] {
+    Received got;
+    auto feed = connect_feed(path, got, {static_cast<uint32_t>(getpid())});
+    if (!feed) return 10;
+    registered.give();
+    offered.take();
+    (*feed)->sync(2000);
+    uint64_t left = 99;
+    for (const auto& d : (*feed)->drops())
+      if (d.source == "exporter" && d.cause == "credentials_changed") left = d.count;
+    if (left != 1) return 11;
+    // Only the call before the exec.
+    if (got.jobio.size() != 1 || got.jobio[0].size() != sizeof(ckpt_io_record)) return 12;
+    ckpt_io_record first{};
+    std::memcpy(&first, got.jobio[0].data(), sizeof(first));
+    return first.ret == 100 ? 0 : 13;
+  });
+  ASSERT_TRUE(registered.take());
+  // The child's pid is its tgid; AsUser keeps it private, so ask the kernel.
+  uint32_t child_tgid = 0;
+  ASSERT_TRUE(exporter.ask([&child_tgid](const RegistrationServer& s) {
+    for (uint32_t pid = 1; pid < 4'000'000 && child_tgid == 0; ++pid)
+      if (s.traces(pid)) child_tgid = pid;
+    return child_tgid != 0;
+  }));
+  offer_privileged_exec(exporter, child_tgid);
+  offered.give();
+  EXPECT_EQ(nobody.wait(), 0) << "10: not registered, 11: not told it left, 12: got its calls "
+                                 "after the exec, 13: not the call before it";
+  EXPECT_FALSE(exporter.ask([child_tgid](const RegistrationServer& s) {
+    return s.traces(child_tgid) || s.traces(4'000'002);
+  }));
+}
+
+TEST_F(RegistrationTest, RootsClientKeepsAProcessThroughAPrivilegedExec) {
+  ExporterThread exporter(options());
+  ASSERT_EQ(exporter.error(), "");
+  if (geteuid() != 0) GTEST_SKIP() << "a root client needs root; not root";
+  Received got;
+  const auto me = static_cast<uint32_t>(getpid());
+  auto feed = connect_feed(options().socket_path, got, {me});
+  ASSERT_TRUE(feed) << feed.error().message;
+  offer_privileged_exec(exporter, me);
+  (*feed)->sync(2000);
+  EXPECT_EQ(got.jobio.size(), 5u);
+  for (const auto& d : (*feed)->drops())
+    if (d.source == "exporter" && d.cause == "credentials_changed") EXPECT_EQ(d.count, 0u);
 }
 
 // `logwatch` beside the exporter: its failures are counted as the node's (a
