@@ -96,13 +96,18 @@ san_build() {
 # /var/log/ckptscope, the exporter's cgroups) are RUN_SERIAL and run alone;
 # the rest two at a time. ctest's "Label Time Summary" gives each label's share.
 # (-LE ^vm: the VM tests, quarantined ones too, are not this stage's.)
+# Each ctest run writes JUnit (build*/junit-*.xml): the skip report at the
+# end reads every skipped test's reason from them.
+junit_files=("$PWD/build/junit-ctest.xml" "$PWD/build/junit-vm.xml" "$PWD/build-fuzz/junit-unit.xml")
+rm -f "${junit_files[@]}"
 run_ctest() {
-  "${sudo_cmd[@]}" ctest --preset default -j "$jobs" --timeout 600 -LE '^vm'
+  "${sudo_cmd[@]}" ctest --preset default -j "$jobs" --timeout 600 -LE '^vm' \
+    --output-junit "${junit_files[0]}"
 }
 # The VM tests (tests/vm, label vm) boot one single-CPU TCG guest at a time:
 # about 13 minutes with one core busy (docs/ci.md).
 run_vm_tests() {
-  "${sudo_cmd[@]}" ctest --preset default -j 1 --timeout 600 -L '^vm$'
+  "${sudo_cmd[@]}" ctest --preset default -j 1 --timeout 600 -L '^vm$' --output-junit "${junit_files[1]}"
 }
 # clang-tidy only what changed since .ci/tidy-clean-at, closed over the
 # build's header dependencies (scripts/tidy_targets.py says what and why);
@@ -190,7 +195,7 @@ ls -l build/test-artifacts/ 2>/dev/null || true
 
 # The unit tests (label unit) under clang's ASan+UBSan, from build-fuzz/.
 stage_start asan-ctest
-ctest --preset fuzz -j "$jobs"
+ctest --preset fuzz -j "$jobs" --output-junit "${junit_files[2]}"
 stage_end
 
 # libFuzzer targets (build-fuzz/, built above): every parser of outside
@@ -214,5 +219,11 @@ else
     exit 1
   fi
 fi
+stage_end
+
+# Every skipped test with its reason; a reason that is not a missing
+# privilege or missing hardware (tests/allowed_skips.txt) fails the run.
+stage_start skips
+/usr/bin/python3 scripts/skip_report.py --allowed tests/allowed_skips.txt "${junit_files[@]}"
 stage_end
 stage_summary

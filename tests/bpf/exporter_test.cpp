@@ -128,7 +128,12 @@ class Exporter {
 TEST(ExporterTest, TwoJobsInTwoCgroupsCheckpointingAtOnceAreTwoWorkloads) {
   REQUIRE_ROOT();
   KernelFeatures f = KernelFeatures::probe();
-  if (!f.cgroup_v2) GTEST_SKIP() << "no cgroup v2 hierarchy mounted";
+  // Read independently of the probe: a probe that misses the mount fails here.
+  const std::string cgroup2 = cgroup2_mount_point();
+  ASSERT_NE(cgroup2, "") << "no cgroup2 mount in /proc/self/mountinfo: mount one "
+                            "(mount -t cgroup2 none /sys/fs/cgroup/unified)";
+  ASSERT_TRUE(f.cgroup_v2);
+  ASSERT_EQ(f.cgroup_v2_root, cgroup2);
   ScratchDir dir;
   Exporter exporter(dir);
   ASSERT_TRUE(exporter.ready()) << exporter.err();

@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/sqlite/trace_store.h"
+#include "tests/bpf/fentry_check.h"
+#include "tests/machine_checks.h"
 #include "tests/scratch_dir.h"
 
 namespace ckpt::test {

@@ -61,8 +61,11 @@ class OtherIoRecords : public ::testing::TestWithParam<RequestedProbeMode> {
  protected:
   void SetUp() override {
     if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
-    if (GetParam() == RequestedProbeMode::FileLayer && !KernelFeatures::probe().trampolines)
-      GTEST_SKIP() << "this kernel refuses fentry: the file layer runs in the tests/vm guests";
+    if (GetParam() == RequestedProbeMode::FileLayer) {
+      // Decided by an independent check, not by the product's feature probe.
+      if (const std::string why = fentry_refusal(); !why.empty())
+        GTEST_SKIP() << why << " (the file layer runs in the tests/vm guests)";
+    }
     ProbeOptions options;
     options.tcp = false;
     options.nfs = false;

@@ -30,7 +30,9 @@ class RunNotify : public ::testing::Test {
  protected:
   void SetUp() override {
     tu::bypass_proxies_for_loopback();
-    if (!tu::python_has_aiosmtpd()) GTEST_SKIP() << "/usr/bin/python3 lacks aiosmtpd";
+    ASSERT_TRUE(tu::python_has_aiosmtpd())
+        << "/usr/bin/python3 lacks aiosmtpd: install Debian's python3-aiosmtpd "
+           "(scripts/install-deps.sh does)";
   }
 
   // `ckptscope run --no-trace --log LOG [extra...] -- job`.

@@ -496,7 +496,9 @@ def cgroup2_root():
                         return d
         except (OSError, ValueError):
             pass
-    skip("no cgroup2 mount at " + " or ".join(CGROUP2_CANDIDATES))
+    # Not a skip (issue 40): a machine that runs the exporter has cgroup v2.
+    fail("no cgroup2 mount at " + " or ".join(CGROUP2_CANDIDATES) +
+         ": mount one (mount -t cgroup2 none /sys/fs/cgroup/unified)")
 
 
 class JobCgroups:

@@ -23,7 +23,7 @@ mkdir -p "$work"
 say() { echo "run_gpu_checks: $*" >&2; }
 
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-  say "no NVIDIA GPU or driver here (nvidia-smi -L failed): nothing to check"
+  say "SKIP: no NVIDIA GPU or driver here (nvidia-smi -L failed): nothing to check"
   exit 77
 fi
 nvidia-smi -L >&2

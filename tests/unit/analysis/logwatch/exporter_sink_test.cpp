@@ -53,7 +53,7 @@ TEST(ExporterSink, AKnownFaultIsItsKindAndHeldBackLinesACount) {
   mce.fault_id = "machine-check";
   mce.rank = AlarmRank::kKnownFault;
   EXPECT_EQ(anomaly_failure(mce, 42).kind, "machine_check");
-  if (geteuid() != 0) GTEST_SKIP() << "the exporter takes reports from root only; not root";
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: the exporter takes reports from root only";
   test::ScratchDir scratch;
   const std::string path = scratch.path() / "run/exporter.sock";
   ExporterAt exporter(path);
@@ -82,7 +82,8 @@ TEST(ExporterSink, NoExporterIsAnErrorNamingTheSocket) {
 }
 
 TEST(ExporterSink, AnomaliesAreCountedByTheExporterAndItsGoingAwayIsOneWarning) {
-  if (geteuid() != 0) GTEST_SKIP() << "the exporter takes failure reports from root only; not root";
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root: the exporter takes failure reports from root only";
   test::ScratchDir scratch;
   const std::string path = scratch.path() / "run/exporter.sock";
   ExporterAt exporter(path);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -324,20 +325,33 @@ TEST_F(FollowTest, WaitsForADeletedFileToBeRecreated) {
   EXPECT_EQ(f.read_error(), "");
 }
 
-TEST_F(FollowTest, StopsPromptlyWhileWaiting) {
+// Wall-clock bounds: a *Timing suite runs alone (RUN_SERIAL, CMakeLists.txt
+// ckpt_unit_tests), never beside other tests under the sanitizers (issue 40).
+class FollowTiming : public FollowTest {};
+
+// A stop takes at most two polls (200 ms each) plus 300 ms. Measured alone
+// under ASan+UBSan on the 2-core CI machine: 1-201 ms over 20 runs (docs/ci.md).
+TEST_F(FollowTiming, StopsPromptlyWhileWaiting) {
+  const auto limit = 2 * kFollowPoll + std::chrono::milliseconds(300);
   append(path_, "only line\n");
   Follower f(path_);
   ASSERT_TRUE(f.wait_for_lines(1));
   const auto begin = std::chrono::steady_clock::now();
   f.stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - begin,
-            2 * kFollowPoll + std::chrono::milliseconds(300));
+  const auto stopped = std::chrono::steady_clock::now() - begin;
+  EXPECT_LT(stopped, limit);
   Follower absent(dir_ + "/never.log");
   Follower::let_it_poll();
   const auto waiting = std::chrono::steady_clock::now();
   absent.stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - waiting,
-            2 * kFollowPoll + std::chrono::milliseconds(300));
+  const auto stopped_absent = std::chrono::steady_clock::now() - waiting;
+  EXPECT_LT(stopped_absent, limit);
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  std::printf("stops took %lld ms and %lld ms (limit %lld ms)\n",
+              static_cast<long long>(duration_cast<milliseconds>(stopped).count()),
+              static_cast<long long>(duration_cast<milliseconds>(stopped_absent).count()),
+              static_cast<long long>(duration_cast<milliseconds>(limit).count()));
 }
 
 TEST_F(FollowTest, APathThatIsNoFileIsAnError) {

@@ -95,12 +95,37 @@ TEST(ReportGolden, ThrottledNfsSaveIsTransportBound) {
 
 // The 6.12 guest's NFSv4.2 export filled up in the middle of a save
 // (tests/vm/scenarios/enospc.sh).
+// The golden is checked against the workload's own ground truth, which the
+// code under test never writes (issue 40): the checkpoints, their bytes and
+// files, and the failed call the workload saw.
 TEST(ReportGolden, FullExportIsStorageFull) {
   json r = report_of({"enospc.db"});
   expect_golden(r, "enospc");
+  const json truth = load_json(kDir + "truth-enospc.json");
+  ASSERT_EQ(truth["ok"], false);
+  ASSERT_EQ(r["checkpoints"].size(), truth["checkpoints"].size());
+  for (size_t i = 0; i < truth["checkpoints"].size(); ++i) {
+    const json& t = truth["checkpoints"][i];
+    EXPECT_EQ(r["checkpoints"][i]["direction"], t["direction"]);
+    EXPECT_EQ(r["checkpoints"][i]["bytes"], t["bytes"]);
+    EXPECT_EQ(r["checkpoints"][i]["files"], t["files"].size());
+  }
+  ASSERT_EQ(truth["failures"].size(), 1u);
+  const json& failed_call = truth["failures"][0];
+  ASSERT_EQ(failed_call["errno"], 28);  // ENOSPC
   bool enospc = false;
-  for (const auto& f : r["failures"]) enospc = enospc || f["kind"] == "enospc";
+  for (const auto& f : r["failures"]) {
+    if (f["kind"] != "enospc") continue;
+    enospc = true;
+    const std::string evidence = f["evidence"].get<std::string>();
+    EXPECT_EQ(evidence.rfind(failed_call["op"].get<std::string>() + "(" +
+                                 failed_call["path"].get<std::string>() + ") = -ENOSPC",
+                             0),
+              0u)
+        << evidence;
+  }
   EXPECT_TRUE(enospc);
+  EXPECT_NE(r["job"]["exit_code"], 0);
   EXPECT_TRUE(fired(r).count("storage_full"));
   EXPECT_EQ(r["job"]["failed"], true);
 }

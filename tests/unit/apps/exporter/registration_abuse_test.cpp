@@ -405,7 +405,7 @@ TEST_F(RegistrationAbuseTest, AnUnknownSocketGroupIsAnError) {
 // logwatch beside the exporter reports a log line as evidence: any bytes.
 // Before the fix the reporter's own dump() threw type_error.316.
 TEST_F(RegistrationAbuseTest, AFailureReportWithNonUtf8EvidenceArrivesWithReplacements) {
-  if (geteuid() != 0) GTEST_SKIP() << "failure reports are taken from root only; not root";
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: failure reports are taken from root only";
   ExporterThread exporter(options());
   ASSERT_EQ(exporter.error(), "");
   auto reporter = FailureReporter::connect(options().socket_path, "ckptscope logwatch");

@@ -308,7 +308,7 @@ TEST_F(RegistrationTest, RootsClientKeepsAProcessThroughAPrivilegedExec) {
 // a node's TCP and NFS traffic never fills a buffer it does not read. A kind
 // no node-log line can have (a checkpoint's stall) is refused.
 TEST_F(RegistrationTest, AFailureReporterIsCountedAndSentNoRecords) {
-  if (geteuid() != 0) GTEST_SKIP() << "failure reports are taken from root only; not root";
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: failure reports are taken from root only";
   ExporterThread exporter(options());
   ASSERT_EQ(exporter.error(), "");
   auto reporter = FailureReporter::connect(options().socket_path, "ckptscope logwatch");

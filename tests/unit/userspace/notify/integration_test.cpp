@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 
@@ -107,8 +108,10 @@ class SmtpIntegration : public ::testing::Test {
   static void TearDownTestSuite() { cert_.reset(); }
 
   void SetUp() override {
-    if (!testutil::python_has_aiosmtpd())
-      GTEST_SKIP() << "/usr/bin/python3 lacks aiosmtpd (Debian: apt-get install python3-aiosmtpd)";
+    // A declared dependency (scripts/install-deps.sh): missing is a failure.
+    ASSERT_TRUE(testutil::python_has_aiosmtpd())
+        << "/usr/bin/python3 lacks aiosmtpd: install Debian's python3-aiosmtpd "
+           "(scripts/install-deps.sh does)";
   }
 
   // Starts smtp_server.py; the port, or 0 after a recorded failure.
@@ -303,7 +306,11 @@ TEST_F(SmtpIntegration, WrongPasswordIsAnError) {
   EXPECT_THAT(sent.error().message, Not(HasSubstr("wrong")));  // the password stays secret
 }
 
-TEST_F(SmtpIntegration, HangingServerTimesOutOnTime) {
+// Wall-clock bounds: a *Timing suite runs alone (RUN_SERIAL, CMakeLists.txt
+// ckpt_unit_tests), never beside other tests under the sanitizers (issue 40).
+class SmtpTiming : public SmtpIntegration {};
+
+TEST_F(SmtpTiming, HangingServerTimesOutOnTime) {
   std::string err = server_.start("smtp_server.py", {"--mode", "hang"}, dir_.path());
   ASSERT_EQ(err, "");
   ArtifactPlan plan;
@@ -318,12 +325,14 @@ TEST_F(SmtpIntegration, HangingServerTimesOutOnTime) {
   EXPECT_THAT(sent.error().message, HasSubstr("notify timeout 2 s"));
   EXPECT_THAT(sent.error().message, HasSubstr(std::to_string(server_.port())));
   EXPECT_GE(took, 1.9);
-  EXPECT_LE(took, 6.0);  // bounded: the timeout plus slack for a loaded CI machine
+  // The 2 s timeout plus curl's ~1 s progress-callback period plus slack.
+  EXPECT_LE(took, 6.0);
+  std::printf("timed out after %.3f s (limit 6 s)\n", took);
 }
 
 // The connect phase is over (greeting, EHLO, envelope): only the total
 // timeout can end this one.
-TEST_F(SmtpIntegration, ServerStallingAfterTheMessageHitsTheTotalTimeout) {
+TEST_F(SmtpTiming, ServerStallingAfterTheMessageHitsTheTotalTimeout) {
   int port = start_server({"--stall-on-data"});
   ASSERT_NE(port, 0);
   ArtifactPlan plan;
@@ -337,9 +346,10 @@ TEST_F(SmtpIntegration, ServerStallingAfterTheMessageHitsTheTotalTimeout) {
   EXPECT_THAT(sent.error().message, HasSubstr("timed out"));
   EXPECT_THAT(sent.error().message, HasSubstr("notify timeout 2 s"));
   EXPECT_GE(took, 1.9);
-  // The timeout, plus curl's ~1 s progress-callback period, plus a loaded
-  // 2-core CI machine (4.004 s was seen once).
+  // The timeout, plus curl's ~1 s progress-callback period, plus slack (4.004 s
+  // was seen once when it ran beside other tests; alone, see docs/ci.md).
   EXPECT_LE(took, 6.0);
+  std::printf("timed out after %.3f s (limit 6 s)\n", took);
 }
 
 // The message is accepted; a relay that then never answers QUIT must not hold
@@ -398,7 +408,8 @@ TEST(SmtpFailure, MailWithoutARelayIsAnError) {
 class WebhookIntegration : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (access(testutil::kPython, X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+    ASSERT_EQ(access(testutil::kPython, X_OK), 0)
+        << "no /usr/bin/python3: install Debian's python3 (scripts/install-deps.sh does)";
     testutil::bypass_proxies_for_loopback();
   }
   int start_server(std::vector<std::string> args) {
