@@ -21,6 +21,7 @@ LAYERS = {
     "cupti": 0,
     "userspace/common": 0,
     "userspace/model": 1,
+    "userspace/files": 1,
     "userspace/json": 2,
     "userspace/notify": 3,
     "userspace/config": 4,
