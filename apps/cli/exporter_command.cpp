@@ -44,10 +44,6 @@ int exporter_command(const ExporterOptions& options) {
     say("--listen " + listen.error().message);
     return 2;
   }
-  if (auto ok = check_http_supports(*listen); !ok) {
-    say("--listen " + ok.error().message);
-    return 2;
-  }
   TraceFlags flags;
   flags.config_path = options.config_path;
   auto config = load_effective_config(flags);

@@ -13,11 +13,6 @@
 
 namespace ckpt {
 
-std::string ListenAddress::civetweb() const {
-  if (host.empty()) return fmt::format("+{}", port);
-  return v6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
-}
-
 std::string ListenAddress::display() const {
   if (host.empty()) return fmt::format(":{}", port);
   return v6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
@@ -61,7 +56,7 @@ Expected<ListenAddress> parse_listen_address(std::string_view text) {
   return out;
 }
 
-Expected<void> check_can_listen(const ListenAddress& address) {
+Expected<int> open_bound_socket(const ListenAddress& address) {
   const bool v6 = address.v6 || address.host.empty();
   sockaddr_storage ss{};
   socklen_t len = 0;
@@ -79,7 +74,8 @@ Expected<void> check_can_listen(const ListenAddress& address) {
     inet_pton(AF_INET, address.host.c_str(), &a->sin_addr);
     len = sizeof(*a);
   }
-  int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  constexpr int kType = SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK;
+  int fd = socket(v6 ? AF_INET6 : AF_INET, kType, 0);
   if (fd < 0 && v6 && address.host.empty()) {
     // No IPv6 on this host: every IPv4 address, then.
     auto* a = reinterpret_cast<sockaddr_in*>(&ss);
@@ -87,16 +83,19 @@ Expected<void> check_can_listen(const ListenAddress& address) {
     a->sin_family = AF_INET;
     a->sin_port = htons(address.port);
     len = sizeof(*a);
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd = socket(AF_INET, kType, 0);
   }
   if (fd < 0) return make_error(fmt::format("socket: {}", std::strerror(errno)));
-  // As the server will: a port in TIME_WAIT is free.
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&ss), len);
+  if (ss.ss_family == AF_INET6 && address.host.empty()) {
+    // Every address means IPv4 too, whatever net.ipv6.bindv6only says.
+    const int zero = 0;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+  }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) == 0) return fd;
   const int err = errno;
   close(fd);
-  if (rc == 0) return {};
   if (err == EADDRINUSE)
     return make_error(
         fmt::format("cannot listen on {}: the port is in use by another process "
@@ -109,6 +108,13 @@ Expected<void> check_can_listen(const ListenAddress& address) {
     return make_error(
         fmt::format("cannot listen on {}: ports below 1024 need privileges", address.display()));
   return make_error(fmt::format("cannot listen on {}: {}", address.display(), std::strerror(err)));
+}
+
+Expected<void> check_can_listen(const ListenAddress& address) {
+  auto fd = open_bound_socket(address);
+  if (!fd) return fd.error();
+  close(*fd);
+  return {};
 }
 
 }  // namespace ckpt

@@ -1,55 +1,33 @@
 #include "apps/exporter/metrics_server.h"
 
-#include <cstring>
-#include <mutex>
-#include <stdexcept>
+#include <sstream>
+#include <vector>
 
-#include <CivetServer.h>
-#include <civetweb.h>
 #include <fmt/format.h>
-#include <prometheus/exposer.h>
+#include <prometheus/text_serializer.h>
+
+#include "apps/exporter/gzip.h"
+#include "exporters/prometheus/http_metrics.h"
 
 namespace ckpt {
-namespace {
 
-// civetweb's callbacks carry no pointer of ours: the page and the last
-// error live here (MetricsServer is one per process).
-std::mutex g_mutex;
-std::string g_index_html;
-std::string g_last_error;
-
-int on_begin_request(mg_connection* conn) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  if (!info || !info->local_uri || std::strcmp(info->local_uri, "/") != 0) return 0;
-  std::string page;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    page = g_index_html;
+HttpResponse metrics_response(const HttpRequest& request, const prometheus::Registry& registry,
+                              const std::string& index_html) {
+  if (request.path == "/metrics") {
+    std::ostringstream text;
+    prometheus::TextSerializer().Serialize(text, registry.Collect());
+    HttpResponse response{200, std::string(kMetricsContentType), "", text.str()};
+    if (request.accepts_gzip) {
+      // Should zlib fail, the text goes as it is: a scrape is never lost to it.
+      if (auto compressed = gzip_compress(response.body)) {
+        response.body = std::move(*compressed);
+        response.content_encoding = "gzip";
+      }
+    }
+    return response;
   }
-  mg_printf(conn,
-            "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-            "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-            page.size());
-  if (std::strcmp(info->request_method, "HEAD") != 0) mg_write(conn, page.data(), page.size());
-  return 200;  // handled
-}
-
-int on_log_message(const mg_connection* /*conn*/, const char* message) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_last_error = message ? message : "";
-  return 1;  // civetweb prints nothing itself
-}
-
-}  // namespace
-
-Expected<void> check_http_supports(const ListenAddress& address) {
-  constexpr unsigned kIpv6Feature = 8;  // civetweb.h, mg_check_feature
-  if (address.v6 && mg_check_feature(kIpv6Feature) == 0)
-    return make_error(fmt::format(
-        "'{}': this build's HTTP server (civetweb as the distribution built it) has no IPv6; "
-        "give an IPv4 address, or :{} for every IPv4 address",
-        address.display(), address.port));
-  return {};
+  if (request.path == "/") return {200, "text/html; charset=utf-8", "", index_html};
+  return {404, "text/plain; charset=utf-8", "", "not found: the metrics are at /metrics\n"};
 }
 
 std::string exporter_index_html(const std::string& version) {
@@ -62,41 +40,36 @@ std::string exporter_index_html(const std::string& version) {
       version);
 }
 
-std::vector<std::string> civetweb_options(const ListenAddress& address, const HttpLimits& limits) {
-  return {"listening_ports",       address.civetweb(),
-          "num_threads",           std::to_string(limits.worker_threads),
-          "connection_queue",      std::to_string(limits.connection_queue),
-          "listen_backlog",        std::to_string(limits.listen_backlog),
-          "request_timeout_ms",    std::to_string(limits.request_timeout_ms),
-          "enable_keep_alive",     limits.keep_alive ? "yes" : "no",
-          "keep_alive_timeout_ms", std::to_string(limits.keep_alive_timeout_ms),
-          "max_request_size",      std::to_string(limits.max_request_bytes)};
-}
-
 Expected<std::unique_ptr<MetricsServer>> MetricsServer::start(
     const ListenAddress& address, const std::shared_ptr<prometheus::Registry>& registry,
     std::string index_html, const HttpLimits& limits) {
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_index_html = std::move(index_html);
-    g_last_error.clear();
-  }
-  static CivetCallbacks callbacks;
-  callbacks.begin_request = on_begin_request;
-  callbacks.log_message = on_log_message;
+  std::vector<int> codes = {200, 404};
+  codes.insert(codes.end(), kHttpServerStatuses.begin(), kHttpServerStatuses.end());
+  std::vector<std::string_view> reasons;
+  reasons.reserve(kHttpCloseReasons.size());
+  for (HttpCloseReason reason : kHttpCloseReasons) reasons.push_back(close_reason_name(reason));
   std::unique_ptr<MetricsServer> server(new MetricsServer());
-  try {
-    server->exposer_ =
-        std::make_unique<prometheus::Exposer>(civetweb_options(address, limits), &callbacks);
-  } catch (const std::exception& e) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    return make_error(fmt::format("cannot listen on {}: {}", address.display(),
-                                  g_last_error.empty() ? e.what() : g_last_error));
-  }
-  server->exposer_->RegisterCollectable(registry, "/metrics");
+  server->metrics_ = std::make_unique<HttpMetrics>(*registry, codes, reasons);
+
+  HttpMetrics* metrics = server->metrics_.get();
+  HttpServerHooks hooks;
+  hooks.answered = [metrics](int status) { metrics->count_request(status); };
+  hooks.closed = [metrics](HttpCloseReason reason) {
+    metrics->count_closed(close_reason_name(reason));
+  };
+  hooks.open_connections = [metrics](size_t open) { metrics->set_open_connections(open); };
+  auto handler = [registry, page = std::move(index_html)](const HttpRequest& request) {
+    return metrics_response(request, *registry, page);
+  };
+  auto http = HttpServer::start(address, std::move(handler), limits, std::move(hooks));
+  if (!http) return http.error();
+  server->server_ = std::move(*http);
+  metrics->set_connection_limit(server->server_->connection_limit());
   return server;
 }
 
 MetricsServer::~MetricsServer() = default;
+
+size_t MetricsServer::connection_limit() const { return server_->connection_limit(); }
 
 }  // namespace ckpt

@@ -1,54 +1,35 @@
-// The exporter's HTTP side: prometheus-cpp's Exposer serves /metrics from
-// the registry (its civetweb threads call Collect; the metric objects are
-// thread-safe), and a civetweb begin_request callback serves the short
-// index page on "/", as node_exporter does.
+// The exporter's HTTP side: "/metrics", the registry in the text format
+// (gzip'd when the scraper allows it), and "/", a short page saying what
+// this is, as node_exporter's. Served by the event-driven HttpServer
+// (apps/exporter/http_server.h): idle and slow clients cost no thread, so
+// none can delay a scrape. The server's own counts (answers by status,
+// connections closed by why, connections open) are metrics in the same
+// registry (exporters/prometheus/http_metrics.h).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include <prometheus/registry.h>
 
+#include "apps/exporter/http_server.h"
 #include "apps/exporter/listen_address.h"
 #include "common/expected.h"
 
-namespace prometheus {
-class Exposer;
-}
-
 namespace ckpt {
 
-// How the HTTP side stays responsive to Prometheus with idle, slow or
-// hostile clients around (issue 22; docs/exporter.md "HTTP limits"). civetweb
-// serves one connection per worker thread: with too few threads, a handful
-// of connections that never finish their request starve every scrape.
-struct HttpLimits {
-  // Connections served at once (one worker thread each, all started up front).
-  int worker_threads = 64;
-  // Accepted connections waiting for a worker; past it the kernel's listen
-  // backlog holds them, and past that they are refused.
-  int connection_queue = 64;
-  int listen_backlog = 128;
-  // A connection that has not sent its whole request (or not read the
-  // answer) within this long is closed: idle and slow clients give their
-  // thread back.
-  int request_timeout_ms = 5000;
-  // Keep-alive is off (one request per connection: a thread is never held
-  // between scrapes); the timeout is set anyway, should it be turned on.
-  bool keep_alive = false;
-  int keep_alive_timeout_ms = 500;
-  // The largest request header accepted.
-  int max_request_bytes = 16384;
-};
+class HttpMetrics;
 
-// civetweb's options for an Exposer at `address` with `limits`.
-std::vector<std::string> civetweb_options(const ListenAddress& address, const HttpLimits& limits);
+// The text exposition format's media type (version 0.0.4).
+inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 class MetricsServer {
  public:
-  // One per process (civetweb's request callback has no user data to find
-  // its server by). An error names the address and why.
+  // Serves `registry` at `address` from now on: start it once the first
+  // collection is done, so a scrape never sees a partial set of families.
+  // An error names the address and why ("in use", "not one of this host's").
   static Expected<std::unique_ptr<MetricsServer>> start(
       const ListenAddress& address, const std::shared_ptr<prometheus::Registry>& registry,
       std::string index_html, const HttpLimits& limits = {});
@@ -56,15 +37,19 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
+  // The bound on connections held at once (HttpLimits::max_connections).
+  [[nodiscard]] size_t connection_limit() const;
+
  private:
   MetricsServer() = default;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<HttpMetrics> metrics_;
+  // Declared after metrics_, so destroyed first: its thread counts into them.
+  std::unique_ptr<HttpServer> server_;
 };
 
-// Whether the HTTP server can listen there: Debian's civetweb (1.15) is built
-// without IPv6, so an IPv6 address is refused up front with the reason (and
-// ":PORT" means every IPv4 address there).
-Expected<void> check_http_supports(const ListenAddress& address);
+// The answer to a GET of `request.path`: "/metrics", "/", or 404.
+HttpResponse metrics_response(const HttpRequest& request, const prometheus::Registry& registry,
+                              const std::string& index_html);
 
 // The page on "/": what this is and where the metrics are.
 std::string exporter_index_html(const std::string& version);

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "exporters/prometheus/http_metrics.h"
 #include "exporters/sqlite/trace_store.h"
 
 namespace ckpt {
@@ -115,6 +116,19 @@ void feed_known(CheckpointMetrics& m) {
   // The probe mode, set twice: one series, the last mode (issue 18).
   m.set_probe_mode("syscall");
   m.set_probe_mode("file_layer");
+  // The HTTP server's own counts (issue 36), in the same registry: every
+  // code and reason at 0, two scrapes and a 404 answered, one connection
+  // evicted, one answered and closed.
+  HttpMetrics http(*m.registry(), {200, 404, 400, 405, 431, 500, 505},
+                   {"answered", "peer_closed", "request_timeout", "keep_alive_timeout",
+                    "write_timeout", "evicted", "refused", "too_large", "malformed"});
+  http.count_request(200);
+  http.count_request(200);
+  http.count_request(404);
+  http.count_closed("evicted");
+  http.count_closed("answered");
+  http.set_open_connections(3);
+  http.set_connection_limit(768);
 }
 
 std::string read_file(const std::string& path) {
@@ -145,6 +159,12 @@ TEST(CheckpointMetrics, KnownAnswers) {
   EXPECT_THAT(t, HasSubstr("ckptscope_registration_rejected_total{reason=\"uid_limit\"} 0\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_registration_processes_left_total{reason=\"credentials_"
                            "changed\"} 1\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_http_requests_total{code=\"200\"} 2\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_http_requests_total{code=\"431\"} 0\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_http_connections_closed_total{reason=\"evicted\"} 1\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_http_connections_closed_total{reason=\"refused\"} 0\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_http_connections_open 3\n"));
+  EXPECT_THAT(t, HasSubstr("ckptscope_http_connections_limit 768\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_build_info{kernel=\"6.12.0-test\",version=\"0.1.0\"} 1\n"));
   EXPECT_THAT(t, HasSubstr("ckptscope_probe_info{mode=\"file_layer\"} 1\n"));
   EXPECT_THAT(t,
