@@ -330,7 +330,7 @@ TEST_F(FollowTest, WaitsForADeletedFileToBeRecreated) {
 class FollowTiming : public FollowTest {};
 
 // A stop takes at most two polls (200 ms each) plus 300 ms. Measured alone
-// under ASan+UBSan on the 2-core CI machine: 1-201 ms over 20 runs (docs/ci.md).
+// under ASan+UBSan on the 2-core CI machine: 0-200 ms over 20 runs (docs/ci.md).
 TEST_F(FollowTiming, StopsPromptlyWhileWaiting) {
   const auto limit = 2 * kFollowPoll + std::chrono::milliseconds(300);
   append(path_, "only line\n");

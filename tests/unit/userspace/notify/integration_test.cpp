@@ -326,6 +326,7 @@ TEST_F(SmtpTiming, HangingServerTimesOutOnTime) {
   EXPECT_THAT(sent.error().message, HasSubstr(std::to_string(server_.port())));
   EXPECT_GE(took, 1.9);
   // The 2 s timeout plus curl's ~1 s progress-callback period plus slack.
+  // Measured alone under ASan+UBSan here: 2.002-2.005 s over 5 runs.
   EXPECT_LE(took, 6.0);
   std::printf("timed out after %.3f s (limit 6 s)\n", took);
 }
