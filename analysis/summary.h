@@ -24,7 +24,8 @@ namespace ckpt {
 //                     "start_offset_ns" (signed, from job start),
 //                     "duration_ns": uint|null (null when end < start),
 //                     "bytes", "bytes_by_via": {"syscall": N, "io_uring": N,
-//                                   "copy_file_range": N, "sendfile": N, "mmap": N}
+//                                   "copy_file_range": N, "sendfile": N, "mmap": N,
+//                                   "summed": N}
 //                                   (non-zero only), "files", "bottleneck": string|null,
 //                     "stages": [{"name", "bytes", "busy_ns",
 //                                 "exclusive_ns": uint|null (of busy_ns, what no

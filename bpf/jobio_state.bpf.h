@@ -1084,6 +1084,11 @@ static __always_inline void end_path_call(struct task_struct *task, struct threa
 		return;
 	}
 	flush_folds(st, pid_tgid);
+	/* A rename may make a file ruled out a checkpoint's (user space decides
+	 * by the new name): what this thread summed goes first, so that it is
+	 * there when the rename is (docs/stitching.md, "Decided late"). */
+	if (st->cur.op == CKPT_OP_RENAME && ret == 0)
+		flush_aged_other_io(st, pid_tgid, now, 0);
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
 	if (!rec) {
 		struct ckpt_record_header unused = {};

@@ -86,6 +86,9 @@ class OtherIoRecords : public ::testing::TestWithParam<RequestedProbeMode> {
     if (h.kind == CKPT_REC_OTHER_IO) {
       ASSERT_EQ(size, sizeof(ckpt_other_io_record));
       other_.push_back(*static_cast<const ckpt_other_io_record*>(data));
+      order_.push_back(h.kind);
+    } else if (h.kind == CKPT_REC_PATH && h.op == CKPT_OP_RENAME) {
+      order_.push_back(h.kind);
     } else if (h.kind == CKPT_REC_IO && size >= sizeof(ckpt_io_record)) {
       io_.push_back(*static_cast<const ckpt_io_record*>(data));
     } else if (h.kind == CKPT_REC_COPY && size >= sizeof(ckpt_copy_record)) {
@@ -143,6 +146,7 @@ class OtherIoRecords : public ::testing::TestWithParam<RequestedProbeMode> {
 
   ScratchDir dir_;
   std::vector<ckpt_other_io_record> other_;
+  std::vector<uint32_t> order_;  // the kinds of the sums' and the renames' records, as they came
   std::vector<ckpt_io_record> io_;
   std::vector<ckpt_copy_record> copies_;
   std::unique_ptr<ProbeManager> probes_;
@@ -278,6 +282,28 @@ TEST_P(OtherIoRecords, AThreadThatExitsReportsWhatItStillHeld) {
   const Sums s = sums(identity_of(path));
   EXPECT_EQ(s.bytes_written, 2u << 20);
   EXPECT_EQ(s.write_calls, 2u);
+  close(fd);
+  expect_no_drops();
+}
+
+// A rename may make a file ruled out a checkpoint's (docs/stitching.md,
+// "Decided late"): the renaming thread's sums come before the rename's own
+// record, the file still open, so user space has them when it decides.
+TEST_P(OtherIoRecords, ARenameReportsTheThreadsSumsFirst) {
+  const std::string path = dir_ / "state.raw";
+  int fd = open_ruled_out(path);
+  ASSERT_GE(fd, 0);
+  const FileIdentity id = identity_of(path);
+  std::vector<char> buf(1 << 20, 'r');
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(write(fd, buf.data(), buf.size()), 1 << 20);
+  ASSERT_EQ(rename(path.c_str(), (dir_ / "ckpt-final.pt").c_str()), 0);
+  drain();
+  const Sums s = sums(id);
+  EXPECT_EQ(s.bytes_written, 8u << 20);
+  EXPECT_EQ(s.write_calls, 8u);
+  ASSERT_EQ(order_.size(), 2u) << "one record of sums, then the rename";
+  EXPECT_EQ(order_[0], static_cast<uint32_t>(CKPT_REC_OTHER_IO));
+  EXPECT_EQ(order_[1], static_cast<uint32_t>(CKPT_REC_PATH));
   close(fd);
   expect_no_drops();
 }

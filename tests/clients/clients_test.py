@@ -39,6 +39,8 @@ GROUPS = {
     "fio": lambda disk, shm: [f"fio_uring:{disk}", f"fio_psync:{disk}"],
     "cp": lambda disk, shm: [f"cp:{disk}:{disk}", f"cp:{shm}:{disk}"],
     "dd": lambda disk, shm: [f"dd:{shm}:{disk}"],
+    "renames": lambda disk, shm: [f"atomic:{disk}", f"renamed:{disk}", f"dirrename:{disk}",
+                                  f"rsync:{disk}:{disk}"],
 }
 
 
@@ -57,10 +59,12 @@ def main():
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
     driver = os.path.join(HERE, "real_clients.py")
     # The checkpoint files on the local disk (the file system /var/tmp is on)
-    # and a tmpfs source for the cross-file-system copy.
-    disk = tempfile.mkdtemp(prefix="ckptscope-clients-", dir="/var/tmp")
-    shm = tempfile.mkdtemp(prefix="ckptscope-clients-", dir="/dev/shm")
-    work = args.keep or tempfile.mkdtemp(prefix="ckptscope-clients-work-")
+    # and a tmpfs source for the cross-file-system copy. No name above them
+    # says checkpoint ("*ckpt*" would make every generic name below one, and
+    # the renames group tests names that are not, until renamed).
+    disk = tempfile.mkdtemp(prefix="real-clients-", dir="/var/tmp")
+    shm = tempfile.mkdtemp(prefix="real-clients-", dir="/dev/shm")
+    work = args.keep or tempfile.mkdtemp(prefix="real-clients-work-")
     os.makedirs(work, exist_ok=True)
     plan, truth_path, trace = (os.path.join(work, n) for n in ("plan.json", "truth.json", "run.db"))
     errors, lines = [], []

@@ -26,6 +26,20 @@ DIR/checkpoints/step_K/ (K counts the clients, so no two share one):
   torch:DIR        torch.save of a small model and its Adam state (a few MiB),
                    then torch.load of both (truth: the bytes the file objects
                    passed to torch wrote and read, counted by a wrapper)
+The write-then-rename commit (docs/stitching.md, "Decided late"); truth: the
+bytes each write(2) returned, summed by the client, equal to the files' sizes:
+  atomic:DIR       safetensors' atomic save: DIR/export/model.safetensors.tmp
+                   written (48 MiB), fsync'ed, os.replace'd to model.safetensors
+  renamed:DIR      a plain name no rule matches (DIR/export/state.raw, 40 MiB),
+                   closed, then renamed to ckpt-final.pt: the kernel summed its
+                   calls (via "summed"; or "syscall" for calls whose path was
+                   read after the rename)
+  dirrename:DIR    two shards written in DIR/out/tmp_save_K/ (Orbax's and HF's
+                   staging directory), the directory renamed to
+                   DIR/checkpoints/step_K
+  rsync:SRC:DST    `rsync -a` of a checkpoint directory of 4 shards (64 MiB):
+                   each written as .NAME.XXXXXX, then renamed (truth: the
+                   shards' sizes; a copy, like cp)
 
 The prepare step writes the inputs (cp's and dd's sources, the .npy file)
 and drops the page cache (root), so nothing of it is in the traced job. A
@@ -47,7 +61,8 @@ PACKAGES = {"fio": "fio", "cp": "coreutils", "dd": "coreutils", "numpy": "python
 # The guest keeps GNU cp and dd apart from busybox's (tests/vm/lib/initramfs.sh).
 GNU_DIRS = ["/opt/clients/bin", "/usr/bin", "/bin"]
 SIZES = {"fio": 8 << 20, "cp_shards": [3 << 20, 1 << 20, (2 << 20) + 12345], "dd": 4 << 20,
-         "numpy_elems": (1 << 20) + 3}
+         "numpy_elems": (1 << 20) + 3, "atomic": 48 << 20, "renamed": 40 << 20,
+         "dirrename": [(24 << 20) + 4321, 16 << 20], "rsync_shards": [16 << 20] * 4}
 
 
 def die(msg):
@@ -144,8 +159,34 @@ def prepare(args):
             os.makedirs(d, exist_ok=True)
             plan.append({"client": "torch", "python": py, "model": os.path.join(d, "model.pt"),
                          "optim": os.path.join(d, "optim.pt")})
+        elif name in ("atomic", "renamed"):
+            d = os.path.join(dirs[0], "export")
+            os.makedirs(d, exist_ok=True)
+            tmp, final = (("model.safetensors.tmp", "model.safetensors") if name == "atomic"
+                          else ("state.raw", "ckpt-final.pt"))
+            plan.append({"client": name, "size": SIZES[name], "tmp": os.path.join(d, tmp),
+                         "final": os.path.join(d, final)})
+        elif name == "dirrename":
+            staging = os.path.join(dirs[0], "out", f"tmp_save_{k}")
+            final = os.path.join(dirs[0], step)
+            os.makedirs(os.path.dirname(final), exist_ok=True)
+            plan.append({"client": name, "staging": staging, "final": final,
+                         "shards": [{"name": f"shard-{i}.bin", "size": n}
+                                    for i, n in enumerate(SIZES["dirrename"])]})
+        elif name == "rsync":
+            program("rsync")
+            src_root, dst_root = dirs
+            src = os.path.join(src_root, "source", step)
+            shards = []
+            for i, size in enumerate(SIZES["rsync_shards"]):
+                write_random(os.path.join(src, f"shard-{i}.pt"), size)
+                shards.append({"name": f"shard-{i}.pt", "size": size})
+            dst = os.path.join(dst_root, step)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            plan.append({"client": "rsync", "src": src, "dst": dst, "shards": shards})
         else:
-            die(f"unknown client {spec!r} (fio_uring, fio_psync, cp, dd, numpy, torch)")
+            die(f"unknown client {spec!r} (fio_uring, fio_psync, cp, dd, numpy, torch, atomic, "
+                "renamed, dirrename, rsync)")
     dropped = drop_caches()
     with open(args.plan, "w") as f:
         json.dump({"clients": plan, "page_cache_dropped": dropped}, f, indent=1)
@@ -335,7 +376,67 @@ def client_torch(c, gap, scratch):
     return out
 
 
-CLIENTS = {"fio_uring": client_fio, "fio_psync": client_fio, "cp": client_cp, "dd": client_dd,
+def write_counted(path, size, chunk=1 << 20, fsync=False):
+    """Writes SIZE random bytes to PATH in CHUNK write(2) calls; returns the
+    bytes the calls returned, summed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    written = 0
+    try:
+        block = os.urandom(chunk)
+        while written < size:
+            written += os.write(fd, block[:min(chunk, size - written)])
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    return written
+
+
+def client_renamed(c, gap, scratch):
+    """atomic and renamed: one file written under one name, renamed to another."""
+    t0 = time.monotonic_ns()
+    n = write_counted(c["tmp"], c["size"], fsync=c["client"] == "atomic")
+    os.replace(c["tmp"], c["final"])
+    t1 = time.monotonic_ns()
+    if n != os.path.getsize(c["final"]):
+        die(f"{c['client']}: wrote {n} bytes, {c['final']} has {os.path.getsize(c['final'])}")
+    via = {"syscall": n} if c["client"] == "atomic" else {"summed": n}
+    extra = {} if c["client"] == "atomic" else {"via_one_of": ["summed", "syscall"]}
+    return [checkpoint(c["client"], "save", [(c["final"], n, 0)], via, t0, t1,
+                       report=f"{os.path.basename(c['tmp'])} -> {os.path.basename(c['final'])}: "
+                              f"{n} bytes written", **extra)]
+
+
+def client_dirrename(c, gap, scratch):
+    t0 = time.monotonic_ns()
+    os.makedirs(c["staging"])
+    written = [write_counted(os.path.join(c["staging"], s["name"]), s["size"]) for s in c["shards"]]
+    os.rename(c["staging"], c["final"])
+    t1 = time.monotonic_ns()
+    files = [(os.path.join(c["final"], s["name"]), n, 0) for s, n in zip(c["shards"], written)]
+    return [checkpoint("dirrename", "save", files, {"syscall": sum(written)}, t0, t1,
+                       report=f"{len(files)} shards, {sum(written)} bytes in "
+                              f"{os.path.basename(c['staging'])}, renamed to {c['final']}")]
+
+
+def client_rsync(c, gap, scratch):
+    t0 = time.monotonic_ns()
+    sh([program("rsync"), "-a", "--whole-file", c["src"] + "/", c["dst"] + "/"])
+    t1 = time.monotonic_ns()
+    files = []
+    for s in c["shards"]:
+        dst = os.path.join(c["dst"], s["name"])
+        if os.path.getsize(dst) != s["size"]:
+            die(f"rsync: {dst} has {os.path.getsize(dst)} bytes, its source {s['size']}")
+        files.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
+        files.append((dst, s["size"], 0))
+    size = sum(s["size"] for s in c["shards"])
+    return [checkpoint("rsync", None, files, {"syscall": 2 * size}, t0, t1,
+                       report=f"rsync -a: {len(c['shards'])} shards, {size} bytes")]
+
+
+CLIENTS = {"atomic": client_renamed, "renamed": client_renamed, "dirrename": client_dirrename,
+           "rsync": client_rsync, "fio_uring": client_fio, "fio_psync": client_fio, "cp": client_cp, "dd": client_dd,
            "numpy": client_numpy, "torch": client_torch}
 
 

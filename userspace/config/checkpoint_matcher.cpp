@@ -99,6 +99,19 @@ bool CheckpointMatcher::is_excluded(const std::string& path) const {
   return slash != std::string::npos && judge_dirs(std::string_view(path).substr(0, slash)).excluded;
 }
 
+bool CheckpointMatcher::is_temporary(const std::string& path) const {
+  if (rules_.temporary_globs.empty() || is_excluded(path)) return false;
+  size_t pos = 0;
+  while (pos < path.size()) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string::npos) slash = path.size();
+    if (slash > pos && matches_any(rules_.temporary_globs, path.substr(pos, slash - pos)))
+      return true;
+    pos = slash + 1;
+  }
+  return false;
+}
+
 bool CheckpointMatcher::is_generic_name(const std::string& name) const {
   return matches_any(rules_.file_globs, name) ||
          (rules_.extensionless_files && has_no_extension(name));

@@ -27,6 +27,9 @@ class CheckpointMatcher {
   // its directories matches exclude_globs, or it is one of ckptscope's own.
   // Not cached (asked once per file, by the unrecognised-I/O accounting).
   [[nodiscard]] bool is_excluded(const std::string& path) const;
+  // A temporary name (temporary_globs: its name or one of its directories),
+  // not excluded: a file that a rename may make a checkpoint file. Not cached.
+  [[nodiscard]] bool is_temporary(const std::string& path) const;
   // A generic name (file_globs, or no extension with extensionless_files):
   // under a checkpoint directory, the file would be a checkpoint file.
   [[nodiscard]] bool is_generic_name(const std::string& name) const;

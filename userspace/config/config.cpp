@@ -58,6 +58,16 @@ const std::vector<std::string> kDefaultFileGlobs = {
 const std::vector<std::string> kDefaultDirGlobs = {
     "*checkpoint*", "*ckpt*",  "global_step*", "iter_*",          "step_*",
     "step-*",       "epoch_*", "epoch=*",      "ocdbt.process_*", "recipe_state"};
+// Temporary names the write-then-rename commit uses (docs/frameworks.md):
+// `NAME.tmp` (safetensors, DCP's `.metadata.tmp`, most hand-written atomic
+// saves), `NAME.tmp.<pid>` and `NAME.<pid>.tmp`, `NAME.part(ial)`, rsync's and
+// mkstemp's `.NAME.XXXXXX`, TensorFlow's `_temp_<uuid>` and `.tempstate<N>`,
+// Python's tempfile names (`tmpXXXXXXXX`: Lightning's fsspec transaction),
+// Hugging Face's `tmp-checkpoint-*` and Orbax's `*.orbax-checkpoint-tmp-*`
+// directories (those two also say checkpoint: their files count directly).
+const std::vector<std::string> kDefaultTemporaryGlobs = {
+    "*.tmp",    "*.tmp.*", "*.temp",       "*.part", "*.partial", ".*.??????", "*_temp",
+    "*_temp_*", "*-tmp-*", "*.tempstate*", "tmp-*",  "tmp_*",     "*.tmp-*",   "tmp????????"};
 // Never checkpoints, whatever their names say: Python sources and bytecode
 // (`torch/utils/checkpoint.py`), shared objects, logs, installed packages,
 // Jupyter's notebook autosaves (`.ipynb_checkpoints/x-checkpoint.ipynb`),
@@ -169,9 +179,9 @@ class Section {
   } while (0)
 
 Expected<void> parse_checkpoint(const Section& s, CheckpointRules& out) {
-  CKPT_TRY_VOID(
-      s.check_keys({"name_globs", "file_globs", "dir_globs", "exclude_globs", "extensionless_files",
-                    "quiet_gap_ms", "stall_s", "in_flight_limit_s", "unrecognised_notice_mib"}));
+  CKPT_TRY_VOID(s.check_keys({"name_globs", "file_globs", "dir_globs", "exclude_globs",
+                              "temporary_globs", "extensionless_files", "quiet_gap_ms", "stall_s",
+                              "in_flight_limit_s", "unrecognised_notice_mib"}));
   if (s.has("name_globs")) {
     CKPT_TRY(v, s.name_glob_list("name_globs", "; directories go in checkpoint.dir_globs"));
     out.name_globs = v;
@@ -193,6 +203,10 @@ Expected<void> parse_checkpoint(const Section& s, CheckpointRules& out) {
   if (s.has("exclude_globs")) {
     CKPT_TRY(v, s.name_glob_list("exclude_globs", " (a file's or one directory's)"));
     out.exclude_globs = v;
+  }
+  if (s.has("temporary_globs")) {
+    CKPT_TRY(v, s.name_glob_list("temporary_globs", " (a file's or one directory's)"));
+    out.temporary_globs = v;
   }
   if (s.has("extensionless_files")) {
     CKPT_TRY(v, s.boolean("extensionless_files"));
@@ -336,6 +350,7 @@ Config Config::defaults() {
   c.checkpoint.file_globs = kDefaultFileGlobs;
   c.checkpoint.dir_globs = kDefaultDirGlobs;
   c.checkpoint.exclude_globs = kDefaultExcludeGlobs;
+  c.checkpoint.temporary_globs = kDefaultTemporaryGlobs;
   c.checkpoint.extensionless_files = true;
   c.checkpoint.quiet_gap_ns = 1000 * kNsPerMs;
   c.checkpoint.stall_ns = 60'000 * kNsPerMs;
@@ -350,6 +365,7 @@ nlohmann::json Config::to_json() const {
                      {"file_globs", checkpoint.file_globs},
                      {"dir_globs", checkpoint.dir_globs},
                      {"exclude_globs", checkpoint.exclude_globs},
+                     {"temporary_globs", checkpoint.temporary_globs},
                      {"extensionless_files", checkpoint.extensionless_files},
                      {"quiet_gap_ms", checkpoint.quiet_gap_ns / kNsPerMs},
                      {"stall_s", checkpoint.stall_ns / (1000 * kNsPerMs)},

@@ -29,6 +29,15 @@ struct CheckpointRules {
   std::vector<std::string> file_globs;
   std::vector<std::string> dir_globs;
   std::vector<std::string> exclude_globs;
+  // Temporary names (`model.safetensors.tmp`, rsync's `.shard.pt.Ab3xYz`, a
+  // `tmp-*` directory): a file whose name or one of whose directories
+  // matches, and that is no checkpoint file by the rules above, may become one
+  // by a rename (the write-then-rename commit of Orbax, TensorFlow, DCP's
+  // metadata, safetensors' and rsync's saves). Its calls are recorded and held
+  // until a rename decides: into a checkpoint's name, they join that
+  // checkpoint whole; otherwise they are unrecognised I/O (docs/stitching.md,
+  // "Decided late").
+  std::vector<std::string> temporary_globs;
   bool extensionless_files = false;  // Orbax `d/<hex>`, DeepSpeed `latest`
   uint64_t quiet_gap_ns = 0;         // a burst ends after this long without checkpoint I/O
   uint64_t stall_ns = 0;             // a checkpoint with no progress this long is flagged

@@ -42,6 +42,8 @@ std::string_view to_string(IoVia via) {
       return "sendfile";
     case IoVia::Mmap:
       return "mmap";
+    case IoVia::Summed:
+      return "summed";
   }
   return "unknown";
 }

@@ -41,9 +41,13 @@ inline bool moves_bytes(IoOp op) {
 inline bool is_read_direction(IoOp op) { return op == IoOp::Read || op == IoOp::Mmap; }
 
 // How a data call reached the file (bpf/jobio.h enum ckpt_io_via).
-enum class IoVia : uint8_t { Syscall, IoUring, CopyFileRange, Sendfile, Mmap };
-inline constexpr size_t kIoVias = 5;
-// "syscall", "io_uring", "copy_file_range", "sendfile", "mmap"
+// Summed: calls the kernel summed on a file it was told was no checkpoint's,
+// which a rename into a checkpoint's name then made one (docs/stitching.md,
+// "Decided late"): their bytes and count are exact, their time is the span
+// the sums were taken over (an upper bound of the calls' own).
+enum class IoVia : uint8_t { Syscall, IoUring, CopyFileRange, Sendfile, Mmap, Summed };
+inline constexpr size_t kIoVias = 6;
+// "syscall", "io_uring", "copy_file_range", "sendfile", "mmap", "summed"
 std::string_view to_string(IoVia via);
 
 struct FileId {

@@ -174,7 +174,7 @@ struct CheckpointRecord {
   std::optional<NfsCheckpointRecord> nfs;  // when the NFS probes ran and saw its files' RPCs
   std::optional<CheckpointGpuRecord> gpu;  // when the CUPTI library ran in the job
   // Which interfaces moved `bytes`: ("syscall", N), ("io_uring", M),
-  // ("copy_file_range", ...), ("sendfile", ...), ("mmap", ...); only the
+  // ("copy_file_range", ...), ("sendfile", ...), ("mmap", ...), ("summed", ...); only the
   // non-zero ones, in that order. Sums to `bytes`.
   std::vector<std::pair<std::string, uint64_t>> bytes_by_via;
 
@@ -194,7 +194,8 @@ struct IoCallRecord {
   std::string path;
   std::optional<uint64_t> checkpoint_id;
   uint32_t calls = 1;           // calls folded into this row (mmap: faults)
-  std::string via = "syscall";  // "syscall", "io_uring", "copy_file_range", "sendfile", "mmap"
+  std::string via = "syscall";  // "syscall", "io_uring", "copy_file_range", "sendfile",
+                                // "mmap", "summed"
   uint64_t busy_ns = 0;         // the calls' durations summed
   uint64_t storage_bytes = 0;   // mmap: of bytes, read from storage by the faults
 

@@ -163,30 +163,6 @@ void Stitcher::on_event(Event&& event) {
   if (auto* other = std::get_if<OtherIoEvent>(&event)) return on_other_io(*other);
 }
 
-void Stitcher::on_other_io(const OtherIoEvent& ev) {
-  if (!count_unrecognised_) return;
-  // Sums the kernel kept while the file was ruled out; one decided a
-  // checkpoint since (renamed to a checkpoint's name) was recognised after all.
-  auto it = file_is_checkpoint_.find(ev.file);
-  if (it != file_is_checkpoint_.end() && it->second) return;
-  unrecognised_.add(ev.file, ev.path, ev.bytes_read, ev.bytes_written);
-}
-
-void Stitcher::note_unrecognised(const IoEvent& ev) {
-  if (!count_unrecognised_) return;
-  // What the kernel sums for a file ruled out (bpf/jobio.h
-  // ckpt_other_io_record), from the calls it recorded before it knew:
-  // successful reads and writes of regular files, not page faults. A
-  // copy's other end (a sendfile's socket) is no file at all.
-  if ((ev.op == IoOp::Read || ev.op == IoOp::Write) && !ev.is_directory && !ev.not_a_file) {
-    const uint64_t bytes = ev.bytes_moved();
-    unrecognised_.add(ev.file, ev.path, ev.op == IoOp::Read ? bytes : 0,
-                      ev.op == IoOp::Write ? bytes : 0);
-  } else if (ev.op == IoOp::Rename && ev.ret == 0 && ev.file.known()) {
-    unrecognised_.renamed(ev.file, ev.path2);
-  }
-}
-
 void Stitcher::on_rpc(const RpcEvent& ev) {
   if (ev.kind == RpcEvent::Kind::Timeout)
     detectors_.flag_server_timeout(ev, open_checkpoint(), out_failures_);
@@ -226,17 +202,29 @@ void Stitcher::on_proc(const ProcEvent& ev) {
 void Stitcher::set_verdict(const FileId& file, bool is_checkpoint) {
   file_is_checkpoint_[file] = is_checkpoint;
   // What was counted as unrecognised before the file was known to be a
-  // checkpoint's was the checkpoint's. Said here, where a verdict is made,
-  // not at every call: a stat or unlink in a checkpoint directory is the
-  // checkpoint's call without making its file a checkpoint file.
-  if (is_checkpoint) unrecognised_.recognised(file);
+  // checkpoint's no longer counts as such (a rename into a checkpoint's name
+  // moved it into the checkpoint first: settle_rename). Said here, where a
+  // verdict is made, not at every call: a stat or unlink in a checkpoint
+  // directory is the checkpoint's call without making its file a checkpoint
+  // file.
+  if (is_checkpoint) (void)unrecognised_.take(file);
 }
 
 void Stitcher::decide(const FileId& file, bool is_checkpoint, bool tell_always) {
   auto it = file_is_checkpoint_.find(file);
   const bool changed = it == file_is_checkpoint_.end() || it->second != is_checkpoint;
   set_verdict(file, is_checkpoint);
-  if (verdict_listener_ && (changed || tell_always)) verdict_listener_(file, is_checkpoint);
+  // A file held under a temporary name is no checkpoint's yet, but the
+  // kernel records its calls as a checkpoint's (rare: told every time).
+  const bool held = !is_checkpoint && pending_.holds(file);
+  if (verdict_listener_ && (changed || tell_always || held))
+    verdict_listener_(file, is_checkpoint || held);
+}
+
+void Stitcher::hold_if_temporary(const IoEvent& ev, bool is_checkpoint) {
+  if (!is_checkpoint && count_unrecognised_ && ev.file.known() && !ev.is_directory &&
+      !ev.path.empty() && matcher_.is_temporary(ev.path))
+    pending_.track(ev.file, ev.path, ev.end_ns);
 }
 
 bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
@@ -262,6 +250,7 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
     if (ev.op == IoOp::Open && ev.ret >= 0 && ev.file.known()) {
       // The kernel forgets a file's verdict at every open: tell it again.
       if (named_file) {
+        hold_if_temporary(ev, yes);
         decide(ev.file, yes, true);
       } else {
         set_verdict(ev.file, yes);
@@ -275,6 +264,7 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
     if (it != file_is_checkpoint_.end()) return it->second;
     bool yes = matcher_.is_checkpoint_file(ev.path);
     if (named_file) {
+      hold_if_temporary(ev, yes);
       decide(ev.file, yes, false);
     } else {
       set_verdict(ev.file, yes);
@@ -315,11 +305,22 @@ void Stitcher::on_io(IoEvent&& ev) {
   // Whatever this thread had in flight has returned; faults (mmap) come
   // inside calls too (a read into a mapped buffer) and end none.
   if (ev.op != IoOp::Mmap) detectors_.on_call_returned(ev.tid);
+  if (ev.op == IoOp::Rename && ev.ret == 0) settle_rename(ev);
+  if (ev.op == IoOp::Unlink && ev.ret == 0) settle_unlink(ev);
   if (!is_checkpoint_call(ev)) {
+    // A call on a file held under a temporary name waits for its rename.
+    if (ev.file.known() && ev.op != IoOp::Rename && pending_.holds(ev.file)) {
+      if (pending_.hold(std::move(ev))) return;
+      release_pending(ev.file);  // past the bound: unrecognised, as below
+    }
     note_unrecognised(ev);
     if (auto f = job_failure(ev)) out_failures_.push_back(std::move(*f));
     return;
   }
+  admit(std::move(ev));
+}
+
+void Stitcher::admit(IoEvent&& ev) {
   if (open_ && ev.start_ns > open_->last_activity_ns + config_.checkpoint.quiet_gap_ns)
     close_open();
   // A save followed at once by a load (or the reverse): data moving the
@@ -380,11 +381,16 @@ void Stitcher::advance(uint64_t now_ns) {
       !in_flight_within(*open_, now_ns))
     close_open();
   release_unclaimed_resets(now_ns);
+  // A temporary file no rename has decided for as long as a call may stay in
+  // flight is no checkpoint's.
+  if (now_ns > config_.checkpoint.in_flight_limit_ns)
+    release_stale_pending(now_ns - config_.checkpoint.in_flight_limit_ns);
   if (!open_) prune(now_ns > 2 * kReorderSlackNs ? now_ns - 2 * kReorderSlackNs : 0);
 }
 
 void Stitcher::finish() {
   if (open_) close_open();
+  release_stale_pending(UINT64_MAX);
   release_unclaimed_resets(UINT64_MAX);
 }
 

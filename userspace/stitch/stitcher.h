@@ -31,6 +31,7 @@
 #include "stitch/maxima.h"
 #include "stitch/nfs_stages.h"
 #include "stitch/open_checkpoint.h"
+#include "stitch/pending_files.h"
 #include "stitch/transport_stage.h"
 #include "stitch/unrecognised_io.h"
 
@@ -103,8 +104,26 @@ class Stitcher : public EventSink {
   void on_rpc(const RpcEvent& ev);
   void on_other_io(const OtherIoEvent& ev);
   void note_unrecognised(const IoEvent& ev);
+  // A checkpoint call joins the open checkpoint (or opens one).
+  void admit(IoEvent&& ev);
+  // Decided late (decided_late.cpp, docs/stitching.md): what a successful
+  // rename (or unlink) settles of the files held under temporary names and
+  // of those counted as unrecognised.
+  void settle_rename(const IoEvent& ev);
+  void settle_unlink(const IoEvent& ev);
+  // A file renamed into a checkpoint's name: its held calls and its summed
+  // bytes join the checkpoint, once.
+  void promote(const FileId& file, const std::string& path);
+  // A held file that no rename made a checkpoint's: unrecognised I/O.
+  void release_pending(const FileId& file);
+  void release_stale_pending(uint64_t horizon_ns);
+  // Bytes the kernel summed on a file now known to be a checkpoint's.
+  void admit_summed(const FileId& file, const std::string& path,
+                    const UnrecognisedIo::Moved& moved);
   bool is_checkpoint_call(const IoEvent& ev);
   void decide(const FileId& file, bool is_checkpoint, bool tell_always);
+  // A file no rule makes a checkpoint's under a temporary name: held.
+  void hold_if_temporary(const IoEvent& ev, bool is_checkpoint);
   void set_verdict(const FileId& file, bool is_checkpoint);
   static void count_mapped_pages(OpenCheckpoint& c, IoEvent& ev);
   [[nodiscard]] bool in_flight_within(const OpenCheckpoint& c, uint64_t now_ns) const;
@@ -127,6 +146,8 @@ class Stitcher : public EventSink {
   CallReturnedQuery call_returned_;
   UnrecognisedIo unrecognised_;
   bool count_unrecognised_ = true;
+  // Files under temporary names, their calls held until a rename decides.
+  PendingFiles pending_;
 
   // The probe families, each with the buffers it builds its stages from.
   HostIoStages host_io_;

@@ -72,28 +72,36 @@ void UnrecognisedIo::set_path(Entry& e, const std::string& path) {
   if (was_counted == !e.excluded) return;
   // A new name moved the file in or out of what counts.
   if (e.excluded) {
-    bytes_read_ -= e.bytes_read;
-    bytes_written_ -= e.bytes_written;
+    bytes_read_ -= e.moved.bytes_read;
+    bytes_written_ -= e.moved.bytes_written;
     --counted_files_;
   } else {
-    bytes_read_ += e.bytes_read;
-    bytes_written_ += e.bytes_written;
+    bytes_read_ += e.moved.bytes_read;
+    bytes_written_ += e.moved.bytes_written;
     ++counted_files_;
   }
 }
 
-void UnrecognisedIo::add(const FileId& file, const std::string& path, uint64_t bytes_read,
-                         uint64_t bytes_written) {
-  if (bytes_read == 0 && bytes_written == 0) return;
+void UnrecognisedIo::add(const FileId& file, const std::string& path, const Moved& moved) {
+  if (moved.bytes_read == 0 && moved.bytes_written == 0) return;
   auto [it, fresh] = files_.try_emplace(file);
   Entry& e = it->second;
   if (fresh) ++counted_files_;  // counted until a name excludes it
   set_path(e, path);
-  e.bytes_read += bytes_read;
-  e.bytes_written += bytes_written;
+  Moved& m = e.moved;
+  m.first_ns = fresh ? moved.first_ns : std::min(m.first_ns, moved.first_ns);
+  m.last_ns = std::max(m.last_ns, moved.last_ns);
+  m.bytes_read += moved.bytes_read;
+  m.bytes_written += moved.bytes_written;
+  m.read_calls += moved.read_calls;
+  m.write_calls += moved.write_calls;
+  if (moved.tgid != 0) {
+    m.tgid = moved.tgid;
+    m.tid = moved.tid;
+  }
   if (!e.excluded) {
-    bytes_read_ += bytes_read;
-    bytes_written_ += bytes_written;
+    bytes_read_ += moved.bytes_read;
+    bytes_written_ += moved.bytes_written;
   }
   if (files_.size() > kMaxFiles) prune();
 }
@@ -103,15 +111,36 @@ void UnrecognisedIo::renamed(const FileId& file, const std::string& new_path) {
   if (it != files_.end()) set_path(it->second, new_path);
 }
 
-void UnrecognisedIo::recognised(const FileId& file) {
+std::vector<FileId> UnrecognisedIo::renamed_dir(const std::string& old_dir,
+                                                const std::string& new_dir) {
+  std::vector<FileId> moved;
+  if (old_dir.empty()) return moved;
+  const std::string prefix = old_dir.back() == '/' ? old_dir : old_dir + "/";
+  for (auto& [file, e] : files_) {
+    if (!e.path.starts_with(prefix)) continue;
+    set_path(e, new_dir + "/" + e.path.substr(prefix.size()));
+    moved.push_back(file);
+  }
+  return moved;
+}
+
+std::string UnrecognisedIo::path_of(const FileId& file) const {
   auto it = files_.find(file);
-  if (it == files_.end()) return;
+  return it == files_.end() ? std::string() : it->second.path;
+}
+
+std::optional<UnrecognisedIo::Moved> UnrecognisedIo::take(const FileId& file) {
+  auto it = files_.find(file);
+  if (it == files_.end()) return std::nullopt;
+  std::optional<Moved> taken;
   if (!it->second.excluded) {
-    bytes_read_ -= it->second.bytes_read;
-    bytes_written_ -= it->second.bytes_written;
+    taken = it->second.moved;
+    bytes_read_ -= taken->bytes_read;
+    bytes_written_ -= taken->bytes_written;
     --counted_files_;
   }
   files_.erase(it);
+  return taken;
 }
 
 void UnrecognisedIo::prune() {
@@ -120,7 +149,7 @@ void UnrecognisedIo::prune() {
   std::vector<std::pair<uint64_t, FileId>> sizes;
   sizes.reserve(files_.size());
   for (const auto& [file, e] : files_)
-    sizes.emplace_back(e.excluded ? 0 : e.bytes_read + e.bytes_written, file);
+    sizes.emplace_back(e.excluded ? 0 : e.moved.bytes_read + e.moved.bytes_written, file);
   const size_t keep = kMaxFiles / 2;
   std::nth_element(sizes.begin(), sizes.begin() + static_cast<ptrdiff_t>(keep), sizes.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -136,8 +165,8 @@ UnrecognisedIoRecord UnrecognisedIo::record() const {
   std::vector<UnrecognisedFileRecord> all;
   for (const auto& [file, e] : files_) {
     if (e.excluded) continue;
-    all.push_back(
-        UnrecognisedFileRecord{e.path, file.dev, file.ino, e.bytes_read, e.bytes_written});
+    all.push_back(UnrecognisedFileRecord{e.path, file.dev, file.ino, e.moved.bytes_read,
+                                         e.moved.bytes_written});
   }
   auto larger = [](const UnrecognisedFileRecord& a, const UnrecognisedFileRecord& b) {
     if (a.bytes() != b.bytes()) return a.bytes() > b.bytes();

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "config/checkpoint_matcher.h"
 #include "model/events.h"
@@ -27,14 +29,31 @@ class UnrecognisedIo {
   explicit UnrecognisedIo(const CheckpointRules& rules)
       : matcher_(rules), notice_bytes_(rules.unrecognised_notice_bytes) {}
 
+  // What one source told of one file: bytes and calls, and the span of time
+  // they fell in.
+  struct Moved {
+    uint64_t bytes_read = 0;
+    uint64_t bytes_written = 0;
+    uint64_t read_calls = 0;
+    uint64_t write_calls = 0;
+    uint64_t first_ns = 0;
+    uint64_t last_ns = 0;
+    uint32_t tgid = 0;  // the newest call's
+    uint32_t tid = 0;
+  };
   // Bytes read and written on `file` (named `path`, "" when not known).
-  void add(const FileId& file, const std::string& path, uint64_t bytes_read,
-           uint64_t bytes_written);
+  void add(const FileId& file, const std::string& path, const Moved& moved);
   // The file was renamed: it goes by its new name (and may now be excluded).
   void renamed(const FileId& file, const std::string& new_path);
+  // Files counted here whose path is under the directory `old_dir`, renamed
+  // to `new_dir`: their paths are rewritten, and they are returned.
+  std::vector<FileId> renamed_dir(const std::string& old_dir, const std::string& new_dir);
+  [[nodiscard]] std::string path_of(const FileId& file) const;
+  [[nodiscard]] bool counts(const FileId& file) const { return files_.contains(file); }
   // The file turned out to be a checkpoint (renamed to a checkpoint's name):
-  // it was recognised after all, and its bytes no longer count.
-  void recognised(const FileId& file);
+  // what it moved is taken out (it is the checkpoint's), if it was counted
+  // here and not excluded by name.
+  std::optional<Moved> take(const FileId& file);
 
   // The totals and the largest kUnrecognisedFilesKept files, largest first.
   [[nodiscard]] UnrecognisedIoRecord record() const;
@@ -46,8 +65,7 @@ class UnrecognisedIo {
  private:
   struct Entry {
     std::string path;
-    uint64_t bytes_read = 0;
-    uint64_t bytes_written = 0;
+    Moved moved;
     bool excluded = false;
   };
   void set_path(Entry& e, const std::string& path);

@@ -66,6 +66,22 @@ TEST(CheckpointMatcherTest, ExcludedNamesAndDirectoriesNeverCount) {
   EXPECT_TRUE(m.is_checkpoint_dir("/job/checkpoint-1"));
 }
 
+TEST(CheckpointMatcherTest, TemporaryByTheNameOrOneDirectoryNeverWhenExcluded) {
+  CheckpointRules r = Config::defaults().checkpoint;
+  CheckpointMatcher m(r);
+  EXPECT_TRUE(m.is_temporary("/job/export/model.safetensors.tmp"));
+  EXPECT_TRUE(m.is_temporary("/job/step_100/.shard-0.pt.Ab3xYz")) << "rsync's, mkstemp's";
+  EXPECT_TRUE(m.is_temporary("/job/out/tmp_save/weights.bin")) << "a staging directory";
+  EXPECT_TRUE(m.is_temporary("/job/out/ckpt_temp_3f2a/variables.data")) << "TensorFlow's";
+  EXPECT_TRUE(m.is_temporary("/tmp/tmpk2x9_abc")) << "Python's tempfile";
+  EXPECT_FALSE(m.is_temporary("/job/export/model.safetensors"));
+  EXPECT_FALSE(m.is_temporary("/job/step_100/.metadata")) << "too short for .NAME.XXXXXX";
+  EXPECT_FALSE(m.is_temporary("/venv/site-packages/pkg/data.tmp")) << "excluded";
+  EXPECT_FALSE(m.is_temporary("/job/temporary/model.bin")) << "a word is no glob";
+  r.temporary_globs.clear();
+  EXPECT_FALSE(CheckpointMatcher(r).is_temporary("/job/export/model.safetensors.tmp"));
+}
+
 TEST(CheckpointMatcherTest, ExtensionlessFilesOnlyUnderACheckpointDirectory) {
   CheckpointRules r;
   r.file_globs = {"*.pt"};

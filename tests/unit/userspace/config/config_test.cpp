@@ -85,6 +85,19 @@ TEST(ConfigTest, ParsesTheCheckpointNameRules) {
   EXPECT_EQ(c->checkpoint.file_globs, Config::defaults().checkpoint.file_globs);
 }
 
+TEST(ConfigTest, TemporaryNamesHaveDefaultsAndCanBeReplacedOrTurnedOff) {
+  const CheckpointRules& r = Config::defaults().checkpoint;
+  EXPECT_THAT(r.temporary_globs, ::testing::IsSupersetOf({"*.tmp", "*.partial", ".*.??????",
+                                                          "*_temp_*", "tmp_*", "tmp????????"}));
+  auto c = parse_config(R"({"checkpoint": {"temporary_globs": ["*.staging"]}})", "test");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->checkpoint.temporary_globs, std::vector<std::string>{"*.staging"});
+  auto off = parse_config(R"({"checkpoint": {"temporary_globs": []}})", "test");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_TRUE(off->checkpoint.temporary_globs.empty());
+  EXPECT_EQ(off->to_json()["checkpoint"]["temporary_globs"].size(), 0u);
+}
+
 TEST(ConfigTest, EmptyNameAndExcludeListsTurnThoseRulesOff) {
   auto c = parse_config(R"({"checkpoint": {"name_globs": [], "exclude_globs": []}})", "test");
   ASSERT_TRUE(c) << c.error().message;
@@ -150,6 +163,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "checkpoint.exclude_globs: must be a list of strings"},
         BadConfig{R"({"checkpoint": {"exclude_globs": ["lib/site-packages"]}})",
                   "checkpoint.exclude_globs: 'lib/site-packages' has a '/'"},
+        BadConfig{R"({"checkpoint": {"temporary_globs": "*.tmp"}})",
+                  "checkpoint.temporary_globs: must be a list of strings"},
+        BadConfig{R"({"checkpoint": {"temporary_globs": ["out/*.tmp"]}})",
+                  "checkpoint.temporary_globs: 'out/*.tmp' has a '/'"},
         BadConfig{R"({"checkpoint": {"extensionless_files": "yes"}})",
                   "checkpoint.extensionless_files: must be true or false (got \"yes\")"},
         BadConfig{R"({"checkpoint": {"extensionless_files": 1}})",

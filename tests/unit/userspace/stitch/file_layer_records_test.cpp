@@ -482,17 +482,21 @@ class VerdictTest : public ::testing::Test {
 TEST_F(VerdictTest, TheListenerHearsExactlyTheDecisions) {
   call(IoOp::Open, kShardA, 1);        // a checkpoint file
   call(IoOp::Open, "/etc/passwd", 2);  // not one
-  call(IoOp::Open, "/scratch/checkpoint-9/model.partial", 3);
-  call(IoOp::Write, "/scratch/checkpoint-9/model.partial", 3);  // decided at its open: nothing new
-  call(IoOp::Rename, "/scratch/checkpoint-9/model.partial", 3, "/scratch/checkpoint-9/model.pt");
+  call(IoOp::Open, "/scratch/checkpoint-9/model.staged", 3);
+  call(IoOp::Write, "/scratch/checkpoint-9/model.staged", 3);  // decided at its open: nothing new
+  call(IoOp::Rename, "/scratch/checkpoint-9/model.staged", 3, "/scratch/checkpoint-9/model.pt");
   call(IoOp::Open, kShardA, 1);                            // opened again: the kernel forgot it
   call(IoOp::Open, "/nfs/run/checkpoint-1", 4, "", true);  // a directory: never
   call(IoOp::Open, "", 5);                                 // unresolved: never
   call(IoOp::Write, "", 6);                                // unresolved: never
   call(IoOp::Write, kShardB, 7);                           // first data call, no entry: decided
   call(IoOp::Write, kShardB, 7);                           // already decided
+  // A temporary name (docs/stitching.md, "Decided late"): no checkpoint's
+  // yet, but the kernel records its calls for the rename to decide.
+  call(IoOp::Open, "/scratch/out/model.safetensors.tmp", 8);
+  call(IoOp::Rename, "/scratch/out/model.safetensors.tmp", 8, "/scratch/out/model.safetensors");
   EXPECT_THAT(heard_, ElementsAre(Pair(1u, true), Pair(2u, false), Pair(3u, false), Pair(3u, true),
-                                  Pair(1u, true), Pair(7u, true)));
+                                  Pair(1u, true), Pair(7u, true), Pair(8u, true), Pair(8u, true)));
 }
 
 }  // namespace

@@ -198,27 +198,31 @@ TEST_F(UnrecognisedIoTest, AStatOrUnlinkInACheckpointDirectoryKeepsAFilesBytes) 
 
 TEST_F(UnrecognisedIoTest, AFileRenamedToACheckpointNameWasRecognisedAfterAll) {
   Stitcher s = make();
-  const std::string tmp = "/job/out/state.dat.partial";
+  const std::string plain = "/job/out/state.dat";
   const FileId id{42, 9};
-  open(s, tmp, id);
-  call(s, IoOp::Write, tmp, id, 30 * kMiB);
-  summed(s, tmp, id, 0, 10 * kMiB);
+  open(s, plain, id);
+  call(s, IoOp::Write, plain, id, 30 * kMiB);
+  summed(s, plain, id, 0, 10 * kMiB);
   EXPECT_EQ(s.unrecognised_io().bytes(), 40 * kMiB);
-  call(s, IoOp::Rename, tmp, id, 0, "/job/out/ckpt-100.dat");
+  call(s, IoOp::Rename, plain, id, 0, "/job/out/ckpt-100.dat");
   // The kernel's sums from before the new verdict still arrive.
   summed(s, "/job/out/ckpt-100.dat", id, 0, kMiB);
   const UnrecognisedIoRecord r = s.unrecognised_io();
   EXPECT_EQ(r.bytes(), 0u);
   EXPECT_EQ(r.files, 0u);
   EXPECT_TRUE(r.largest.empty());
+  s.finish();
+  const std::vector<CheckpointRecord> cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 1u) << "the bytes are the checkpoint's (decided_late_test.cpp)";
+  EXPECT_EQ(cps[0].bytes, 41 * kMiB);
 }
 
 TEST_F(UnrecognisedIoTest, ARenameToAnotherPlainNameRenamesTheFile) {
   Stitcher s = make();
   const FileId id{42, 9};
-  open(s, "/job/out/weights.tmp2", id);
-  call(s, IoOp::Write, "/job/out/weights.tmp2", id, 30 * kMiB);
-  call(s, IoOp::Rename, "/job/out/weights.tmp2", id, 0, "/job/out/weights.dat");
+  open(s, "/job/out/weights.old", id);
+  call(s, IoOp::Write, "/job/out/weights.old", id, 30 * kMiB);
+  call(s, IoOp::Rename, "/job/out/weights.old", id, 0, "/job/out/weights.dat");
   const UnrecognisedIoRecord r = s.unrecognised_io();
   ASSERT_EQ(r.largest.size(), 1u);
   EXPECT_EQ(r.largest[0].path, "/job/out/weights.dat");
