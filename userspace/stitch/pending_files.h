@@ -34,8 +34,10 @@ class PendingFiles {
   // are held. A file already held keeps what it holds (a reopen).
   void track(const FileId& file, const std::string& path, uint64_t now_ns);
   [[nodiscard]] bool holds(const FileId& file) const { return files_.contains(file); }
-  // Holds a call of a tracked file; false when it does not fit (the caller
-  // releases the file then).
+  // No call fits any more (the caller releases the file whose call it is).
+  [[nodiscard]] bool full() const { return held_calls_ >= max_held_calls_; }
+  // Holds a call of a tracked file that fits (not full()); false, and `ev`
+  // untouched, when the file is not tracked or nothing fits.
   bool hold(IoEvent&& ev);
   // The file's calls, oldest first, and it is no longer held.
   std::vector<IoEvent> take(const FileId& file);

@@ -310,7 +310,10 @@ void Stitcher::on_io(IoEvent&& ev) {
   if (!is_checkpoint_call(ev)) {
     // A call on a file held under a temporary name waits for its rename.
     if (ev.file.known() && ev.op != IoOp::Rename && pending_.holds(ev.file)) {
-      if (pending_.hold(std::move(ev))) return;
+      if (!pending_.full()) {
+        pending_.hold(std::move(ev));
+        return;
+      }
       release_pending(ev.file);  // past the bound: unrecognised, as below
     }
     note_unrecognised(ev);
