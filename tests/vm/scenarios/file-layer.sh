@@ -10,6 +10,10 @@
 #   dd oflag=direct bs=1M of 4 MiB onto NFS
 #   python3 numpy: np.load(mmap_mode='r') of a 4 MiB .npy on NFS, page cache
 #     dropped, and a full sum (via mmap, page granular, plus the header reads)
+#   the write-then-rename commit on NFS (issue 35, docs/stitching.md "Decided
+#     late"): a safetensors-style atomic save (48 MiB), a plain name renamed
+#     to a checkpoint's (40 MiB, the kernel's sums), and a staging directory
+#     renamed to checkpoints/step_K (40 MiB in two shards)
 # The clients and their ground truth: tests/clients/real_clients.py (also run
 # on the host by tests/clients/); the host-side check: check_file_layer.py.
 # (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
@@ -22,6 +26,7 @@ local_dir=/tmp/local
 mkdir -p "$local_dir"
 clients="fio_uring:$VM_MNT fio_psync:$VM_MNT cp:$local_dir:$VM_MNT cp:$local_dir:$local_dir"
 clients="$clients cp:$VM_MNT:$VM_MNT dd:$local_dir:$VM_MNT numpy:$VM_MNT"
+clients="$clients atomic:$VM_MNT renamed:$VM_MNT dirrename:$VM_MNT"
 # shellcheck disable=SC2086 # one word per client
 vm_step "real clients: prepare" python3 /vm/real_clients.py prepare --plan /tmp/plan.json $clients
 cp /tmp/plan.json "$VM_OUT/plan.json"
