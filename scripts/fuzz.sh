@@ -6,7 +6,7 @@
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]
 #
-# SECONDS_PER_TARGET: 25 by default (CI: 15 targets, two at a time, fit the
+# SECONDS_PER_TARGET: 25 by default (CI: 17 targets, two at a time, fit the
 # stage's budget of about 8 minutes with the build). CKPT_FUZZ_JOBS targets
 # run at once (2); CKPT_FUZZ_WORK is where corpora, logs and crashes go
 # (build-fuzz/fuzz-run; the corpus found is kept there for the next run);

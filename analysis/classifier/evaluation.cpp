@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/classifier/baselines.h"
+#include "files/input_file.h"
 #include "json/json_io.h"
 
 namespace ckpt::classify {
@@ -17,9 +18,17 @@ namespace fs = std::filesystem;
 constexpr int kMinExitCode = -64;  // -N: killed by signal N (SIGRTMAX is 64)
 constexpr int kMaxExitCode = 255;
 
+// A labels file is a line of about 200 bytes per log: the GPUAlert
+// corpus's is 100 KiB. 64 MiB is hundreds of thousands of logs.
+constexpr InputLimit kLabelsFileLimit{64u << 20, "a labels file is a short line per log", true};
+// A corpus log is one failed job's log, KiBs to a few MiB (the GPUAlert
+// corpus's are all under 4 KiB).
+constexpr InputLimit kCorpusLogLimit{256u << 20, "a corpus log is one job's log, at most MiBs"};
+
 Expected<std::vector<LabelledLog>> load_labels(const std::string& labels_path) {
-  std::ifstream in(labels_path);
-  if (!in) return make_error(fmt::format("{}: cannot read it", labels_path));
+  auto text = read_file_bounded(labels_path, kLabelsFileLimit, "");
+  if (!text) return text.error();
+  std::istringstream in(std::move(*text));
   fs::path dir = fs::path(labels_path).parent_path();
   std::vector<LabelledLog> out;
   std::string line;
@@ -111,11 +120,9 @@ Expected<Evaluation> evaluate(const Classifier& classifier, const std::vector<La
   ev.classes = classes;
   std::vector<std::string> truth, by_rules, by_keyword, by_exit;
   for (const auto& log : logs) {
-    std::ifstream in(log.path, std::ios::binary);
-    if (!in) return make_error(fmt::format("{}: cannot read it", log.path));
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    std::string text = strip_label_leaks(buf.str());
+    auto read = read_file_bounded(log.path, kCorpusLogLimit, "");
+    if (!read) return read.error();
+    std::string text = strip_label_leaks(*read);
     ev.bytes += text.size();
     Classification c = classifier.classify_text(text, log.path);
     truth.push_back(log.label);

@@ -197,11 +197,9 @@ Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string
 }
 
 Expected<RuleBase> load_rule_base(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(fmt::format("--rules {}: cannot read it", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_rule_base(text.str(), path);
+  auto text = read_file_bounded(path, kRuleBaseFileLimit, "--rules");
+  if (!text) return text.error();
+  return parse_rule_base(*text, path);
 }
 
 }  // namespace ckpt::classify

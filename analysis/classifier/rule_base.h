@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "files/input_file.h"
 #include "model/xid_catalogue.h"
 
 namespace ckpt::classify {
@@ -65,6 +66,10 @@ Expected<std::string> expand_xid_lists(std::string_view text, XidListStyle style
 // pattern and one example each, every pattern compiles under RE2 (after
 // expand_xid_lists).
 Expected<RuleBase> parse_rule_base(std::string_view json_text, const std::string& origin);
+// The built-in rule base is 19 KiB; a user's, with its own rules added, a
+// few times that. 16 MiB is hundreds of times the largest plausible one.
+inline constexpr InputLimit kRuleBaseFileLimit{16u << 20, "a rule base is tens of KiB", true};
+// At most kRuleBaseFileLimit of it (files/input_file.h).
 Expected<RuleBase> load_rule_base(const std::string& path);
 // The rules compiled into the binary (analysis/classifier/rules.json).
 std::string_view builtin_rules_json();

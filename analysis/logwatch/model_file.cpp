@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fnv1a.h"
+#include "files/input_file.h"
 #include "files/output_file.h"
 #include "json/json_io.h"
 
@@ -212,11 +213,9 @@ Expected<void> save_model(const LogDetector& detector, const std::string& path) 
 }
 
 Expected<LogDetector> load_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(fmt::format("cannot open model {}: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return model_from_string(text.str(), path);
+  auto text = read_file_bounded(path, kModelFileLimit, "model");
+  if (!text) return text.error();
+  return model_from_string(*text, path);
 }
 
 }  // namespace ckpt::logwatch

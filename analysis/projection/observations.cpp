@@ -3,7 +3,9 @@
 #include "analysis/projection/spread.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <optional>
 
 #include "model/vocabulary.h"
 
@@ -89,8 +91,71 @@ bool is_piece_of(const std::vector<std::optional<uint64_t>>& gaps, uint64_t max_
   return wider || cut_short;
 }
 
+// The positions of r.checkpoints in start order, with a tree of the latest
+// end below each range of them: which checkpoints overlap a window, in
+// O(log n) a checkpoint found instead of a scan of all of them (issue 36: the
+// scan made pieces_by_position quadratic, 60 s at 40,000 checkpoints).
+class OverlapIndex {
+ public:
+  explicit OverlapIndex(const std::vector<report::CheckpointReport>& cps) : cps_(cps) {
+    order_.resize(cps.size());
+    for (size_t i = 0; i < cps.size(); ++i) order_[i] = i;
+    std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+      return cps[a].start_wall_ns < cps[b].start_wall_ns;
+    });
+    size_ = 1;
+    while (size_ < order_.size()) size_ *= 2;
+    max_end_.assign(2 * size_, 0);
+    for (size_t k = 0; k < order_.size(); ++k) max_end_[size_ + k] = cps[order_[k]].end_wall_ns;
+    for (size_t k = size_ - 1; k > 0; --k)
+      max_end_[k] = std::max(max_end_[2 * k], max_end_[2 * k + 1]);
+  }
+
+  // Calls `f(position)` for every checkpoint that starts at or before
+  // `start_at_most` and ends at or after `end_at_least`.
+  template <typename F>
+  void each_overlapping(uint64_t start_at_most, uint64_t end_at_least, F&& f) const {
+    const auto past =
+        std::upper_bound(order_.begin(), order_.end(), start_at_most,
+                         [&](uint64_t t, size_t i) { return t < cps_[i].start_wall_ns; });
+    const auto limit = static_cast<size_t>(past - order_.begin());
+    for (size_t from = 0; from < limit;) {
+      const auto k = first_ending_after(1, 0, size_, from, limit, end_at_least);
+      if (!k) break;
+      f(order_[*k]);
+      from = *k + 1;
+    }
+  }
+
+ private:
+  // The first leaf in [from, limit) of node `node` (covering [lo, hi)) whose
+  // end is at least `t`.
+  std::optional<size_t> first_ending_after(size_t node, size_t lo, size_t hi, size_t from,
+                                           size_t limit, uint64_t t) const {
+    if (hi <= from || lo >= limit || max_end_[node] < t) return std::nullopt;
+    if (hi - lo == 1) return lo;
+    const size_t mid = lo + (hi - lo) / 2;
+    if (auto left = first_ending_after(2 * node, lo, mid, from, limit, t)) return left;
+    return first_ending_after(2 * node + 1, mid, hi, from, limit, t);
+  }
+
+  const std::vector<report::CheckpointReport>& cps_;
+  std::vector<size_t> order_;      // positions by start
+  size_t size_ = 1;                // leaves: a power of two
+  std::vector<uint64_t> max_end_;  // the segment tree, 1-based
+};
+
+uint64_t plus_saturated(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t minus_saturated(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
 // For each of r.checkpoints (by position), the index of the checkpoint it is
 // a piece of, if any: the whole one, when that is a piece in turn.
+//
+// A checkpoint is a piece of the first (by position) `other` that
+// is_piece_of accepts. Only two kinds of `other` can be accepted, so only
+// they are tried: one wider that overlaps it within the grouping's slack
+// (found through the overlap index), and the one that holds, on its first
+// node, the record just before its own (found by node and record id).
 std::vector<std::optional<uint64_t>> pieces_by_position(const report::Report& r) {
   std::vector<std::optional<uint64_t>> gaps;
   uint64_t max_gap_ns = 0;
@@ -98,17 +163,43 @@ std::vector<std::optional<uint64_t>> pieces_by_position(const report::Report& r)
     gaps.push_back(quiet_gap_ns(r, n));
     max_gap_ns = std::max(max_gap_ns, gaps.back().value_or(0));
   }
-  std::vector<std::optional<size_t>> parent(r.checkpoints.size());
-  for (size_t i = 0; i < r.checkpoints.size(); ++i)
-    for (size_t j = 0; j < r.checkpoints.size() && !parent[i]; ++j)
-      if (is_piece_of(gaps, max_gap_ns, r.checkpoints[i], r.checkpoints[j])) parent[i] = j;
-  std::vector<std::optional<uint64_t>> out(r.checkpoints.size());
-  for (size_t i = 0; i < r.checkpoints.size(); ++i) {
+  const size_t count = r.checkpoints.size();
+  std::map<std::pair<size_t, uint64_t>, size_t> holding;  // (node, record id) -> position
+  for (size_t j = 0; j < count; ++j)
+    for (const auto& nc : r.checkpoints[j].nodes)
+      holding.emplace(std::pair{nc.node, nc.record->id}, j);
+  const OverlapIndex overlaps(r.checkpoints);
+  std::vector<std::optional<size_t>> parent(count);
+  for (size_t i = 0; i < count; ++i) {
+    const report::CheckpointReport& c = r.checkpoints[i];
+    std::optional<size_t> best;
+    auto consider = [&](size_t j) {
+      if ((!best || j < *best) && is_piece_of(gaps, max_gap_ns, c, r.checkpoints[j])) best = j;
+    };
+    overlaps.each_overlapping(plus_saturated(c.end_wall_ns, report::kGroupSlackNs),
+                              minus_saturated(c.start_wall_ns, report::kGroupSlackNs), consider);
+    if (!c.nodes.empty()) {
+      // The id before, as is_piece_of compares them (id + 1, modulo 2^64).
+      auto it = holding.find({c.nodes.front().node, c.nodes.front().record->id - 1});
+      if (it != holding.end()) consider(it->second);
+    }
+    parent[i] = best;
+  }
+  // Each step goes to a checkpoint of more nodes, or of the same nodes and
+  // earlier records, so chains end; the wholes are resolved once each.
+  std::vector<std::optional<size_t>> whole_of(count);
+  std::vector<std::optional<uint64_t>> out(count);
+  for (size_t i = 0; i < count; ++i) {
     if (!parent[i]) continue;
+    std::vector<size_t> path;
     size_t whole = *parent[i];
-    // A chain ends: each step goes to a checkpoint of more nodes, or closed earlier.
-    for (size_t steps = 0; parent[whole] && steps < r.checkpoints.size(); ++steps)
+    for (size_t steps = 0; parent[whole] && !whole_of[whole] && steps < count; ++steps) {
+      path.push_back(whole);
       whole = *parent[whole];
+    }
+    if (whole_of[whole]) whole = *whole_of[whole];
+    for (size_t p : path) whole_of[p] = whole;
+    whole_of[i] = whole;
     out[i] = r.checkpoints[whole].index;
   }
   return out;

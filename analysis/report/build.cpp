@@ -129,12 +129,24 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
   });
 
   std::vector<CheckpointReport>& groups = r.checkpoints;
+  groups.reserve(items.size());
+  // The groups an item can still join, in the order they were made. Items
+  // come in start order and a group starts with its first item, so a group
+  // that ended (with the slack) before this item started can take none
+  // after it either: it leaves the list for good. Each item then looks at
+  // the groups open around it, not at every group (issue 36: that scan made
+  // a report of 40,000 checkpoints quadratic).
+  std::vector<size_t> open;
   for (auto& item : items) {
+    std::erase_if(open, [&](size_t g) {
+      return item.nc.start_wall_ns > groups[g].end_wall_ns + kGroupSlackNs;
+    });
     // The overlapping group (same direction, this node not yet in it) whose
     // start is nearest.
     CheckpointReport* home = nullptr;
     uint64_t nearest = UINT64_MAX;
-    for (auto& g : groups) {
+    for (size_t index : open) {
+      CheckpointReport& g = groups[index];
       if (g.direction != item.direction) continue;
       bool has_node = std::any_of(g.nodes.begin(), g.nodes.end(),
                                   [&](const NodeCheckpoint& x) { return x.node == item.nc.node; });
@@ -151,6 +163,7 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
       }
     }
     if (!home) {
+      open.push_back(groups.size());
       groups.emplace_back();
       home = &groups.back();
       home->direction = item.direction;
@@ -166,16 +179,22 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
   // else for a checkpoint of one node the calibration of its mount that the
   // trace recorded (host_io's maximum). Nodes calibrate alone, so several
   // nodes' calibrations of shared storage do not add up to the storage's.
-  auto storage_max =
-      [&](const CheckpointReport& g) -> std::pair<std::optional<double>, std::string> {
-    const Direction d = g.direction;
-    const auto& opt =
-        d == Direction::Save ? options.storage_write_max_Bps : options.storage_read_max_Bps;
-    const char* key = d == Direction::Save ? "write_bandwidth" : "read_bandwidth";
-    if (opt) return {opt, d == Direction::Save ? "--storage-write-max" : "--storage-read-max"};
+  // The configs' maxima, read once (each is a JSON parse), not per checkpoint.
+  using Maximum = std::pair<std::optional<double>, std::string>;
+  auto from_config = [&](const char* key) -> Maximum {
     for (size_t n = 0; n < r.traces.size(); ++n)
       if (auto v = trace_config_number(r.traces[n].trace.job.config_json, "storage", key))
         return {v, fmt::format("config:storage.{} ({})", key, r.nodes[n].node)};
+    return {std::nullopt, ""};
+  };
+  const Maximum config_write = from_config("write_bandwidth");
+  const Maximum config_read = from_config("read_bandwidth");
+  auto storage_max = [&](const CheckpointReport& g) -> Maximum {
+    const Direction d = g.direction;
+    const auto& opt =
+        d == Direction::Save ? options.storage_write_max_Bps : options.storage_read_max_Bps;
+    if (opt) return {opt, d == Direction::Save ? "--storage-write-max" : "--storage-read-max"};
+    if (const Maximum& c = d == Direction::Save ? config_write : config_read; c.first) return c;
     if (g.nodes.size() == 1)
       if (const StageRecord* s = find_stage(*g.nodes[0].record, kStageHostIo);
           s && s->max_Bps && s->max_source.rfind("calibrated ", 0) == 0)
@@ -209,7 +228,7 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
     g.storage_max_Bps = max;
     g.storage_max_source = source;
     if (max && *max > 0) g.fraction_of_storage_max = g.aggregate_Bps / *max;
-    g.timeline = build_timeline(r, g, options.timeline_bins);
+    if (options.keep_timelines) g.timeline = build_timeline(r, g, options.timeline_bins);
   }
 }
 
@@ -467,6 +486,8 @@ Expected<Report> build_report(std::vector<NodeTrace> traces, const ReportOptions
     if (r.command.empty()) r.command = t.trace.job.command;
   }
   for (const auto& t : r.traces) r.index.push_back(index_trace(t.trace));
+  r.timeline_bins = options.timeline_bins;
+  r.timelines_kept = options.keep_timelines;
   group_checkpoints(r, options);
   // A job still running when its trace was read has no end: its last
   // checkpoint's end is the least it lasted.

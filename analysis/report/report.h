@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,11 @@ struct ReportOptions {
   std::optional<double> storage_read_max_Bps;
   std::optional<double> storage_write_max_Bps;
   size_t timeline_bins = 120;  // per checkpoint
+  // Keep every checkpoint's timeline in the report (CheckpointReport::
+  // timeline). Off, none is kept: the renderings build each as they reach
+  // its checkpoint, so a report of 40,000 checkpoints does not hold 40,000
+  // timelines (issue 36); `project` never draws one.
+  bool keep_timelines = true;
 };
 
 struct NodeInfo {
@@ -199,6 +205,8 @@ struct Report {
   std::vector<ExtraSection> extra_sections;
   std::vector<NodeTrace> traces;  // owned: checkpoints point into them
   std::vector<TraceIndex> index;  // per trace, into `traces`
+  size_t timeline_bins = 120;     // ReportOptions::timeline_bins
+  bool timelines_kept = true;     // ReportOptions::keep_timelines
 
   Report() = default;
   Report(Report&&) = default;
@@ -216,5 +224,14 @@ Expected<Report> build_report(std::vector<NodeTrace> traces, const ReportOptions
 nlohmann::json report_json(const Report& report);
 std::string report_markdown(const Report& report);
 std::string report_html(const Report& report);
+
+// The same renderings piece by piece, each piece handed to `sink` as it is
+// made, so that the whole text is never held at once: what `report` writes
+// a large report with. The pieces joined are byte for byte report_html()
+// and dump_json(report_json() + `extra`, 2) + "\n" (`extra`: more top-level
+// keys, such as "projection").
+using TextSink = std::function<void(std::string_view)>;
+void write_report_html(const Report& report, const TextSink& sink);
+void write_report_json(const Report& report, const nlohmann::json& extra, const TextSink& sink);
 
 }  // namespace ckpt::report

@@ -139,8 +139,7 @@ struct Panel {
   std::string legend;
 };
 
-std::string timeline_svg(const CheckpointReport& cp) {
-  const Timeline& tl = cp.timeline;
+std::string timeline_svg(const CheckpointReport& cp, const Timeline& tl) {
   const size_t n = tl.bandwidth_Bps.size();
   const double span_ns = static_cast<double>(tl.bin_ns) * static_cast<double>(n);
   const svg::Unit tu = svg::time_unit(span_ns);
@@ -358,17 +357,21 @@ std::string cost_section(const Report& r) {
   return out + "</section>\n";
 }
 
-std::string checkpoints_section(const Report& r) {
+// Handed to the sink a checkpoint at a time.
+void checkpoints_section(const Report& r, const TextSink& sink) {
   std::string out = "<section id=\"checkpoints\"><h2>Checkpoints</h2>\n";
-  if (r.checkpoints.empty()) return out + "<p>No checkpoint I/O was seen.</p></section>\n";
+  if (r.checkpoints.empty()) {
+    sink(out + "<p>No checkpoint I/O was seen.</p></section>\n");
+    return;
+  }
   out +=
       "<table><tr><th>checkpoint</th><th class=\"num\">start</th><th class=\"num\">duration</th>"
       "<th class=\"num\">bytes</th><th class=\"num\">files</th><th class=\"num\">nodes</th>"
       "<th class=\"num\">bandwidth</th><th class=\"num\">of storage max</th><th>bottleneck</th>"
       "<th>slowest node</th><th>failures</th></tr>\n";
+  const std::vector<size_t> failures_of = failures_per_checkpoint(r);
   for (const auto& cp : r.checkpoints) {
-    size_t failures = std::count_if(r.failures.begin(), r.failures.end(),
-                                    [&](const NodeFailure& f) { return f.checkpoint == cp.index; });
+    const size_t failures = cp.index < failures_of.size() ? failures_of[cp.index] : 0;
     const std::string& b = cp.slowest_record().bottleneck;
     out += row(
         {fmt::format("<a href=\"#checkpoint-{}\">{}</a>", cp.index, checkpoint_label(cp)),
@@ -380,9 +383,12 @@ std::string checkpoints_section(const Report& r) {
          h(r.nodes[cp.nodes[cp.slowest].node].node),
          failures ? "<span class=\"hot\">" + std::to_string(failures) + "</span>" : "0"},
         {false, true, true, true, true, true, true, true, false, false, false});
+    sink(out);
+    out.clear();
   }
-  out += "</table>\n";
+  sink("</table>\n");
   for (const auto& cp : r.checkpoints) {
+    out.clear();
     const NodeCheckpoint& slow = cp.nodes[cp.slowest];
     out += fmt::format("<article class=\"checkpoint\" id=\"checkpoint-{}\"><h3>{}: {} in {}</h3>\n",
                        cp.index, checkpoint_label(cp), format_bytes(cp.bytes),
@@ -429,8 +435,9 @@ std::string checkpoints_section(const Report& r) {
       out += "</tr>\n";
     }
     out += "</table></div></article>\n";
+    sink(out);
   }
-  return out + "</section>\n";
+  sink("</section>\n");
 }
 
 // The whole job: each checkpoint as a bar over its window, as high as its
@@ -514,7 +521,7 @@ std::string overview_svg(const Report& r) {
   return out + "</svg>";
 }
 
-std::string timeline_section(const Report& r) {
+void timeline_section(const Report& r, const TextSink& sink) {
   std::string out = "<section id=\"timeline\"><h2>Timeline</h2>\n";
   if (!r.checkpoints.empty())
     out += fmt::format(
@@ -527,12 +534,13 @@ std::string timeline_section(const Report& r) {
       "bandwidth (all nodes), the queue wait of its NFS RPCs by the time they were sent, and the "
       "TCP backlog toward the storage. Queue wait and backlog rising together is the signature of "
       "a saturated transport.</p>\n";
+  sink(out);
+  Timeline scratch;
   for (const auto& cp : r.checkpoints)
-    out += fmt::format(
+    sink(fmt::format(
         "<figure class=\"timeline\" id=\"timeline-{}\"><figcaption>{}</figcaption>{}</figure>\n",
-        cp.index, checkpoint_label(cp), timeline_svg(cp));
-  if (r.checkpoints.empty()) out += "<p>No checkpoint to show.</p>\n";
-  return out + "</section>\n";
+        cp.index, checkpoint_label(cp), timeline_svg(cp, timeline_of(r, cp, scratch))));
+  sink(r.checkpoints.empty() ? "<p>No checkpoint to show.</p>\n</section>\n" : "</section>\n");
 }
 
 std::string failures_section(const Report& r) {
@@ -570,7 +578,7 @@ std::string recommendations_section(const Report& r) {
 
 }  // namespace
 
-std::string report_html(const Report& r) {
+void write_report_html(const Report& r, const TextSink& sink) {
   std::string title = r.job_name.empty() ? "checkpoint report" : "checkpoint report: " + r.job_name;
   std::string out = svg::page_preamble();
   out += "<title>" + h(title) + "</title>\n<style>" + std::string(kStyle) +
@@ -588,17 +596,23 @@ std::string report_html(const Report& r) {
   }
   out += job_section(r);
   out += cost_section(r);
-  out += checkpoints_section(r);
-  out += timeline_section(r);
-  out += failures_section(r);
-  out += recommendations_section(r);
+  sink(out);
+  checkpoints_section(r, sink);
+  timeline_section(r, sink);
+  sink(failures_section(r));
+  sink(recommendations_section(r));
   for (const auto& x : r.extra_sections)
-    out +=
-        fmt::format("<section id=\"{}\"><h2>{}</h2>\n{}</section>\n", h(x.id), h(x.title), x.html);
-  out +=
+    sink(
+        fmt::format("<section id=\"{}\"><h2>{}</h2>\n{}</section>\n", h(x.id), h(x.title), x.html));
+  sink(
       "<footer class=\"muted\"><p>Stages, verdict and rules: docs/report.md and docs/stitching.md "
       "of "
-      "ckptscope.</p></footer>\n</body></html>\n";
+      "ckptscope.</p></footer>\n</body></html>\n");
+}
+
+std::string report_html(const Report& r) {
+  std::string out;
+  write_report_html(r, [&out](std::string_view piece) { out += piece; });
   return out;
 }
 

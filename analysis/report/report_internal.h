@@ -12,6 +12,15 @@ namespace ckpt::report {
 // The checkpoint's series over its window (timeline.cpp).
 Timeline build_timeline(const Report& report, const CheckpointReport& checkpoint, size_t bins);
 
+// The checkpoint's timeline: the one the report kept, or else built now
+// into `scratch` (ReportOptions::keep_timelines).
+const Timeline& timeline_of(const Report& report, const CheckpointReport& checkpoint,
+                            Timeline& scratch);
+
+// How many failures each job checkpoint has, at its CheckpointReport::index
+// (1, 2, ...; 0 unused): counted once for all, not once per checkpoint.
+std::vector<size_t> failures_per_checkpoint(const Report& report);
+
 // The rule base (recommendations.cpp, docs/report.md), in its documented order.
 std::vector<Recommendation> recommend(const Report& report);
 

@@ -104,7 +104,11 @@ json bytes_by_via_json(const std::vector<std::pair<std::string, uint64_t>>& by_v
   return out;
 }
 
-json checkpoint_json(const Report& r, const CheckpointReport& cp) {
+// `failures`: the positions in r.failures of this checkpoint's, in order.
+const std::vector<size_t> kNoFailures;
+
+json checkpoint_json(const Report& r, const CheckpointReport& cp,
+                     const std::vector<size_t>& failures) {
   const NodeCheckpoint& slow = cp.nodes[cp.slowest];
   json per_node = json::array();
   for (const auto& nc : cp.nodes) {
@@ -125,8 +129,8 @@ json checkpoint_json(const Report& r, const CheckpointReport& cp) {
                         {"nfs", nfs_json(c.nfs)}});
   }
   json kinds = json::array();
-  for (const auto& f : r.failures)
-    if (f.checkpoint == cp.index) kinds.push_back(text(f.failure.kind));
+  for (size_t f : failures) kinds.push_back(text(r.failures[f].failure.kind));
+  Timeline scratch;
   const CheckpointRecord& rec = *slow.record;
   return {{"index", cp.index},
           {"direction", std::string(to_string(cp.direction))},
@@ -150,7 +154,7 @@ json checkpoint_json(const Report& r, const CheckpointReport& cp) {
           {"nfs", nfs_json(rec.nfs)},
           {"failures", kinds},
           {"per_node", per_node},
-          {"timeline", timeline_json(cp.timeline)}};
+          {"timeline", timeline_json(timeline_of(r, cp, scratch))}};
 }
 
 json node_json(const Report& r, const NodeInfo& n) {
@@ -204,11 +208,18 @@ json job_json(const Report& r) {
           {"nodes", nodes}};
 }
 
-}  // namespace
+// Each checkpoint's failures (positions in r.failures), by its index: one
+// pass over them, not one per checkpoint.
+std::vector<std::vector<size_t>> failures_by_checkpoint(const Report& r) {
+  std::vector<std::vector<size_t>> out(r.checkpoints.size() + 1);
+  for (size_t i = 0; i < r.failures.size(); ++i)
+    if (const auto& c = r.failures[i].checkpoint; c && *c < out.size()) out[*c].push_back(i);
+  return out;
+}
 
-json report_json(const Report& r) {
+// Everything but the checkpoints, whose list is left empty.
+json report_json_head(const Report& r) {
   json checkpoints = json::array();
-  for (const auto& cp : r.checkpoints) checkpoints.push_back(checkpoint_json(r, cp));
   json failures = json::array();
   for (const auto& f : r.failures)
     failures.push_back({{"node", text(r.nodes[f.node].node)},
@@ -246,6 +257,54 @@ json report_json(const Report& r) {
   return {{"report_version", 1},     {"job", job_json(r)},  {"checkpoints", checkpoints},
           {"failures", failures},    {"cost", cost},        {"verdict", verdict},
           {"recommendations", recs}, {"warnings", warnings}};
+}
+
+}  // namespace
+
+json report_json(const Report& r) {
+  json out = report_json_head(r);
+  const auto failures = failures_by_checkpoint(r);
+  json& checkpoints = out["checkpoints"];
+  for (const auto& cp : r.checkpoints)
+    checkpoints.push_back(
+        checkpoint_json(r, cp, cp.index < failures.size() ? failures[cp.index] : kNoFailures));
+  return out;
+}
+
+void write_report_json(const Report& r, const json& extra, const TextSink& sink) {
+  json head = report_json_head(r);
+  if (extra.is_object())
+    for (const auto& [key, value] : extra.items()) head[key] = value;
+  const std::string text = dump_json(head, 2);
+  // Keys are in order, "checkpoints" the first: its line, at the top
+  // level's indent (a nested key's has more), is the first of its kind.
+  const std::string_view empty = "\n  \"checkpoints\": []";
+  const size_t at = text.find(empty);
+  if (at == std::string::npos || r.checkpoints.empty()) {
+    sink(text);
+    sink("\n");
+    return;
+  }
+  sink(std::string_view(text).substr(0, at + empty.size() - 2));
+  sink("[\n");
+  // Each checkpoint as dump_json writes an element of that list: its lines
+  // four spaces in (no string in it holds a raw newline: JSON escapes them).
+  const auto failures = failures_by_checkpoint(r);
+  std::string piece;
+  for (size_t i = 0; i < r.checkpoints.size(); ++i) {
+    const CheckpointReport& cp = r.checkpoints[i];
+    const std::string one = dump_json(
+        checkpoint_json(r, cp, cp.index < failures.size() ? failures[cp.index] : kNoFailures), 2);
+    piece.assign(i == 0 ? "    " : ",\n    ");
+    for (char c : one) {
+      piece += c;
+      if (c == '\n') piece += "    ";
+    }
+    sink(piece);
+  }
+  sink("\n  ]");
+  sink(std::string_view(text).substr(at + empty.size()));
+  sink("\n");
 }
 
 }  // namespace ckpt::report

@@ -136,7 +136,8 @@ std::string report_markdown(const Report& r) {
                          s->max_Bps ? format_bandwidth(*s->max_Bps) : "unknown",
                          s->fraction_of_max() ? format_percent(*s->fraction_of_max()) : "");
     }
-    out += "\nTimeline: " + peaks(cp.timeline) + ".\n";
+    Timeline scratch;
+    out += "\nTimeline: " + peaks(timeline_of(r, cp, scratch)) + ".\n";
   }
 
   out += "\n## Failures\n\n";

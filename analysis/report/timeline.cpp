@@ -134,4 +134,17 @@ Timeline build_timeline(const Report& report, const CheckpointReport& cp, size_t
   return tl;
 }
 
+const Timeline& timeline_of(const Report& report, const CheckpointReport& cp, Timeline& scratch) {
+  if (report.timelines_kept) return cp.timeline;
+  scratch = build_timeline(report, cp, report.timeline_bins);
+  return scratch;
+}
+
+std::vector<size_t> failures_per_checkpoint(const Report& report) {
+  std::vector<size_t> out(report.checkpoints.size() + 1, 0);
+  for (const auto& f : report.failures)
+    if (f.checkpoint && *f.checkpoint < out.size()) ++out[*f.checkpoint];
+  return out;
+}
+
 }  // namespace ckpt::report

@@ -1,14 +1,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "analysis/classifier/classifier.h"
 #include "analysis/classifier/render.h"
 #include "apps/cli/commands.h"
+#include "files/input_file.h"
 #include "json/json_io.h"
 
 namespace ckpt::cli {
@@ -43,6 +42,12 @@ std::string default_corpus() {
                                                                           : std::string();
 }
 
+// A log on standard input is held whole while it is classified (a file is
+// mapped instead, whatever its size): 1 GiB is far more of a job's log than
+// its cause is found in (the classifier reads from the end).
+constexpr InputLimit kStdinLogLimit{
+    1u << 30, "give a log that large as a file (mapped, any size), or its end (tail -c)"};
+
 constexpr int kMinExitCode = -64;  // SIGRTMAX
 constexpr int kMaxExitCode = 255;
 
@@ -73,9 +78,13 @@ int classify_command(const ClassifyOptions& o) {
   for (const auto& path : o.logs) {
     Expected<classify::Classification> c = classify::Classification{};
     if (path == "-") {
-      std::ostringstream buf;
-      buf << std::cin.rdbuf();
-      c = classifier->classify_text(buf.str(), "-");
+      auto text = read_fd_bounded(0, "-", kStdinLogLimit, "classify");
+      if (!text) {
+        warn(text.error().message);
+        rc = 2;
+        continue;
+      }
+      c = classifier->classify_text(*text, "-");
     } else {
       c = classifier->classify_file(path, scan);
     }
@@ -142,7 +151,7 @@ int eval_classifier_command(const EvalClassifierOptions& o) {
   if (!extra.empty()) {
     auto more = classify::load_labels(extra);
     if (!more) {
-      warn(more.error().message);
+      warn(o.extra_labels.empty() ? more.error().message : "--extra " + more.error().message);
       return 2;
     }
     std::vector<std::string> extra_classes;

@@ -4,12 +4,11 @@
 // stdout, or a {"request_error": ...} object; exits 0 when it could answer, 2 on a
 // bad request.
 #include <cstdio>
-#include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "apps/cli/notify_request.h"
+#include "files/input_file.h"
 #include "json/json_io.h"
 
 int main(int argc, char** /*argv*/) {
@@ -18,12 +17,19 @@ int main(int argc, char** /*argv*/) {
                  "usage: ckptscope-notify < REQUEST.json  (started by `ckptscope run --notify`)\n");
     return 2;
   }
-  std::ostringstream in;
-  in << std::cin.rdbuf();
   // Every answer goes through dump_json: an error may quote the request,
   // which may hold any byte (dumping it threw type_error.316 and aborted).
   auto answer = [](const nlohmann::json& j) { std::printf("%s\n", ckpt::dump_json(j).c_str()); };
-  auto request_json = ckpt::parse_json(in.str(), "request");
+  // The request `run` writes: settings, the log's tail and the checkpoint
+  // summary (a few KiB a checkpoint). 1 GiB is hundreds of thousands of
+  // checkpoints; more is not a request from `run`.
+  constexpr ckpt::InputLimit kRequestLimit{1u << 30, "no request from `ckptscope run` is", true};
+  auto in = ckpt::read_fd_bounded(0, "<stdin>", kRequestLimit, "request");
+  if (!in) {
+    answer({{"request_error", in.error().message}});
+    return 2;
+  }
+  auto request_json = ckpt::parse_json(*in, "request");
   if (!request_json) {
     answer({{"request_error", request_json.error().message}});
     return 2;

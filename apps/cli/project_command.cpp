@@ -63,7 +63,9 @@ int project_command(const ProjectCommandOptions& options) {
     warn(traces.error().message);
     return 1;
   }
-  auto built = report::build_report(std::move(*traces), report::ReportOptions{});
+  report::ReportOptions ro;
+  ro.keep_timelines = false;  // a projection draws none
+  auto built = report::build_report(std::move(*traces), ro);
   if (!built) {
     warn("project: " + built.error().message);
     return 1;

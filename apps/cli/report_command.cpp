@@ -17,6 +17,7 @@ int report_command(const ReportCommandOptions& options) {
     return 2;
   }
   report::ReportOptions ro;
+  ro.keep_timelines = false;  // each built as the rendering reaches its checkpoint
   auto read_max = bandwidth_flag("report", "--storage-read-max", options.storage_read_max);
   auto write_max = bandwidth_flag("report", "--storage-write-max", options.storage_write_max);
   for (const auto* e : {&read_max, &write_max})
@@ -60,17 +61,23 @@ int report_command(const ReportCommandOptions& options) {
                                      projection::projection_html_section(*projected),
                                      projection::projection_markdown(*projected)});
   }
-  std::string text;
+  // HTML and JSON are written as they are made, a checkpoint at a time:
+  // for a long job they are the size of the trace or more (issue 36).
+  Expected<void> written;
   if (format == "json") {
-    nlohmann::json j = report::report_json(*built);
-    if (projected) j["projection"] = projection::projection_json(*projected);
-    text = dump_json(j, 2) + "\n";
+    nlohmann::json extra = nlohmann::json::object();
+    if (projected) extra["projection"] = projection::projection_json(*projected);
+    written = write_output_pieces(options.out_path, [&](const report::TextSink& sink) {
+      report::write_report_json(*built, extra, sink);
+    });
   } else if (format == "md") {
-    text = report::report_markdown(*built);
+    written = write_output(options.out_path, report::report_markdown(*built));
   } else {
-    text = report::report_html(*built);
+    written = write_output_pieces(options.out_path, [&](const report::TextSink& sink) {
+      report::write_report_html(*built, sink);
+    });
   }
-  if (auto written = write_output(options.out_path, text); !written) {
+  if (!written) {
     warn("report: " + written.error().message);
     return 1;
   }

@@ -1,5 +1,8 @@
 #include "apps/cli/report_io.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +33,43 @@ Expected<std::optional<double>> bandwidth_flag(const std::string& command, const
   auto v = parse_bandwidth(text);
   if (!v) return make_error(fmt::format("{}: {} {}", command, flag, v.error().message));
   return std::optional<double>{*v};
+}
+
+Expected<void> write_output_pieces(const std::string& path,
+                                   const std::function<void(const report::TextSink&)>& render) {
+  constexpr size_t kFlushBytes = 1u << 20;
+  const bool to_stdout = path.empty() || path == "-";
+  std::optional<ReplacementFile> file;
+  UniqueFd fd;
+  if (to_stdout) {
+    std::fflush(stdout);
+  } else {
+    auto created = ReplacementFile::create(path, "-o");
+    if (!created) return created.error();
+    file.emplace(std::move(*created));
+    fd = UniqueFd(::open(file->temp_path().c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd.valid())
+      return make_error(fmt::format("-o {}: cannot write: {}", path, std::strerror(errno)));
+  }
+  const int out = to_stdout ? STDOUT_FILENO : fd.get();
+  const std::string shown = to_stdout ? "standard output" : path;
+  std::string buffer;
+  Expected<void> written;
+  auto flush = [&]() {
+    if (written && !buffer.empty()) written = write_all(out, buffer, shown);
+    buffer.clear();
+  };
+  render([&](std::string_view piece) {
+    if (!written) return;  // the first error stands; the rest is not written
+    buffer += piece;
+    if (buffer.size() >= kFlushBytes) flush();
+  });
+  flush();
+  if (!written) return written;
+  if (to_stdout) return {};
+  if (::fsync(fd.get()) != 0)
+    return make_error(fmt::format("-o {}: cannot write: {}", path, std::strerror(errno)));
+  return file->commit();
 }
 
 std::string format_from_path(const std::string& path, const std::string& otherwise) {

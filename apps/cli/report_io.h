@@ -2,6 +2,7 @@
 // rendering written out whole.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,5 +26,13 @@ std::string format_from_path(const std::string& path, const std::string& otherwi
 // nothing: written beside the target and renamed over it, so a failed run
 // never leaves half a page where the last one was. The error names the file.
 Expected<void> write_output(const std::string& path, const std::string& text);
+
+// The same, for a text `render` makes piece by piece (into the sink it is
+// given): written as it comes, a MiB at a time, so that a report of tens of
+// thousands of checkpoints is never held whole (issue 36). A file still
+// appears whole or not at all: the pieces go to a temporary beside it,
+// renamed over it once all are written.
+Expected<void> write_output_pieces(const std::string& path,
+                                   const std::function<void(const report::TextSink&)>& render);
 
 }  // namespace ckpt::cli

@@ -335,7 +335,12 @@ void NodeCollector::watch_mounts(uint64_t now_ns) {
 }
 
 void NodeCollector::reject_mountstats(const Error& error) {
-  const std::string cause = error.message.starts_with("cannot ") ? "unreadable" : "malformed";
+  // Not read whole (files/input_file.h: "PATH: cannot read it: ...", "PATH:
+  // larger than ..."), or read and not mountstats.
+  const bool unreadable = error.message.starts_with("cannot ") ||
+                          error.message.find(": cannot read it: ") != std::string::npos ||
+                          error.message.find(": larger than ") != std::string::npos;
+  const std::string cause = unreadable ? "unreadable" : "malformed";
   ++mountstats_rejected_[cause];
   // Once per cause: the line number and the values vary from sample to
   // sample, the kind of defect does not; bounded, so a changing file cannot

@@ -7,6 +7,8 @@
 #include <system_error>
 #include <vector>
 
+#include "files/input_file.h"
+
 namespace ckpt {
 namespace {
 
@@ -139,11 +141,12 @@ std::string WorkloadNamer::label_of(uint32_t tgid, uint64_t now_ns) {
   if (it != by_tgid_.end() && !it->second.stale && now_ns - it->second.read_ns < kRelabelNs)
     return it->second.label;
   std::optional<std::string> label;
-  std::ifstream in(options_.proc_root + "/" + std::to_string(tgid) + "/cgroup");
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto job = job_of_proc_cgroup(ss.str());
+  // A line per cgroup hierarchy (one on cgroup v2): far under 1 MiB.
+  constexpr InputLimit kProcCgroupLimit{1u << 20, "/proc/PID/cgroup is a line per hierarchy"};
+  auto text = read_file_bounded(options_.proc_root + "/" + std::to_string(tgid) + "/cgroup",
+                                kProcCgroupLimit, "");
+  if (text) {
+    auto job = job_of_proc_cgroup(*text);
     label = job ? label_of_job(*job) : std::string(kOtherWorkload);
   } else if (it != by_tgid_.end()) {
     label = it->second.label;  // gone: it was where it was last seen

@@ -302,8 +302,8 @@ inline constexpr table::Column<FileIoRecord> kFilesColumns[] = {
                         "checkpoint"),
     field<&FileIoRecord::path>("path", "TEXT NOT NULL",
                                "as the job named it; bytes that are not UTF-8 are kept raw"),
-    field<&FileIoRecord::dev>("dev", "INTEGER NOT NULL", "st_dev"),
-    field<&FileIoRecord::ino>("ino", "INTEGER NOT NULL", "st_ino"),
+    field<&FileIoRecord::dev>("dev", "INTEGER NOT NULL", "st_dev").identifier(),
+    field<&FileIoRecord::ino>("ino", "INTEGER NOT NULL", "st_ino").identifier(),
     field<&FileIoRecord::bytes_written>("bytes_written", "INTEGER NOT NULL"),
     field<&FileIoRecord::bytes_read>("bytes_read", "INTEGER NOT NULL"),
     field<&FileIoRecord::write_calls>("write_calls", "INTEGER NOT NULL"),
@@ -381,7 +381,8 @@ inline constexpr table::Table<IoCallRecord> kIoCallsTable{
 inline constexpr table::Column<ConnectionRecord> kConnectionsColumns[] = {
     row_id<ConnectionRecord>("seq", "INTEGER PRIMARY KEY"),
     field<&ConnectionRecord::cookie>("cookie", "INTEGER NOT NULL",
-                                     "socket cookie; tcp_samples.cookie refers to it"),
+                                     "socket cookie; tcp_samples.cookie refers to it")
+        .identifier(),
     field<&ConnectionRecord::local>("local", "TEXT NOT NULL", "'addr:port'"),
     field<&ConnectionRecord::remote>("remote", "TEXT NOT NULL", "'addr:port'"),
     field<&ConnectionRecord::first_ns>("first_ns", "INTEGER NOT NULL"),
@@ -412,7 +413,8 @@ inline constexpr table::Table<ConnectionRecord> kConnectionsTable{
 inline constexpr table::Column<TcpSampleRecord> kTcpSamplesColumns[] = {
     row_id<TcpSampleRecord>("seq", "INTEGER PRIMARY KEY"),
     field<&TcpSampleRecord::time_ns>("time_ns", "INTEGER NOT NULL"),
-    field<&TcpSampleRecord::cookie>("cookie", "INTEGER NOT NULL", "connections.cookie"),
+    field<&TcpSampleRecord::cookie>("cookie", "INTEGER NOT NULL", "connections.cookie")
+        .identifier(),
     field<&TcpSampleRecord::event>("event", "TEXT NOT NULL",
                                    "sample, state, retransmit, reset_sent, reset_received"),
     field<&TcpSampleRecord::bytes_acked>("bytes_acked", "INTEGER NOT NULL",
@@ -778,8 +780,8 @@ inline constexpr table::Column<UnrecognisedFileRecord> kUnrecognisedFilesColumns
     row_id<UnrecognisedFileRecord>("seq", "INTEGER PRIMARY KEY"),
     field<&UnrecognisedFileRecord::path>("path", "TEXT NOT NULL",
                                          "as the job opened it; '' when not known"),
-    field<&UnrecognisedFileRecord::dev>("dev", "INTEGER NOT NULL", "st_dev"),
-    field<&UnrecognisedFileRecord::ino>("ino", "INTEGER NOT NULL", "st_ino"),
+    field<&UnrecognisedFileRecord::dev>("dev", "INTEGER NOT NULL", "st_dev").identifier(),
+    field<&UnrecognisedFileRecord::ino>("ino", "INTEGER NOT NULL", "st_ino").identifier(),
     field<&UnrecognisedFileRecord::bytes_read>("bytes_read", "INTEGER NOT NULL"),
     field<&UnrecognisedFileRecord::bytes_written>("bytes_written", "INTEGER NOT NULL"),
     field<&UnrecognisedFileRecord::checkpoint_glob>(

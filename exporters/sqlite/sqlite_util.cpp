@@ -108,6 +108,8 @@ Expected<void> Stmt::run() {
 
 bool Stmt::is_null(int col) const { return sqlite3_column_type(stmt_.get(), col) == SQLITE_NULL; }
 
+int Stmt::col_type(int col) const { return sqlite3_column_type(stmt_.get(), col); }
+
 int64_t Stmt::col_i64(int col) const { return sqlite3_column_int64(stmt_.get(), col); }
 
 double Stmt::col_double(int col) const { return sqlite3_column_double(stmt_.get(), col); }

@@ -57,6 +57,8 @@ class Stmt {
   void reset();
 
   [[nodiscard]] bool is_null(int col) const;
+  // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
+  [[nodiscard]] int col_type(int col) const;
   [[nodiscard]] int64_t col_i64(int col) const;
   [[nodiscard]] uint64_t col_u64(int col) const { return static_cast<uint64_t>(col_i64(col)); }
   [[nodiscard]] double col_double(int col) const;

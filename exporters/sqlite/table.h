@@ -205,6 +205,18 @@ struct Column {
   void (*bind)(sqlite::Stmt&, int, const Record&) = nullptr;                      // Role::Field
   std::optional<Complaint> (*read)(const sqlite::Stmt&, int, Record&) = nullptr;  // Role::Field
   void (*fill)(Record&, uint64_t seed) = nullptr;  // Role::Field: a distinct non-default value
+  // Role::Field of an integer type: whether a stored value is one the field
+  // can hold (check_integer); null for the other types.
+  std::optional<Complaint> (*check)(const sqlite::Stmt&, int, bool nullable,
+                                    bool any_bits) = nullptr;
+  bool nullable = false;  // an optional, or through one: NULL is "absent"
+  // An unsigned 64-bit identifier (st_dev, st_ino, a socket cookie): every
+  // bit pattern is one, so values from 2^63 up, stored as negative INTEGERs,
+  // are too. Every other unsigned 64-bit field is a quantity (bytes,
+  // nanoseconds, counts, ids numbered from 1) that never reaches 2^63 (8 EiB,
+  // 292 years): a negative INTEGER there is damage, not a value (issue 36).
+  bool any_bits = false;
+  void (*fill_any_bits)(Record&, uint64_t seed) = nullptr;  // fill, for identifier()
 
   // A column newer than its table: files of older versions lack it and read
   // `value` (an SQL literal) instead.
@@ -212,6 +224,13 @@ struct Column {
     Column c = *this;
     c.since = version;
     c.older_files = value;
+    return c;
+  }
+  // An identifier: every 64-bit pattern is a value (any_bits).
+  [[nodiscard]] constexpr Column identifier() const {
+    Column c = *this;
+    c.any_bits = true;
+    if (c.fill_any_bits != nullptr) c.fill = c.fill_any_bits;
     return c;
   }
 };
@@ -327,11 +346,68 @@ std::optional<Complaint> read_path(const sqlite::Stmt& s, int i, PathRecord<Path
   return Codec<Field>::read(s, i, make<Path...>(r));
 }
 
-template <auto... Path>
+// A sample the field can hold: for an unsigned 64-bit quantity below 2^63
+// (still above 2^32, so its storage as a 64-bit integer is exercised); for
+// an identifier, with the top bit set (its two's complement storage).
+template <typename F>
+F sample_value(uint64_t seed, bool any_bits) {
+  if constexpr (kIsOptional<F>) {
+    return F(sample_value<typename Unoptional<F>::Type>(seed, any_bits));
+  } else if constexpr (std::is_same_v<F, uint64_t>) {
+    return any_bits ? Codec<F>::sample(seed) : (uint64_t{1} << 62) + seed;
+  } else {
+    return Codec<F>::sample(seed);
+  }
+}
+
+template <bool AnyBits, auto... Path>
 void fill_path(PathRecord<Path...>& r, uint64_t seed) {
   using Field = typename PathField<Path...>::Type;
-  make<Path...>(r) = Codec<Field>::sample(seed);
+  make<Path...>(r) = sample_value<Field>(seed, AnyBits);
 }
+
+// Whether the INTEGER stored for a field of type T is one T holds: an
+// integer (not text, a real or a blob; NULL only where the field is
+// optional), within T's range; an unsigned 64-bit quantity below 2^63
+// (Column::any_bits). The complaint says what is there and what may be.
+template <typename T>
+std::optional<Complaint> check_integer(const sqlite::Stmt& s, int i, bool nullable, bool any_bits) {
+  const int type = s.col_type(i);
+  if (type == SQLITE_NULL) {
+    if (nullable) return std::nullopt;
+    return Complaint{false, "is NULL, not a whole number"};
+  }
+  if (type != SQLITE_INTEGER) {
+    const char* what = type == SQLITE_FLOAT  ? "a real number"
+                       : type == SQLITE_TEXT ? "text"
+                                             : "a blob";
+    return Complaint{false,
+                     std::string("is ") + what + " ('" + s.col_text(i) + "'), not a whole number"};
+  }
+  const int64_t v = s.col_i64(i);
+  int64_t low = 0;
+  int64_t high = std::numeric_limits<int64_t>::max();
+  if constexpr (std::is_same_v<T, bool>) {
+    high = 1;
+  } else if constexpr (std::is_unsigned_v<T>) {
+    if constexpr (sizeof(T) == sizeof(uint64_t)) {
+      if (any_bits) return std::nullopt;
+    } else {
+      high = static_cast<int64_t>(std::numeric_limits<T>::max());
+    }
+  } else {
+    low = static_cast<int64_t>(std::numeric_limits<T>::min());
+    high = static_cast<int64_t>(std::numeric_limits<T>::max());
+  }
+  if (v >= low && v <= high) return std::nullopt;
+  return Complaint{
+      false, "is " + std::to_string(v) + ", out of its range (" + std::to_string(low) + " to " +
+                 std::to_string(high) +
+                 (v < 0 && low == 0 ? "; an unsigned quantity is never negative)" : ")")};
+}
+
+template <typename Field>
+constexpr bool kIntegerField = std::is_integral_v<typename Unoptional<Field>::Type>;
 
 template <typename Record, typename T, T (*Get)(const Record&), void (*Set)(Record&, T)>
 struct Computed {
@@ -352,10 +428,15 @@ template <auto... Path>
 constexpr Column<detail::PathRecord<Path...>> field(std::string_view name, std::string_view sql,
                                                     std::string_view comment = {}) {
   Column<detail::PathRecord<Path...>> c{name, sql, comment};
+  using Field = typename detail::PathField<Path...>::Type;
   c.null_together = detail::PathThroughOptional<Path...>::value;
   c.bind = &detail::bind_path<Path...>;
   c.read = &detail::read_path<Path...>;
-  c.fill = &detail::fill_path<Path...>;
+  c.fill = &detail::fill_path<false, Path...>;
+  c.fill_any_bits = &detail::fill_path<true, Path...>;
+  c.nullable = c.null_together || detail::kIsOptional<Field>;
+  if constexpr (detail::kIntegerField<Field>)
+    c.check = &detail::check_integer<typename detail::Unoptional<Field>::Type>;
   return c;
 }
 
@@ -368,6 +449,9 @@ constexpr Column<Record> computed(std::string_view name, std::string_view sql,
   c.bind = &C::bind;
   c.read = &C::read;
   c.fill = &C::fill;
+  c.nullable = detail::kIsOptional<T>;
+  if constexpr (detail::kIntegerField<T>)
+    c.check = &detail::check_integer<typename detail::Unoptional<T>::Type>;
   return c;
 }
 
@@ -608,18 +692,25 @@ std::optional<std::string> read_row(const sqlite::Stmt& s, const Table<Record>& 
     }
     return names + " are not all NULL or all set";
   }
+  const bool numbered = std::any_of(t.columns.begin(), t.columns.end(),
+                                    [](const Column<Record>& c) { return c.role == Role::RowId; });
   for (size_t i = 0; i < t.columns.size(); ++i) {
     const auto& c = t.columns[i];
     if (c.role != Role::Field) continue;
-    auto complaint = c.read(s, static_cast<int>(i), r);
+    std::optional<Complaint> complaint;
+    if (c.check != nullptr) complaint = c.check(s, static_cast<int>(i), c.nullable, c.any_bits);
+    if (!complaint) complaint = c.read(s, static_cast<int>(i), r);
     if (!complaint) continue;
     if (complaint->about_row && t.row_name != nullptr) {
       return t.row_name(r) + " " + complaint->text;
     }
+    // The table, the column and the row: its owner, and its number (seq)
+    // in the tables that have one.
     std::string where = std::string(t.name) + "." + std::string(c.name);
     if (found.owner && !refers_to.empty()) {
       where += " of " + std::string(refers_to) + " " + std::to_string(*found.owner);
     }
+    if (numbered) where += " (row seq " + std::to_string(found.row_id) + ")";
     return where + " " + complaint->text;
   }
   return std::nullopt;

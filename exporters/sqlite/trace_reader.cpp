@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -63,6 +65,35 @@ class Reader {
         return damaged(fmt::format("table '{}' is missing", table.name));
       }
     }
+    return {};
+  }
+
+  // meta.schema_version says the version again (docs/trace-schema.md):
+  // missing, not a whole number, not a version this reader knows, or not
+  // PRAGMA user_version, the file is not one any ckptscope wrote whole.
+  Expected<void> check_meta_version() {
+    std::optional<std::string> value;
+    auto read = each_row("meta", "SELECT value FROM meta WHERE key = 'schema_version'",
+                         [&](const Stmt& s) -> Expected<void> {
+                           value = s.col_text(0);
+                           return {};
+                         });
+    if (!read) return read;
+    const std::string reads = fmt::format("this ckptscope reads schema versions {} to {}",
+                                          kOldestTraceSchemaVersion, kTraceSchemaVersion);
+    if (!value) return damaged(fmt::format("meta.schema_version is missing ({})", reads));
+    int64_t v = 0;
+    const char* end = value->data() + value->size();
+    const auto [ptr, ec] = std::from_chars(value->data(), end, v);
+    if (value->empty() || ec != std::errc() || ptr != end)
+      return damaged(
+          fmt::format("meta.schema_version is '{}', not a schema version ({})", *value, reads));
+    if (v < kOldestTraceSchemaVersion || v > kTraceSchemaVersion)
+      return damaged(
+          fmt::format("meta.schema_version is {}, not a version it reads ({})", v, reads));
+    if (v != version_)
+      return damaged(
+          fmt::format("meta.schema_version is {} but PRAGMA user_version is {}", v, version_));
     return {};
   }
 
@@ -333,6 +364,7 @@ Expected<Trace> read_trace(const std::string& path) {
   Reader reader(path, std::move(db).value());
   if (auto r = reader.check_version(); !r) return r.error();
   if (auto r = reader.check_tables(); !r) return r.error();
+  if (auto r = reader.check_meta_version(); !r) return r.error();
   return reader.read();
 }
 

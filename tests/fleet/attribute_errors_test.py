@@ -70,7 +70,7 @@ def main():
             expect(ck, ["--prometheus", nowhere, "--events", path] + rng, 2, where, *what)
             cases += 1
         expect(ck, ["--prometheus", nowhere, "--events", os.path.join(tmp, "missing.csv")] + rng,
-               2, "missing.csv: cannot open")
+               2, "missing.csv: cannot read it")
         cases += 1
         # Empty or malformed ranges and flags.
         expect(ck, ["--prometheus", nowhere, "--from", "1769947200", "--to", "1769860800"], 2,

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "files/input_file.h"
+
 namespace ckpt {
 namespace {
 
@@ -111,11 +113,12 @@ Expected<std::vector<MountEntry>> parse_mountinfo(std::string_view text, std::st
 }
 
 Expected<std::vector<MountEntry>> read_mountinfo(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(fmt::format("{}: {}", path, std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_mountinfo(ss.str(), path);
+  // A line of some 100-300 bytes per mount: 64 MiB is hundreds of thousands
+  // of mounts, more than any node (or container host) has.
+  constexpr InputLimit kMountinfoLimit{64u << 20, "a mount table is a line per mount", true};
+  auto text = read_file_bounded(path, kMountinfoLimit, "");
+  if (!text) return text.error();
+  return parse_mountinfo(*text, path);
 }
 
 Expected<MountEntry> mount_of_path(const std::vector<MountEntry>& mounts, const std::string& path) {

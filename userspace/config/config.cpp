@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "files/input_file.h"
 #include "json/json_io.h"
 #include "notify/notify.h"
 
@@ -149,12 +150,13 @@ class Section {
   Expected<double> bandwidth(const std::string& key) const {
     const json& v = j_.at(key);
     Expected<double> bw = v.is_string()   ? parse_bandwidth(v.get<std::string>())
-                          : v.is_number() ? Expected<double>(v.get<double>())
+                          : v.is_number() ? bandwidth_in_range(v.get<double>(), dump_json(v))
                                           : Expected<double>(make_error("not a number or string"));
-    if (!bw || !(*bw > 0) || !std::isfinite(*bw))
+    if (!bw)
       return make_error(fmt::format(
-          "{}: must be a positive bandwidth such as \"250GB/s\", \"100Gbit/s\" or 2.5e11 (got {})",
-          field(key), dump_json(v)));
+          "{}: must be a bandwidth from 1 B/s to 1 PB/s such as \"250GB/s\", \"100Gbit/s\" or "
+          "2.5e11 (got {}: {})",
+          field(key), dump_json(v), bw.error().message));
     return bw;
   }
   Section child(const std::string& key) const { return Section(j_.at(key), field(key)); }
@@ -415,11 +417,9 @@ Expected<Config> parse_config(const std::string& text, const std::string& origin
 }
 
 Expected<Config> load_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(fmt::format("config {}: cannot be read", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_config(ss.str(), path);
+  auto text = read_file_bounded(path, kConfigFileLimit, "config");
+  if (!text) return text.error();
+  return parse_config(*text, path);
 }
 
 Expected<double> parse_bandwidth(const std::string& text) {
@@ -440,20 +440,34 @@ Expected<double> parse_bandwidth(const std::string& text) {
                                                           {"MB", 1e6},
                                                           {"GB", 1e9},
                                                           {"TB", 1e12},
+                                                          {"PB", 1e15},
                                                           {"KiB", 1024.0},
                                                           {"MiB", 1048576.0},
                                                           {"GiB", 1073741824.0},
                                                           {"TiB", 1099511627776.0},
+                                                          {"PiB", 1125899906842624.0},
                                                           {"bit", 1 / 8.0},
                                                           {"Kbit", 1e3 / 8},
                                                           {"Mbit", 1e6 / 8},
                                                           {"Gbit", 1e9 / 8},
                                                           {"Tbit", 1e12 / 8},
+                                                          {"Pbit", 1e15 / 8},
                                                           {"Gbps", 1e9 / 8},
                                                           {"Mbps", 1e6 / 8}};
   for (const auto& [name, scale] : kUnits)
-    if (unit == name) return value * scale;
+    if (unit == name) return bandwidth_in_range(value * scale, text);
   return make_error(fmt::format("'{}': unknown unit '{}'", text, unit));
+}
+
+Expected<double> bandwidth_in_range(double value, const std::string& text) {
+  if (!std::isfinite(value))
+    return make_error(
+        fmt::format("'{}' is not a finite bandwidth (must be from 1 B/s to 1 PB/s)", text));
+  if (value < kMinBandwidthBps || value > kMaxBandwidthBps)
+    return make_error(fmt::format(
+        "'{}' is out of range: a bandwidth must be from 1 B/s to 1 PB/s ({} B/s){}", text, value,
+        value > kMaxBandwidthBps ? "; no storage or link is that fast: a unit off?" : ""));
+  return value;
 }
 
 Expected<StorageEndpoint> parse_endpoint(const std::string& text) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "common/expected.h"
+#include "files/input_file.h"
 
 namespace ckpt {
 
@@ -91,12 +92,28 @@ struct Config {
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
+// A config file is a few KiB (the largest shipped is under 2 KiB); 16 MiB is
+// thousands of times that, and far less than a mistaken input would be.
+inline constexpr InputLimit kConfigFileLimit{16u << 20, "a config file is a few KiB", true};
+
 // `origin` names the input in error messages (a file path, "--config").
 Expected<Config> parse_config(const std::string& text, const std::string& origin);
+// At most kConfigFileLimit of it (files/input_file.h).
 Expected<Config> load_config(const std::string& path);
 
-// "700GB/s", "250 GiB/s", "100Gbit/s", "1.5e9" -> bytes per second.
+// Every bandwidth ckptscope is given (a flag, the config) lies in
+// [kMinBandwidthBps, kMaxBandwidthBps]. The fastest parallel file systems
+// serve a few TB/s in all and a node's links move hundreds of GB/s: a
+// maximum above 1 PB/s, or below 1 B/s, is a typo (a unit off by 1e9), and
+// would make every fraction of the maximum 0 or every forecast endless.
+inline constexpr double kMinBandwidthBps = 1;
+inline constexpr double kMaxBandwidthBps = 1e15;
+
+// "700GB/s", "250 GiB/s", "100Gbit/s", "1.5e9" -> bytes per second, finite
+// and in [kMinBandwidthBps, kMaxBandwidthBps]; the error says why not.
 Expected<double> parse_bandwidth(const std::string& text);
+// `value` (bytes per second, written `text` by the user) if finite and in range.
+Expected<double> bandwidth_in_range(double value, const std::string& text);
 // "[::1]:2049", "10.0.0.5:2049", "*:2049", "2049" -> endpoint.
 Expected<StorageEndpoint> parse_endpoint(const std::string& text);
 

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <sstream>
 
+#include "files/input_file.h"
 #include "jobio.h"
 #include "probes/jobio_programs.h"
 
@@ -79,12 +80,12 @@ bool may_run(long number, IoOp op, IoVia via) {
   }
 }
 
+// /proc/PID/task/TID/syscall and stat: a line of under 1 KiB.
 std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  constexpr InputLimit kProcLineLimit{1u << 20, "a /proc task file is a line"};
+  auto text = read_file_bounded(path, kProcLineLimit, "");
+  if (!text) return std::nullopt;
+  return std::move(*text);
 }
 
 }  // namespace

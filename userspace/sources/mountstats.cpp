@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "files/input_file.h"
+
 namespace ckpt {
 namespace {
 
@@ -387,15 +389,12 @@ Expected<std::vector<NfsMountStats>> parse_mountstats(std::string_view text) {
 }
 
 Expected<std::vector<NfsMountStats>> read_mountstats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return make_error(fmt::format("cannot open {}: {}", path,
-                                  std::error_code(errno, std::generic_category()).message()));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return make_error(fmt::format("cannot read {}", path));
-  auto mounts = parse_mountstats(text.str());
+  // A few KiB per mount (its options, events, transport and per-op lines):
+  // 256 MiB is tens of thousands of NFS mounts, more than any node has.
+  constexpr InputLimit kMountstatsLimit{256u << 20, "mountstats is a few KiB per mount", true};
+  auto text = read_file_bounded(path, kMountstatsLimit, "");
+  if (!text) return text.error();
+  auto mounts = parse_mountstats(*text);
   if (!mounts) return make_error(fmt::format("{}: {}", path, mounts.error().message));
   return mounts;
 }

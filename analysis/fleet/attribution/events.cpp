@@ -10,6 +10,7 @@
 
 #include "analysis/fleet/common/csv.h"
 #include "analysis/fleet/common/wall_time.h"
+#include "files/input_file.h"
 
 namespace ckpt::fleet::attribution {
 
@@ -164,11 +165,13 @@ Expected<std::vector<FailureEvent>> parse_events_csv(const std::string& text,
 
 Expected<std::vector<FailureEvent>> load_events_file(const std::string& path, double from_s,
                                                      double to_s) {
-  std::ifstream in(path);
-  if (!in) return make_error(fmt::format("--events {}: cannot open", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto events = parse_events_csv(text.str(), path, from_s, to_s);
+  // A line of some 40 bytes per GPU failure: 64 MiB is over a million of
+  // them, more than a large fleet has in years.
+  constexpr InputLimit kEventsFileLimit{64u << 20, "an events file is a short line per failure",
+                                        true};
+  auto text = read_file_bounded(path, kEventsFileLimit, "--events");
+  if (!text) return text.error();
+  auto events = parse_events_csv(*text, path, from_s, to_s);
   if (!events) return events.error();
   if (events->empty()) return make_error(fmt::format("--events {}: no events in the file", path));
   return events;

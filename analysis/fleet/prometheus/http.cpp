@@ -16,8 +16,24 @@ void init_curl_once() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// The most of one answer kept. A range query is chunked under the API's
+// 11,000 points a series (the client's max_points_per_chunk), some 30 bytes
+// a point: 1 GiB is thousands of series at the cap. A server (or something
+// posing as one) that sends more is cut off rather than let fill memory.
+constexpr size_t kMaxBodyBytes = size_t{1} << 30;
+
+struct Body {
+  std::string* text;
+  bool too_large = false;
+};
+
 size_t append_body(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
+  auto* body = static_cast<Body*>(user);
+  if (body->text->size() + size * count > kMaxBodyBytes) {
+    body->too_large = true;
+    return 0;  // curl stops with CURLE_WRITE_ERROR
+  }
+  body->text->append(data, size * count);
   return size * count;
 }
 
@@ -72,7 +88,8 @@ Expected<Response> perform(const std::string& url, const Form& form, bool post, 
   curl_easy_setopt(h, CURLOPT_URL, full_url.c_str());
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_text);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, append_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &response.body);
+  Body body{&response.body};
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(std::ceil(timeout_s * 1000)));
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip: range answers compress ~10x
@@ -82,6 +99,11 @@ Expected<Response> perform(const std::string& url, const Form& form, bool post, 
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(encoded.size()));
   }
   const CURLcode code = curl_easy_perform(h);
+  if (body.too_large)
+    return make_error(
+        fmt::format("{}: the answer is larger than 1 GiB; query a shorter range "
+                    "or fewer series",
+                    url));
   if (code != CURLE_OK) return make_error(fmt::format("{}: {}", url, describe(code, error_text)));
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &response.status);
   return response;

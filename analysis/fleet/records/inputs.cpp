@@ -1,15 +1,5 @@
 #include "analysis/fleet/records/inputs.h"
 
-#include <fmt/format.h>
-
-#include <array>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <sstream>
-
 #include "analysis/fleet/records/pytorchjob.h"
 #include "analysis/fleet/records/sacct_json.h"
 #include "analysis/fleet/records/sacct_text.h"
@@ -25,38 +15,31 @@ bool Inputs::empty() const {
          pytorchjob.empty() && sessions.empty();
 }
 
-Expected<std::string> read_input_file(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream text;
-    text << std::cin.rdbuf();
-    return text.str();
-  }
-  // A directory opens as a stream on Linux and only fails (by throwing) when
-  // read: say what it is instead. Pipes and /dev/stdin are fine.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return make_error(fmt::format("{}: is a directory, not a records file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  // istream::read turns a failing read into badbit (it does not throw).
-  std::string text;
-  std::array<char, 1 << 16> buffer{};
-  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0)
-    text.append(buffer.data(), static_cast<size_t>(in.gcount()));
-  if (in.bad()) return make_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  return text;
+Expected<std::string> read_input_file(const std::string& path, const InputLimit& limit,
+                                      std::string_view flag) {
+  if (path == "-") return read_fd_bounded(0, "-", limit, flag);
+  return read_file_bounded(path, limit, flag);
 }
 
 Expected<Records> read_inputs(const Inputs& inputs) {
   using Reader = Expected<void> (*)(std::string_view, std::string_view, Records&);
+  struct Source {
+    const std::vector<std::string>* paths;
+    Reader reader;
+    std::string_view flag;
+    const InputLimit& limit;
+  };
   Records records;
-  const std::pair<const std::vector<std::string>*, Reader> sources[] = {
-      {&inputs.sacct_json, read_sacct_json},  {&inputs.sacct_text, read_sacct_text},
-      {&inputs.sinfo, read_sinfo_reasons},    {&inputs.torchelastic, read_torchelastic_log},
-      {&inputs.pytorchjob, read_pytorchjobs}, {&inputs.sessions, read_sessions_csv}};
-  for (const auto& [paths, reader] : sources)
+  const Source sources[] = {
+      {&inputs.sacct_json, read_sacct_json, "--sacct-json", kSacctJsonLimit},
+      {&inputs.sacct_text, read_sacct_text, "--sacct", kSacctTextLimit},
+      {&inputs.sinfo, read_sinfo_reasons, "--sinfo", kSinfoLimit},
+      {&inputs.torchelastic, read_torchelastic_log, "--torchelastic", kTorchElasticLogLimit},
+      {&inputs.pytorchjob, read_pytorchjobs, "--pytorchjob", kPytorchJobLimit},
+      {&inputs.sessions, read_sessions_csv, "--sessions", kSessionsCsvLimit}};
+  for (const auto& [paths, reader, flag, limit] : sources)
     for (const auto& path : *paths) {
-      auto text = read_input_file(path);
+      auto text = read_input_file(path, limit, flag);
       if (!text) return text.error();
       auto read = reader(*text, path == "-" ? "<stdin>" : path, records);
       if (!read) return read.error();

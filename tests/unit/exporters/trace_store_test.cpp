@@ -32,6 +32,11 @@ using ::testing::SizeIs;
 
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t kAbove63 = (uint64_t{1} << 63) + 12345;  // stored as a negative int64
+// Quantities (bytes, times, counts, ids) never reach 2^63 (issue 36: a
+// negative INTEGER there is damage); identifiers (st_dev, st_ino, socket
+// cookies) and the numbers in JSON columns take every 64-bit value.
+constexpr uint64_t kQuantityMax = std::numeric_limits<int64_t>::max();
+constexpr uint64_t kBelow63 = (uint64_t{1} << 62) + 12345;
 constexpr uint32_t kU32Max = std::numeric_limits<uint32_t>::max();
 
 // ---- whole-record comparison ----
@@ -86,7 +91,7 @@ Trace full_trace() {
   j.config_json = R"({"storage":{"write_Bps":1.25e9},"paths":["/ckpt/**"]})";
   j.start_wall_ns = 1'714'564'800'123'456'789;
   j.start_mono_ns = 1'000'000'000;
-  j.end_mono_ns = kU64Max;
+  j.end_mono_ns = kQuantityMax;
   j.exit_code = -1;
   j.exit_signal = std::nullopt;
   j.traced = true;
@@ -106,8 +111,8 @@ Trace full_trace() {
        "kmsg"},
       {57, "RuntimeError: CUDA error: unspecified launch failure\r\x1b[0m", j.log_path},
       {0, "killed by signal 6 (SIGABRT)", "exit_status"},
-      {kU64Max, "\xff\xfe not utf-8 \"q\" 模", "kmsg"},
-      {kAbove63, "", ""},
+      {kQuantityMax, "\xff\xfe not utf-8 \"q\" 模", "kmsg"},
+      {kBelow63, "", ""},
       {3, std::string("nul\0inside", 10), "/other/log \xc3\x28"},
   };
   failure.symptoms = {"nccl (rule nccl) at line 8", "cuda_runtime (rule cuda-runtime) at line 57",
@@ -118,18 +123,18 @@ Trace full_trace() {
   save.direction = Direction::Save;
   save.start_ns = 11'000'000'000;
   save.end_ns = 14'000'000'000;
-  save.bytes = kAbove63;
+  save.bytes = kBelow63;
   save.files = kU32Max;
   save.bottleneck = "host_io";
   save.stages = {
       {"gpu_copy", 3'221'225'472, 1'000'000'000, 0.1 + 0.2, "config:gpu.copy_Bps", 999'999'999},
-      {"host_io", kU64Max, kAbove63, DBL_MAX, "sysfs:/sys/class/net/eth0/speed", kAbove63},
+      {"host_io", kQuantityMax, kBelow63, DBL_MAX, "sysfs:/sys/class/net/eth0/speed", kBelow63},
       {"metadata", 0, 0, 5e-324, "denormal", 0},
       {"transport", 42, 7, std::nullopt, "unknown", std::nullopt},
   };
   save.failures = {
       {"enospc", 13'500'000'000, "write(/ckpt/模型.pt) = -ENOSPC", uint64_t{1}},
-      {"io_error", kU64Max, "", std::nullopt},
+      {"io_error", kQuantityMax, "", std::nullopt},
   };
   save.file_io = {
       {"/ckpt/step-100/模型-🚀.pt", kAbove63, kU64Max, 1, 2, 3, 4, 5, 6, 7, 8, 9},
@@ -137,27 +142,27 @@ Trace full_trace() {
   };
   NfsCheckpointRecord& nfs = save.nfs.emplace();  // every optional present
   nfs.servers = {"10.0.0.5:2049", "[fe80::2]:2049", "\xff\xfe not utf-8 \"q\"", ""};
-  nfs.io_rpcs = kAbove63;
-  nfs.io_bytes = kU64Max;
+  nfs.io_rpcs = kBelow63;
+  nfs.io_bytes = kQuantityMax;
   nfs.rpc_ops = {
       {"WRITE", 128, 1, 2, 131, 3'221'250'000, 15'360, 5'000'000, 90'000'000, 100'000'000},
-      {"COMMIT", kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63,
-       kU64Max},
+      {"COMMIT", kQuantityMax, kBelow63, kQuantityMax, kBelow63, kQuantityMax, kBelow63,
+       kQuantityMax, kBelow63, kQuantityMax},
       {"GETATTR 模", 3, 4, 5, 6, 7, 8, 9, 10, 11},
   };
-  nfs.queue_wait = {128, 39'062, 20'000, 80'000, 400'000, kU64Max};
-  nfs.rtt = {kAbove63, 703'125, 650'000, 900'000, 2'000'000, kAbove63};
+  nfs.queue_wait = {128, 39'062, 20'000, 80'000, 400'000, kQuantityMax};
+  nfs.rtt = {kBelow63, 703'125, 650'000, 900'000, 2'000'000, kBelow63};
   nfs.wait_by_queue_ns = {{"backlog", 11}, {"sending", kU64Max}, {"pending", kAbove63},
                           {"other", 7},    {"backlog", 12},      {"q\"uote\\ 模\n", 1},
                           {"\xff\xfe", 2}};  // order and a repeated name survive
-  nfs.tcp_in_flight_max = kAbove63;
+  nfs.tcp_in_flight_max = kBelow63;
   nfs.tcp_in_flight_mean = 0.1 + 0.2;
-  nfs.tcp_backlog_max = kU64Max - 1;
+  nfs.tcp_backlog_max = kQuantityMax - 1;
   nfs.tcp_backlog_mean = 1.0 / 3.0;
-  nfs.tcp_retransmits = kU64Max;
+  nfs.tcp_retransmits = kQuantityMax;
 
-  CheckpointRecord load;  // id above 2^63; nothing measured
-  load.id = kAbove63;
+  CheckpointRecord load;  // id near 2^62; nothing measured
+  load.id = kBelow63;
   load.direction = Direction::Load;
   load.start_ns = 30'000'000'000;
   load.end_ns = 29'000'000'000;  // end before start: stored as given
@@ -165,14 +170,14 @@ Trace full_trace() {
 
   t.failures = {
       {"tcp_reset", 40'000'000'000, "RST from 10.0.0.5:2049", std::nullopt},
-      {"estale", 41'000'000'000, "open(/ckpt/x) = -ESTALE", kAbove63},
+      {"estale", 41'000'000'000, "open(/ckpt/x) = -ESTALE", kBelow63},
   };
   t.io_calls = {
       {11'000'000'000, 11'500'000'000, 100, 101, "write", 1'048'576, 1'048'576, "/ckpt/模型.pt",
        uint64_t{1}},
       {12'000'000'000, 12'000'000'100, kU32Max, kU32Max, "fsync", -28, 0, "/ckpt/模型.pt",
        std::nullopt},
-      {0, kU64Max, 0, 0, "open", std::numeric_limits<int64_t>::min(), kAbove63, "", kAbove63},
+      {0, kQuantityMax, 0, 0, "open", std::numeric_limits<int64_t>::min(), kBelow63, "", kBelow63},
   };
   // One call each, traced through syscalls: what files of every version
   // before 6 read back as (busy_ns = end_ns - start_ns).
@@ -180,24 +185,25 @@ Trace full_trace() {
   t.rpc_calls = {
       {11'100'000'000, 11'105'000'000, 1'000'000, 4'000'000, 5'000'000, "WRITE", "10.0.0.5:2049",
        1'048'776, 120, 1'048'576, 0, 1, 0, true, uint64_t{1}},
-      {kAbove63, kU64Max, kU64Max, kAbove63, kU64Max, "GETATTR 模", "\xff\xfe not utf-8 \"q\"",
-       kU64Max, kAbove63, kU64Max, std::numeric_limits<int32_t>::min(), kU32Max, kU32Max, false,
-       std::nullopt},
-      {0, 0, 0, 0, 0, "", "", 0, 0, 0, -5, 0, 7, true, kAbove63},
+      {kBelow63, kQuantityMax, kQuantityMax, kBelow63, kQuantityMax, "GETATTR 模",
+       "\xff\xfe not utf-8 \"q\"", kQuantityMax, kBelow63, kQuantityMax,
+       std::numeric_limits<int32_t>::min(), kU32Max, kU32Max, false, std::nullopt},
+      {0, 0, 0, 0, 0, "", "", 0, 0, 0, -5, 0, 7, true, kBelow63},
       {12'000'000'000, 11'000'000'000, 3, 2, 1, "READ_PLUS", "[fe80::2]:2049", 1, 2, 3,
        std::numeric_limits<int32_t>::max(), 2, 0, false, uint64_t{1}},
   };
   t.connections = {
       {kAbove63, "10.0.0.2:901", "10.0.0.5:2049", 1, 2, 3, 4, 5, 6, 7, 1.25e9, "sysfs:eth0"},
-      {7, "[fe80::1]:40000", "[fe80::2]:2049", 0, kU64Max, kU64Max, 0, 0, 0, 0, std::nullopt,
-       "unknown"},
+      {7, "[fe80::1]:40000", "[fe80::2]:2049", 0, kQuantityMax, kQuantityMax, 0, 0, 0, 0,
+       std::nullopt, "unknown"},
   };
   t.tcp_samples = {
       {1, kAbove63, "sample", 10, 20, 30, 35, 40, 50, 60, 70, 80, 1},
-      {kU64Max, 7, "state", kU64Max, kU64Max, kU32Max, kU32Max, kU32Max, kU32Max, kU32Max, kU32Max,
-       kU64Max, -7},
+      {kQuantityMax, 7, "state", kQuantityMax, kQuantityMax, kU32Max, kU32Max, kU32Max, kU32Max,
+       kU32Max, kU32Max, kQuantityMax, -7},
   };
-  t.drops = {{"jobio", "ringbuf_full", 0}, {"tcp", "ringbuf_full", kU64Max}, {"collector", "x", 3}};
+  t.drops = {
+      {"jobio", "ringbuf_full", 0}, {"tcp", "ringbuf_full", kQuantityMax}, {"collector", "x", 3}};
 
   NfsMountRecord v4;  // eBPF ran: ebpf_ops present
   v4.device = "10.0.0.5:/export/模型";
@@ -208,25 +214,25 @@ Trace full_trace() {
   v4.interval_s = 61;
   v4.since_mount = true;
   v4.normal_read_bytes = 1;
-  v4.normal_write_bytes = kU64Max;
-  v4.direct_read_bytes = kAbove63;
+  v4.normal_write_bytes = kQuantityMax;
+  v4.direct_read_bytes = kBelow63;
   v4.direct_write_bytes = 4;
   v4.server_read_bytes = 5;
   v4.server_write_bytes = 6;
   v4.xprt_sends = 7;
-  v4.xprt_receives = kAbove63;
+  v4.xprt_receives = kBelow63;
   v4.avg_backlog_queue = 0.1 + 0.2;
   v4.avg_sending_queue = DBL_MAX;
   v4.avg_pending_queue = 5e-324;
   v4.ops = {
       {"WRITE", 128, 131, 1, 2, 3, 4, 5, 6, uint64_t{7}},
-      {"GETATTR", kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63,
-       std::nullopt},
+      {"GETATTR", kQuantityMax, kBelow63, kQuantityMax, kBelow63, kQuantityMax, kBelow63,
+       kQuantityMax, kBelow63, std::nullopt},
   };
   v4.ebpf_ops = std::vector<RpcOpStats>{
       {"WRITE", 127, 1, 2, 3, 4, 5, 6, 7, 8},
-      {"READ 模", kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63, kU64Max, kAbove63,
-       kU64Max},
+      {"READ 模", kQuantityMax, kBelow63, kQuantityMax, kBelow63, kQuantityMax, kBelow63,
+       kQuantityMax, kBelow63, kQuantityMax},
   };
   NfsMountRecord v3;  // eBPF did not run: ebpf_ops absent
   v3.device = "nas:/vol";
@@ -234,15 +240,15 @@ Trace full_trace() {
   v3.fstype = "nfs";
   v3.version = "3";
   v3.server = "192.168.1.9";
-  v3.interval_s = kU64Max;
+  v3.interval_s = kQuantityMax;
   v3.since_mount = false;
   v3.normal_read_bytes = 11;
   v3.normal_write_bytes = 12;
   v3.direct_read_bytes = 13;
   v3.direct_write_bytes = 14;
-  v3.server_read_bytes = kU64Max;
-  v3.server_write_bytes = kAbove63;
-  v3.xprt_sends = kU64Max;
+  v3.server_read_bytes = kQuantityMax;
+  v3.server_write_bytes = kBelow63;
+  v3.xprt_sends = kQuantityMax;
   v3.xprt_receives = 15;
   v3.avg_backlog_queue = -0.5;
   v3.avg_sending_queue = 1e300;
@@ -317,8 +323,11 @@ TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
   expect_same_trace(original, *read);
 
   // Spot checks that do not go through the comparator.
-  EXPECT_EQ(read->checkpoints[1].id, kAbove63);
-  EXPECT_EQ(read->checkpoints[0].stages[1].bytes, kU64Max);
+  EXPECT_EQ(read->checkpoints[1].id, kBelow63);
+  EXPECT_EQ(read->checkpoints[0].stages[1].bytes, kQuantityMax);
+  EXPECT_EQ(read->checkpoints[0].file_io[0].dev, kAbove63);
+  EXPECT_EQ(read->checkpoints[0].file_io[0].ino, kU64Max);
+  EXPECT_EQ(read->connections[0].cookie, kAbove63);
   EXPECT_EQ(read->checkpoints[0].stages[0].max_Bps, 0.1 + 0.2);
   EXPECT_FALSE(read->checkpoints[0].stages[3].max_Bps.has_value());
   EXPECT_EQ(read->job.command[5], "\xff\xfe not utf-8");
@@ -330,7 +339,7 @@ TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
   EXPECT_EQ(read->rpc_calls[1].transmissions, kU32Max);
   EXPECT_FALSE(read->rpc_calls[1].checkpoint_id.has_value());
   EXPECT_TRUE(read->rpc_calls[2].checkpoint_io);
-  EXPECT_EQ(read->rpc_calls[2].checkpoint_id, kAbove63);
+  EXPECT_EQ(read->rpc_calls[2].checkpoint_id, kBelow63);
   EXPECT_EQ(read->tcp_samples[0].backlog, 35u);
   EXPECT_EQ(read->tcp_samples[1].backlog, kU32Max);
   EXPECT_EQ(read->tcp_samples[1].new_state, -7);
@@ -338,11 +347,11 @@ TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
   EXPECT_FALSE(read->job.exit_signal.has_value());
   ASSERT_TRUE(read->checkpoints[0].nfs.has_value());
   EXPECT_FALSE(read->checkpoints[1].nfs.has_value());
-  EXPECT_EQ(read->checkpoints[0].nfs->rpc_ops[1].count, kU64Max);
+  EXPECT_EQ(read->checkpoints[0].nfs->rpc_ops[1].count, kQuantityMax);
   EXPECT_EQ(read->checkpoints[0].nfs->wait_by_queue_ns[1],
             (std::pair<std::string, uint64_t>{"sending", kU64Max}));
   EXPECT_EQ(read->checkpoints[0].nfs->tcp_in_flight_mean, 0.1 + 0.2);
-  EXPECT_EQ(read->checkpoints[0].nfs->tcp_backlog_max, kU64Max - 1);
+  EXPECT_EQ(read->checkpoints[0].nfs->tcp_backlog_max, kQuantityMax - 1);
   EXPECT_EQ(read->checkpoints[0].nfs->tcp_backlog_mean, 1.0 / 3.0);
   ASSERT_THAT(read->nfs_mounts, SizeIs(2));
   ASSERT_TRUE(read->nfs_mounts[0].ebpf_ops.has_value());
@@ -363,7 +372,7 @@ TEST_F(TraceStoreTest, FullyPopulatedTraceRoundTripsFieldByField) {
       << "evidence keeps the classifier's order";
   EXPECT_EQ(read->job.failure->evidence[0].line, 812u);
   EXPECT_EQ(read->job.failure->evidence[2].line, 0u);
-  EXPECT_EQ(read->job.failure->evidence[3].line, kU64Max);
+  EXPECT_EQ(read->job.failure->evidence[3].line, kQuantityMax);
   EXPECT_EQ(read->job.failure->evidence[5].text, std::string("nul\0inside", 10));
   EXPECT_THAT(read->job.failure->symptoms, SizeIs(4));
 }
@@ -554,16 +563,140 @@ TEST_F(TraceStoreTest, SchemaTextIsVersion8AsShipped) {
 }
 
 TEST_F(TraceStoreTest, UnsignedAbove2To63IsStoredTwosComplementAndDocumentedSo) {
+  // Identifiers take every 64-bit value: st_dev, st_ino, socket cookies.
   Trace t;
   t.checkpoints.push_back({});
-  t.checkpoints[0].id = kAbove63;
+  t.checkpoints[0].id = 1;
+  t.checkpoints[0].file_io.push_back({"/ckpt/a", kU64Max, kAbove63});
+  t.connections.push_back({kAbove63, "a", "b"});
   const std::string path = file("u64.db");
   ASSERT_TRUE(write_trace(path, t));
-  EXPECT_EQ(query_text(path, "SELECT id FROM checkpoints"),
+  EXPECT_EQ(query_text(path, "SELECT ino FROM files"),
             std::to_string(static_cast<int64_t>(kAbove63)));
+  EXPECT_EQ(query_text(path, "SELECT dev FROM files"), "-1");
   auto read = read_trace(path);
   ASSERT_TRUE(read) << read.error().message;
-  EXPECT_EQ(read->checkpoints[0].id, kAbove63);
+  EXPECT_EQ(read->checkpoints[0].file_io[0].ino, kAbove63);
+  EXPECT_EQ(read->checkpoints[0].file_io[0].dev, kU64Max);
+  EXPECT_EQ(read->connections[0].cookie, kAbove63);
+}
+
+// Issue 36: a quantity (bytes, nanoseconds, counts, a checkpoint's id) never
+// reaches 2^63, so a negative INTEGER there is damage, named by table,
+// column and row, not 18446744073709551611 bytes.
+TEST_F(TraceStoreTest, ANegativeOrOutOfRangeIntegerIsDamageNamingTableColumnAndRow) {
+  struct Case {
+    std::string sql;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"UPDATE checkpoints SET bytes = -5 WHERE id = 1",
+       "checkpoints.bytes (row seq 1) is -5, out of its range (0 to 9223372036854775807; an "
+       "unsigned quantity is never negative)"},
+      {"UPDATE files SET bytes_read = -1 WHERE seq = 2",
+       "files.bytes_read of checkpoint 1 (row seq 2) is -1"},
+      {"UPDATE io_calls SET tgid = 4294967296 WHERE seq = 1",
+       "io_calls.tgid (row seq 1) is 4294967296, out of its range (0 to 4294967295)"},
+      {"UPDATE io_calls SET tid = -1 WHERE seq = 3", "io_calls.tid (row seq 3) is -1"},
+      {"UPDATE checkpoints SET files = -2 WHERE id = 1", "checkpoints.files (row seq 1) is -2"},
+      {"UPDATE stages SET busy_ns = -7 WHERE checkpoint_id = 1 AND ordinal = 0",
+       "stages.busy_ns of checkpoint 1 is -7"},
+      {"UPDATE stages SET exclusive_ns = -7 WHERE checkpoint_id = 1 AND ordinal = 0",
+       "stages.exclusive_ns of checkpoint 1 is -7"},
+      {"UPDATE checkpoint_nfs SET io_rpcs = -3", "checkpoint_nfs.io_rpcs of checkpoint 1 is -3"},
+      {"UPDATE job SET start_mono_ns = -1", "job.start_mono_ns is -1"},
+      {"UPDATE job SET exit_code = 2147483648", "job.exit_code is 2147483648, out of its range"},
+      {"UPDATE rpc_calls SET status = -2147483649 WHERE seq = 1",
+       "rpc_calls.status (row seq 1) is -2147483649"},
+      {"UPDATE rpc_calls SET checkpoint_io = 2 WHERE seq = 1",
+       "rpc_calls.checkpoint_io (row seq 1) is 2, out of its range (0 to 1)"},
+      {"UPDATE tcp_samples SET backlog = -1 WHERE seq = 1", "tcp_samples.backlog (row seq 1)"},
+      {"UPDATE drops SET count = -9 WHERE seq = 1", "drops.count (row seq 1) is -9"},
+      {"UPDATE nfs_mounts SET server_read_bytes = -1 WHERE seq = 1",
+       "nfs_mounts.server_read_bytes (row seq 1) is -1"},
+      {"UPDATE nfs_mounts SET has_ebpf_ops = 7 WHERE seq = 1",
+       "nfs_mounts.has_ebpf_ops (row seq 1) is 7"},
+      {"UPDATE checkpoint_gpu SET pinned_bytes = -1",
+       "checkpoint_gpu.pinned_bytes of checkpoint 1"},
+      {"UPDATE job_failure_evidence SET line = -1 WHERE seq = 1",
+       "job_failure_evidence.line (row seq 1) is -1"},
+      {"UPDATE unrecognised_io SET bytes_read = -1", "unrecognised_io.bytes_read is -1"},
+      // Not an integer at all: a real, text, a blob.
+      {"UPDATE checkpoints SET bytes = 1.5 WHERE id = 1",
+       "checkpoints.bytes (row seq 1) is a real number ('1.5'), not a whole number"},
+      {"UPDATE checkpoints SET start_ns = 'soon' WHERE id = 1",
+       "checkpoints.start_ns (row seq 1) is text ('soon'), not a whole number"},
+      {"UPDATE io_calls SET bytes = x'00ff' WHERE seq = 1", "io_calls.bytes (row seq 1) is a blob"},
+      // CREATE TABLE ... AS drops the NOT NULL constraints, letting a NULL in.
+      {"CREATE TABLE c AS SELECT * FROM drops; DROP TABLE drops; ALTER TABLE c RENAME TO drops; "
+       "UPDATE drops SET count = NULL",
+       "drops.count (row seq 1) is NULL, not a whole number"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.sql);
+    const std::string path = file("bad-int.db");
+    Trace t = full_trace();
+    t.checkpoints[0].gpu.emplace();
+    t.unrecognised_io.emplace();
+    ASSERT_TRUE(write_trace(path, t));
+    exec_sql(path, c.sql);
+    auto read = read_trace(path);
+    ASSERT_FALSE(read);
+    EXPECT_THAT(read.error().message, HasSubstr("'" + path + "' is a damaged ckptscope trace: "));
+    EXPECT_THAT(read.error().message, HasSubstr(c.expected));
+  }
+  // The same values where every 64-bit pattern is one: identifiers.
+  const std::string path = file("ids.db");
+  ASSERT_TRUE(write_trace(path, full_trace()));
+  exec_sql(path,
+           "UPDATE files SET dev = -5, ino = -6; UPDATE connections SET cookie = -7; "
+           "UPDATE tcp_samples SET cookie = -8");
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->checkpoints[0].file_io[0].dev, uint64_t(-5));
+  EXPECT_EQ(read->checkpoints[0].file_io[0].ino, uint64_t(-6));
+  EXPECT_EQ(read->connections[0].cookie, uint64_t(-7));
+  EXPECT_EQ(read->tcp_samples[1].cookie, uint64_t(-8));
+}
+
+// Issue 36: meta.schema_version must say what PRAGMA user_version says, a
+// version this reader reads; otherwise the error says which it reads.
+TEST_F(TraceStoreTest, MetaSchemaVersionNotOneItReadsIsRefusedSayingWhichItReads) {
+  struct Case {
+    std::string sql;
+    std::string expected;
+  };
+  const std::string reads =
+      "this ckptscope reads schema versions 1 to " + std::to_string(kTraceSchemaVersion);
+  const std::vector<Case> cases = {
+      {"UPDATE meta SET value = '999' WHERE key = 'schema_version'",
+       "meta.schema_version is 999, not a version it reads (" + reads + ")"},
+      {"UPDATE meta SET value = 'eight' WHERE key = 'schema_version'",
+       "meta.schema_version is 'eight', not a schema version (" + reads + ")"},
+      {"UPDATE meta SET value = '' WHERE key = 'schema_version'",
+       "meta.schema_version is '', not a schema version"},
+      {"UPDATE meta SET value = '8.0' WHERE key = 'schema_version'",
+       "meta.schema_version is '8.0', not a schema version"},
+      {"UPDATE meta SET value = '0' WHERE key = 'schema_version'",
+       "meta.schema_version is 0, not a version it reads"},
+      {"UPDATE meta SET value = '-8' WHERE key = 'schema_version'",
+       "meta.schema_version is -8, not a version it reads"},
+      {"DELETE FROM meta WHERE key = 'schema_version'",
+       "meta.schema_version is missing (" + reads + ")"},
+      {"UPDATE meta SET value = '7' WHERE key = 'schema_version'",
+       "meta.schema_version is 7 but PRAGMA user_version is " +
+           std::to_string(kTraceSchemaVersion)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.sql);
+    const std::string path = file("meta.db");
+    ASSERT_TRUE(write_trace(path, full_trace()));
+    exec_sql(path, c.sql);
+    auto read = read_trace(path);
+    ASSERT_FALSE(read);
+    EXPECT_THAT(read.error().message, HasSubstr("'" + path + "' is a damaged ckptscope trace: "));
+    EXPECT_THAT(read.error().message, HasSubstr(c.expected));
+  }
 }
 
 TEST_F(TraceStoreTest, EmptyTraceRoundTrips) {
@@ -776,7 +909,7 @@ TEST_F(TraceStoreTest, JobFailureIsQueryableInPlainSql) {
                        "SELECT group_concat(source || ':' || line, ',') FROM (SELECT source, line "
                        "FROM job_failure_evidence WHERE source IN ('kmsg', 'exit_status') "
                        "ORDER BY seq)"),
-            "kmsg:812,exit_status:0,kmsg:-1");
+            "kmsg:812,exit_status:0,kmsg:9223372036854775807");
   EXPECT_EQ(query_text(path,
                        "SELECT e.line FROM job_failure_evidence e JOIN job j "
                        "ON e.source = j.log_path"),
@@ -1048,7 +1181,7 @@ TEST_F(TraceStoreTest, Version2FileWithoutTheBacklogColumnNamesIt) {
            "CREATE TABLE t AS SELECT seq, time_ns, cookie, event, bytes_acked, bytes_received, "
            "in_flight, cwnd, srtt_us, snd_wnd, total_retrans, zero_window_ns, new_state "
            "FROM tcp_samples; DROP TABLE tcp_samples; ALTER TABLE t RENAME TO tcp_samples; "
-           "PRAGMA user_version = 2");
+           "PRAGMA user_version = 2; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
   auto read = read_trace(path);
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message, HasSubstr("tcp_samples"));
@@ -1075,7 +1208,8 @@ TEST_F(TraceStoreTest, Version3FileReadsNoRpcCallsEvenWithSuchATable) {
   // it is not the version 4 table and is not read.
   const std::string path = file("v3-stray.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  exec_sql(path, "PRAGMA user_version = 3");
+  exec_sql(path,
+           "PRAGMA user_version = 3; UPDATE meta SET value = '3' WHERE key = 'schema_version'");
   auto read = read_trace(path);
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_THAT(read->rpc_calls, IsEmpty());
@@ -1125,14 +1259,14 @@ Trace gpu_trace() {
   save.bytes = 4096;
   save.stages = {StageRecord{"gpu_copy", 4096, 9, 6.4e10, "sysfs:x (PCIe 32.0 GT/s PCIe x16)"}};
   CheckpointGpuRecord& g = save.gpu.emplace();
-  g.copies = kAbove63;
-  g.copy_count = kU64Max;
+  g.copies = kBelow63;
+  g.copy_count = kQuantityMax;
   g.pageable_bytes = 1;
-  g.pinned_bytes = kU64Max - 1;
+  g.pinned_bytes = kQuantityMax - 1;
   g.other_bytes = 3;
   g.async_copies = 4;
   g.first_ns = 10;
-  g.last_ns = kU64Max;
+  g.last_ns = kQuantityMax;
   g.devices = {"0000:3b:00.0", "device 7", "\xff not utf-8"};
   CheckpointRecord load;
   load.id = 2;
@@ -1150,7 +1284,7 @@ TEST_F(TraceStoreTest, GpuDetailRoundTripsFieldByFieldAndIsQueryable) {
   ASSERT_TRUE(read) << read.error().message;
   expect_same_trace(gpu_trace(), *read);
   ASSERT_TRUE(read->checkpoints[0].gpu.has_value());
-  EXPECT_EQ(read->checkpoints[0].gpu->pinned_bytes, kU64Max - 1);
+  EXPECT_EQ(read->checkpoints[0].gpu->pinned_bytes, kQuantityMax - 1);
   EXPECT_FALSE(read->checkpoints[1].gpu.has_value());
   EXPECT_EQ(query_text(path, "SELECT pageable_bytes || '/' || other_bytes FROM checkpoint_gpu"),
             "1/3");
@@ -1259,7 +1393,7 @@ TEST_F(TraceStoreTest, Version7ExclusiveTimesRoundTripAndAreQueryable) {
   EXPECT_EQ(query_text(path,
                        "SELECT group_concat(name || ' ' || coalesce(exclusive_ns, 'NULL'), ',') "
                        "FROM stages WHERE checkpoint_id = 1"),
-            "gpu_copy 999999999,host_io " + std::to_string(static_cast<int64_t>(kAbove63)) +
+            "gpu_copy 999999999,host_io " + std::to_string(static_cast<int64_t>(kBelow63)) +
                 ",metadata 0,transport NULL");
 }
 
@@ -1299,10 +1433,10 @@ Trace unrecognised_trace() {
   t.job.traced = true;
   UnrecognisedIoRecord& io = t.unrecognised_io.emplace();
   io.bytes_read = 2 << 20;
-  io.bytes_written = kAbove63;
+  io.bytes_written = kBelow63;
   io.files = 3;
   io.notice_bytes = 16 << 20;
-  io.largest = {{"/job/out/model_state.dat", 2049, 77, 0, kAbove63, "model_state.dat", ""},
+  io.largest = {{"/job/out/model_state.dat", 2049, 77, 0, kBelow63, "model_state.dat", ""},
                 {"", 2049, 78, 2 << 20, 0, "", ""},
                 {"/job/runs/1/w.pt", 2049, 79, 1, 1, "w.pt", "/job/runs/1"}};
   return t;
@@ -1835,8 +1969,8 @@ TEST_F(TraceStoreTest, BadValuesAreReportedNotTrusted) {
       {"UPDATE checkpoint_nfs SET wait_by_queue = '[1]'", "checkpoint_nfs.wait_by_queue"},
       {"UPDATE checkpoint_nfs SET checkpoint_id = 80", "checkpoint 80"},
       {"UPDATE rpc_ops SET checkpoint_id = 81", "checkpoint 81"},
-      {"UPDATE rpc_ops SET checkpoint_id = " + std::to_string(static_cast<int64_t>(kAbove63)),
-       "rpc_ops refer to checkpoint " + std::to_string(kAbove63) +
+      {"UPDATE rpc_ops SET checkpoint_id = " + std::to_string(static_cast<int64_t>(kBelow63)),
+       "rpc_ops refer to checkpoint " + std::to_string(kBelow63) +
            ", which has no checkpoint_nfs row"},
       {"UPDATE nfs_mount_ops SET mount_seq = 82", "NFS mount 82"},
       {"UPDATE nfs_mount_ebpf_ops SET mount_seq = 83", "NFS mount 83"},

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -81,6 +82,25 @@ TEST(RuleBase, MissingFileIsNamed) {
   auto r = load_rule_base("/nonexistent/rules.json");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("/nonexistent/rules.json"), std::string::npos);
+}
+
+// Issue 36: the rule base is read through the bounded reader.
+TEST(RuleBase, AnUnboundedInputIsRefusedNamingTheFlagAndLimit) {
+  auto zero = load_rule_base("/dev/zero");
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.error().message.find("--rules /dev/zero: not a text file (a NUL byte at byte 0)"),
+            std::string::npos)
+      << zero.error().message;
+  const std::string big = ::testing::TempDir() + "/too-large-rules.json";
+  std::ofstream(big) << "{";
+  std::filesystem::resize_file(big, kRuleBaseFileLimit.bytes + 1);  // sparse
+  auto large = load_rule_base(big);
+  std::filesystem::remove(big);
+  ASSERT_FALSE(large);
+  EXPECT_NE(large.error().message.find("--rules " + big +
+                                       ": larger than 16 MiB; a rule base is tens of KiB"),
+            std::string::npos)
+      << large.error().message;
 }
 
 // docs/classifier.md documents every rule: the table there must list each id.

@@ -64,6 +64,25 @@ TEST(ModelFile, MissingFileIsNamed) {
   EXPECT_NE(m.error().message.find("/nonexistent/dir/x.model"), std::string::npos);
 }
 
+// Issue 36: a model is read through the bounded reader: /dev/zero stops at
+// its first byte, a file larger than any model is refused from its size.
+TEST(ModelFile, AnUnboundedInputIsRefusedNamingTheLimit) {
+  auto zero = load_model("/dev/zero");
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_NE(zero.error().message.find("model /dev/zero: not a text file (a NUL byte at byte 0)"),
+            std::string::npos)
+      << zero.error().message;
+  const std::string big = temp_path("too-large");
+  std::ofstream(big) << "ckptscope-logwatch-model";
+  std::filesystem::resize_file(big, kModelFileLimit.bytes + 1);  // sparse
+  auto large = load_model(big);
+  std::filesystem::remove(big);
+  ASSERT_FALSE(large.has_value());
+  EXPECT_NE(large.error().message.find(big + ": larger than 256 MiB; no trained model"),
+            std::string::npos)
+      << large.error().message;
+}
+
 TEST(ModelFile, TruncatedFileIsAClearError) {
   std::string text = model_to_string(trained());
   auto m = model_from_string(text.substr(0, text.size() / 2), "half.model");

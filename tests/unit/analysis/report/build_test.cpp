@@ -3,6 +3,8 @@
 // storage maximum, stragglers, the checkpoint cost and the verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analysis/report/report.h"
 #include "trace_builder.h"
 
@@ -106,6 +108,32 @@ TEST(ReportBuild, NodesCheckpointsMergeOnTheWallClock) {
   EXPECT_EQ(load.nodes.size(), 2u);  // the node that did not load is not invented
   EXPECT_EQ(load.index, 3u);
   EXPECT_EQ(r.start_wall_ns, kWall0 - 200 * kMs);
+}
+
+// Issue 36: an item looks only at the groups still open around it (those
+// whose end, with the slack, it does not start after). A long checkpoint
+// stays open for as long as it lasts, while many short ones of another node
+// open and close beside it: a third node's checkpoint near its end still
+// joins it, as when every group was scanned.
+TEST(ReportBuild, ALongCheckpointStaysOpenWhileShortOnesCloseBesideIt) {
+  TraceBuilder a("node-a", kSec, 0, 400 * kSec);
+  a.checkpoint(Direction::Save, 10 * kSec, 200 * kSec, 1ull << 30);
+  TraceBuilder c("node-c", 2 * kSec, 0, 400 * kSec);
+  for (uint64_t i = 0; i < 40; ++i)
+    c.checkpoint(Direction::Save, (10 + 5 * i) * kSec, kSec, 1ull << 20);
+  TraceBuilder b("node-b", 3 * kSec, 0, 400 * kSec);
+  b.checkpoint(Direction::Save, 212 * kSec, kSec, 1ull << 30);  // 2 s after a's end: the slack
+  Report r = must_build({a.node_trace(), c.node_trace(), b.node_trace()});
+  // a's with c's first and b's; c's other 39 alone.
+  ASSERT_EQ(r.checkpoints.size(), 40u);
+  const CheckpointReport& first = r.checkpoints[0];
+  ASSERT_EQ(first.nodes.size(), 3u);
+  EXPECT_TRUE(std::any_of(first.nodes.begin(), first.nodes.end(), [&](const NodeCheckpoint& nc) {
+    return r.nodes[nc.node].node == "node-b";
+  }));
+  EXPECT_EQ(first.end_wall_ns, kWall0 + 213 * kSec);
+  for (size_t i = 1; i < r.checkpoints.size(); ++i)
+    EXPECT_EQ(r.checkpoints[i].nodes.size(), 1u) << i;
 }
 
 TEST(ReportBuild, TwoTracesOfOneNodeAreAnErrorNamingBoth) {

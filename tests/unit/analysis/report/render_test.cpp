@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/report/report.h"
+#include "json/json_io.h"
 #include "trace_builder.h"
 
 namespace ckpt::report {
@@ -178,6 +179,70 @@ TEST(ReportMarkdown, ProbeModeAndViaAreShown) {
   EXPECT_NE(html.find("<p>Bytes moved through: syscall 1.00 MiB, mmap 3.00 MiB.</p>"),
             std::string::npos);
   EXPECT_NE(html.find(">yes (file_layer)<"), std::string::npos);
+}
+
+// Issue 36: `report` writes HTML and JSON piece by piece, and builds each
+// checkpoint's timeline only when its turn comes. Several checkpoints, on
+// two nodes, with a failure: the pieces joined are byte for byte the whole
+// renderings, kept timelines or not.
+std::vector<NodeTrace> several_checkpoints() {
+  TraceBuilder a("node-a", kSec, 0, 200 * kSec);
+  TraceBuilder b("node-b", 3 * kSec, 5 * kMs, 200 * kSec);
+  for (uint64_t i = 0; i < 6; ++i) {
+    const Direction d = i % 3 == 2 ? Direction::Load : Direction::Save;
+    auto& ca = a.checkpoint(d, (10 + 20 * i) * kSec, 2 * kSec, 1ull << 28);
+    TraceBuilder::stage(ca, kStageHostIo, 1ull << 28, 2 * kSec, 1e9);
+    if (i == 3)
+      ca.failures.push_back({"enospc", ca.start_ns + kSec, "write(/ckpt/x) = -ENOSPC", 1});
+    b.checkpoint(d, (10 + 20 * i) * kSec, (1 + i % 2) * kSec, 1ull << 28);
+  }
+  return {a.node_trace(), b.node_trace()};
+}
+
+TEST(ReportStreaming, ThePiecesJoinedAreTheWholeRenderings) {
+  ReportOptions kept;
+  kept.storage_write_max_Bps = 4e9;
+  ReportOptions built_late = kept;
+  built_late.keep_timelines = false;
+  const Report whole = must_build(several_checkpoints(), kept);
+  const Report late = must_build(several_checkpoints(), built_late);
+  ASSERT_GE(whole.checkpoints.size(), 6u);
+  for (const auto& cp : late.checkpoints)
+    EXPECT_TRUE(cp.timeline.bandwidth_Bps.empty()) << "a timeline kept against keep_timelines";
+
+  const std::string html = report_html(whole);
+  EXPECT_EQ(report_html(late), html);
+  std::string streamed;
+  write_report_html(late, [&](std::string_view piece) { streamed += piece; });
+  EXPECT_EQ(streamed, html);
+
+  const json extra = {{"projection", {{"nodes", {8, 64}}, {"note", "a\nb"}}}};
+  json with_extra = report_json(whole);
+  with_extra["projection"] = extra["projection"];
+  EXPECT_EQ(report_json(late), report_json(whole));
+  for (const Report* r : {&whole, &late}) {
+    streamed.clear();
+    write_report_json(*r, extra, [&](std::string_view piece) { streamed += piece; });
+    EXPECT_EQ(streamed, dump_json(with_extra, 2) + "\n");
+    streamed.clear();
+    write_report_json(*r, json::object(), [&](std::string_view piece) { streamed += piece; });
+    EXPECT_EQ(streamed, dump_json(report_json(whole), 2) + "\n");
+  }
+  EXPECT_EQ(report_markdown(late), report_markdown(whole));
+}
+
+TEST(ReportStreaming, NoCheckpointStreamsTheSameToo) {
+  TraceBuilder a("node-a", kSec, 0, 100 * kSec);
+  ReportOptions o;
+  o.keep_timelines = false;
+  const Report r = must_build({a.node_trace()}, o);
+  ASSERT_TRUE(r.checkpoints.empty());
+  std::string streamed;
+  write_report_html(r, [&](std::string_view piece) { streamed += piece; });
+  EXPECT_EQ(streamed, report_html(r));
+  streamed.clear();
+  write_report_json(r, json::object(), [&](std::string_view piece) { streamed += piece; });
+  EXPECT_EQ(streamed, dump_json(report_json(r), 2) + "\n");
 }
 
 }  // namespace

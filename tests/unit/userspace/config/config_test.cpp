@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 namespace ckpt {
@@ -179,7 +181,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{R"({"storage": {"endpoints": ["nfs-server:2049"]}})", "storage.endpoints"},
         BadConfig{R"({"storage": {"endpoints": ["10.0.0.1:99999"]}})", "port must be 1-65535"},
         BadConfig{R"({"storage": {"write_bandwidth": "fast"}})",
-                  "storage.write_bandwidth: must be a positive bandwidth"},
+                  "storage.write_bandwidth: must be a bandwidth from 1 B/s to 1 PB/s"},
         BadConfig{R"({"storage": {"read_bandwidth": 0}})", "storage.read_bandwidth"},
         BadConfig{R"({"bpf": {"ringbuf_mib": 3}})", "bpf.ringbuf_mib: must be a power of two"},
         BadConfig{R"({"tcp": {"sample_interval_ms": 0}})", "tcp.sample_interval_ms"},
@@ -226,6 +228,52 @@ TEST(BandwidthTest, Units) {
   EXPECT_DOUBLE_EQ(*parse_bandwidth("1e6"), 1e6);
   EXPECT_FALSE(parse_bandwidth("12 furlongs"));
   EXPECT_FALSE(parse_bandwidth("GB/s"));
+}
+
+// Issue 36: a bandwidth is finite, at least 1 B/s and at most 1 PB/s.
+TEST(BandwidthTest, OutOfRangeRefusedSayingTheRange) {
+  for (const char* text :
+       {"-5GB/s", "0", "0.5B/s", "1e308GB/s", "2PB", "1.1e15", "nan", "inf", "-inf", "NaN GB/s"}) {
+    SCOPED_TRACE(text);
+    auto v = parse_bandwidth(text);
+    ASSERT_FALSE(v);
+    EXPECT_THAT(v.error().message, HasSubstr(std::string("'") + text + "'"));
+    EXPECT_THAT(v.error().message, HasSubstr("from 1 B/s to 1 PB/s"));
+  }
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("1"), kMinBandwidthBps);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("1000TB/s"), kMaxBandwidthBps);
+  EXPECT_THAT(parse_bandwidth("1e308GB/s").error().message, HasSubstr("not a finite bandwidth"));
+  EXPECT_THAT(parse_bandwidth("5e15").error().message, HasSubstr("a unit off?"));
+  for (const char* doc :
+       {R"({"storage": {"write_bandwidth": -5e9}})", R"({"storage": {"read_bandwidth": 1e300}})",
+        R"({"maxima": {"transport_bandwidth": "-100Gbit/s"}})"}) {
+    SCOPED_TRACE(doc);
+    auto c = parse_config(doc, "c.json");
+    ASSERT_FALSE(c);
+    EXPECT_THAT(c.error().message, HasSubstr("must be a bandwidth from 1 B/s to 1 PB/s"));
+  }
+}
+
+// Issue 36: the config is read through the bounded reader.
+TEST(ConfigTest, AnUnboundedInputIsRefusedNamingTheLimit) {
+  auto zero = load_config("/dev/zero");
+  ASSERT_FALSE(zero);
+  EXPECT_THAT(zero.error().message, HasSubstr("config /dev/zero: not a text file"));
+  const std::string big = ::testing::TempDir() + "/big-config.json";
+  {
+    std::FILE* f = std::fopen(big.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::string spaces(kConfigFileLimit.bytes + 1, ' ');
+    spaces.front() = '{';
+    spaces.back() = '}';
+    std::fwrite(spaces.data(), 1, spaces.size(), f);
+    std::fclose(f);
+  }
+  auto large = load_config(big);
+  std::remove(big.c_str());
+  ASSERT_FALSE(large);
+  EXPECT_THAT(large.error().message,
+              HasSubstr("config " + big + ": larger than 16 MiB; a config file is a few KiB"));
 }
 
 TEST(EndpointTest, Forms) {

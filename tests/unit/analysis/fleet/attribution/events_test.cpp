@@ -103,7 +103,15 @@ TEST(EventsCsv, BadRowsAreNamedByLineAndField) {
 TEST(EventsFile, MissingAndEmptyFilesAreErrors) {
   auto e = load_events_file("/nonexistent/events.csv", 0, 1);
   ASSERT_FALSE(e);
-  EXPECT_THAT(e.error().message, HasSubstr("/nonexistent/events.csv: cannot open"));
+  EXPECT_THAT(e.error().message, HasSubstr("/nonexistent/events.csv: cannot read it"));
+}
+
+// Issue 36: the events file is read through the bounded reader.
+TEST(EventsFile, AnUnboundedInputIsRefusedNamingTheFlag) {
+  auto e = load_events_file("/dev/zero", 0, 1);
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message,
+              HasSubstr("--events /dev/zero: not a text file (a NUL byte at byte 0)"));
 }
 
 SeriesChunk chunk(Labels labels, std::vector<Sample> samples) {
