@@ -157,11 +157,34 @@ void PathResolver::remember(const FileId& file, const std::string& path) {
 
 std::optional<FileId> PathResolver::renamed(const std::string& old_path,
                                             const std::string& new_path) {
-  auto it = ids_.find(old_path);
-  if (it == ids_.end()) return std::nullopt;
-  FileId id = it->second;
-  remember(id, new_path);
+  std::optional<FileId> id;
+  if (auto it = ids_.find(old_path); it != ids_.end()) {
+    id = it->second;
+    remember(*id, new_path);
+  }
+  // The rename's record does not say whether it named a directory: what
+  // lies below the old name, if anything, moves with it.
+  rename_below(old_path, new_path);
   return id;
+}
+
+void PathResolver::rename_below(const std::string& old_dir, const std::string& new_dir) {
+  if (old_dir.empty() || old_dir.front() != '/' || new_dir.empty() || new_dir.front() != '/')
+    return;
+  const std::string from = old_dir.back() == '/' ? old_dir : old_dir + "/";
+  const std::string to = new_dir.back() == '/' ? new_dir : new_dir + "/";
+  auto moved_name = [&](std::string_view path) {
+    std::string renamed = to;
+    renamed.append(path.substr(from.size()));
+    return renamed;
+  };
+  std::vector<std::pair<FileId, std::string>> moved;
+  for (auto it = ids_.lower_bound(from); it != ids_.end() && it->first.starts_with(from); ++it)
+    moved.emplace_back(it->second, moved_name(it->first));
+  for (const auto& [file, path] : moved) remember(file, path);
+  for (auto& [tgid, fds] : fds_)
+    for (auto& [fd, path] : fds)
+      if (path.starts_with(from)) path = moved_name(path);
 }
 
 void PathResolver::opened(uint32_t tgid, int fd, const std::string& path) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -29,6 +30,10 @@ class PathResolver {
   std::string mapped_path(uint32_t tgid, const FileId& file);
   void remember(const FileId& file, const std::string& path);
   // A rename of a file we saw opened: its identity, now under the new name.
+  // A rename of a directory renames what we know below it too (files and
+  // the directories open fds name): a file still open under a staging
+  // directory renamed into a checkpoint's (Orbax, Hugging Face) is told
+  // under its new path from then on.
   std::optional<FileId> renamed(const std::string& old_path, const std::string& new_path);
   // A successful open returned `fd` for `path` (absolute): a later call
   // naming the fd as its dirfd resolves against it even when the process is
@@ -49,8 +54,12 @@ class PathResolver {
   // Per process, the paths its traced opens returned fds for (the newest
   // open of an fd number wins), for dirfds /proc no longer shows.
   std::unordered_map<uint32_t, std::unordered_map<int, std::string>> fds_;
+  void rename_below(const std::string& old_dir, const std::string& new_dir);
+
   std::unordered_map<FileId, std::string, FileIdHash> files_;
-  std::unordered_map<std::string, FileId> ids_;  // the reverse of files_
+  // The reverse of files_, ordered: the names below a directory are one
+  // range (a rename of a file costs one lookup, not a scan).
+  std::map<std::string, FileId> ids_;
 };
 
 // Lexically normalises an absolute path: "//", "/./" and "/x/../" removed.

@@ -95,5 +95,28 @@ TEST(PathResolverTest, ADeadProcessesDirfdResolvesThroughItsOpen) {
   EXPECT_EQ(r.resolve(4242, 4, "shard-1.pt"), "shard-1.pt");
 }
 
+// A staging directory renamed into a checkpoint's (Orbax, Hugging Face):
+// the files and directories known below it are told under the new name.
+TEST(PathResolverTest, ADirectoryRenameRenamesWhatIsKnownBelowIt) {
+  PathResolver r("/nonexistent-proc");
+  const FileId weights{7, 100};
+  const FileId deeper{7, 101};
+  const FileId beside{7, 102};
+  r.remember(weights, "/job/out/tmp_save/weights.bin");
+  r.remember(deeper, "/job/out/tmp_save/sub/optim.bin");
+  r.remember(beside, "/job/out/tmp_save2/weights.bin");
+  r.opened(4242, 5, "/job/out/tmp_save/sub");
+  EXPECT_FALSE(r.renamed("/job/out/tmp_save", "/job/out/step_100"))
+      << "the directory itself was never opened: no identity";
+  EXPECT_EQ(r.path_of(4242, 9, weights), "/job/out/step_100/weights.bin");
+  EXPECT_EQ(r.path_of(4242, 9, deeper), "/job/out/step_100/sub/optim.bin");
+  EXPECT_EQ(r.path_of(4242, 9, beside), "/job/out/tmp_save2/weights.bin")
+      << "a name that only begins the same is no child";
+  EXPECT_EQ(r.resolve(4242, 5, "x.bin"), "/job/out/step_100/sub/x.bin") << "an open dirfd too";
+  // The new names are the files' names now: a later rename of the file itself finds it.
+  EXPECT_EQ(r.renamed("/job/out/step_100/weights.bin", "/job/out/step_100/model.bin"), weights);
+  EXPECT_EQ(r.path_of(4242, 9, weights), "/job/out/step_100/model.bin");
+}
+
 }  // namespace
 }  // namespace ckpt
