@@ -129,7 +129,10 @@ std::optional<StageRecord> TransportStage::stage(const OpenCheckpoint& c, Direct
       s.max_Bps = conn.record.link_max_Bps;
       s.max_source = conn.record.link_max_source;
     }
-    double retrans = value_at(conn.points, c.end_ns, &TcpPoint::retrans, interval) -
+    // Retransmits of what the checkpoint sent trail its last call as the
+    // acknowledgements do: counted over the same window as the bytes (a
+    // storm whose retransmits fell in that last interval was missed).
+    double retrans = value_at(conn.points, c.end_ns + interval, &TcpPoint::retrans, interval) -
                      value_at(conn.points, c.start_ns, &TcpPoint::retrans, interval);
     if (retrans >= kMinStormRetransmits &&
         retrans / window_s >= static_cast<double>(thresholds_.retransmit_storm_per_s)) {
