@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/child_run.h"
 #include "exporters/sqlite/trace_store.h"
 #include "tests/scale_trace.h"
 
@@ -40,52 +41,11 @@
 namespace {
 
 namespace fs = std::filesystem;
+using ckpt::bench::ChildRun;
+using ckpt::bench::median;
+using ckpt::bench::run_child;
 
 constexpr double kTargetRatio = 2.5;  // 40k/20k; 2.0 is linear, 4.0 quadratic
-
-struct ChildRun {
-  double wall_s = 0;
-  double max_rss_mib = 0;
-  int status = 0;
-};
-
-// Starts `argv` with stdout and stderr to `log`, waits for it alone (wait4,
-// so the peak RSS is this child's, not the largest of all children).
-ChildRun run_child(const std::vector<std::string>& argv, const std::string& log) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    perror("fork");
-    std::exit(1);
-  }
-  if (pid == 0) {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  ChildRun r;
-  struct rusage ru {};
-  if (wait4(pid, &r.status, 0, &ru) < 0) {
-    perror("wait4");
-    std::exit(1);
-  }
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.max_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;  // KiB on Linux
-  return r;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // Writes the trace of `n` checkpoints in a child process: a forked child's
 // peak RSS starts from its parent's, so this process stays small for the
