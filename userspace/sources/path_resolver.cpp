@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "common/renamed_below.h"
+
 namespace ckpt {
 namespace {
 
@@ -172,19 +174,15 @@ void PathResolver::rename_below(const std::string& old_dir, const std::string& n
   if (old_dir.empty() || old_dir.front() != '/' || new_dir.empty() || new_dir.front() != '/')
     return;
   const std::string from = old_dir.back() == '/' ? old_dir : old_dir + "/";
-  const std::string to = new_dir.back() == '/' ? new_dir : new_dir + "/";
-  auto moved_name = [&](std::string_view path) {
-    std::string renamed = to;
-    renamed.append(path.substr(from.size()));
-    return renamed;
-  };
   std::vector<std::pair<FileId, std::string>> moved;
+  // The names below `from` are one range of the ordered index.
   for (auto it = ids_.lower_bound(from); it != ids_.end() && it->first.starts_with(from); ++it)
-    moved.emplace_back(it->second, moved_name(it->first));
+    if (auto path = renamed_below(it->first, old_dir, new_dir))
+      moved.emplace_back(it->second, std::move(*path));
   for (const auto& [file, path] : moved) remember(file, path);
   for (auto& [tgid, fds] : fds_)
     for (auto& [fd, path] : fds)
-      if (path.starts_with(from)) path = moved_name(path);
+      if (auto renamed = renamed_below(path, old_dir, new_dir)) path = std::move(*renamed);
 }
 
 void PathResolver::opened(uint32_t tgid, int fd, const std::string& path) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/renamed_below.h"
+
 namespace ckpt {
 
 void PendingFiles::track(const FileId& file, const std::string& path, uint64_t now_ns) {
@@ -36,12 +38,11 @@ void PendingFiles::renamed(const FileId& file, const std::string& new_path) {
 std::vector<FileId> PendingFiles::renamed_dir(const std::string& old_dir,
                                               const std::string& new_dir) {
   std::vector<FileId> moved;
-  if (old_dir.empty()) return moved;
-  const std::string prefix = old_dir.back() == '/' ? old_dir : old_dir + "/";
   for (auto& [file, f] : files_) {
-    if (!f.path.starts_with(prefix)) continue;
-    f.path = new_dir + "/" + f.path.substr(prefix.size());
-    moved.push_back(file);
+    if (auto path = renamed_below(f.path, old_dir, new_dir)) {
+      f.path = std::move(*path);
+      moved.push_back(file);
+    }
   }
   return moved;
 }

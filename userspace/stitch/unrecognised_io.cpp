@@ -4,6 +4,8 @@
 #include <cctype>
 #include <vector>
 
+#include "common/renamed_below.h"
+
 namespace ckpt {
 namespace {
 
@@ -114,12 +116,11 @@ void UnrecognisedIo::renamed(const FileId& file, const std::string& new_path) {
 std::vector<FileId> UnrecognisedIo::renamed_dir(const std::string& old_dir,
                                                 const std::string& new_dir) {
   std::vector<FileId> moved;
-  if (old_dir.empty()) return moved;
-  const std::string prefix = old_dir.back() == '/' ? old_dir : old_dir + "/";
   for (auto& [file, e] : files_) {
-    if (!e.path.starts_with(prefix)) continue;
-    set_path(e, new_dir + "/" + e.path.substr(prefix.size()));
-    moved.push_back(file);
+    if (auto path = renamed_below(e.path, old_dir, new_dir)) {
+      set_path(e, *path);
+      moved.push_back(file);
+    }
   }
   return moved;
 }

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "stitch/stitcher.h"
+#include "tests/unit/userspace/stitch/no_maxima.h"
 
 namespace ckpt {
 namespace {
@@ -17,12 +18,7 @@ namespace {
 constexpr uint64_t kMs = 1'000'000;
 constexpr uint64_t kMiB = 1 << 20;
 
-class NoMaxima : public MaximaProvider {
- public:
-  StageMax host_io(Direction, const std::vector<FileId>&) override { return {}; }
-  StageMax serialize(size_t /*threads*/) override { return {}; }
-  StageMax transport(const std::string&) override { return {}; }
-};
+using test::NoMaxima;
 
 class DecidedLateTest : public ::testing::Test {
  protected:
