@@ -20,6 +20,7 @@
  * storage, so a traced call touches no hash map but the verdict.
  */
 #include "jobio_state.bpf.h"
+#include "jobio_aio.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -112,6 +113,14 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	case CKPT_SC_SPLICE:
 		return copy_call_enter(task, st, now, CKPT_VIA_SENDFILE, a0, a2,
 				       ckpt_syscall_arg(regs, 4));
+	case CKPT_SC_IO_SUBMIT:
+		st->call = CALL_AIO;
+		aio_submit_enter(task, a0, a1, a2, now);
+		return 0;
+	case CKPT_SC_IO_GETEVENTS:
+		st->call = CALL_AIO;
+		aio_wait_enter(st, task->tgid, a1, now);
+		return 0;
 	case CKPT_SC_OPENAT:
 		begin_path_call(st, now, CKPT_OP_OPEN, a0, (const char *)a1, 0, NULL, a2,
 				NAMES_USER);
@@ -198,6 +207,16 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	case CALL_OTHER_COPY:
 		end_other_copy(st, ret);
+		return 0;
+	case CALL_AIO:
+		st->call = CALL_NONE;
+		/* The arguments are still in the registers at the exit. */
+		if (kind_of(nr) == CKPT_SC_IO_SUBMIT)
+			aio_submit_exit(task, ckpt_syscall_arg(regs, 0), ckpt_syscall_arg(regs, 1),
+					ckpt_syscall_arg(regs, 2), ret, bpf_ktime_get_ns());
+		else
+			aio_wait_exit(task, ckpt_syscall_arg(regs, 0), ckpt_syscall_arg(regs, 3),
+				      ret, bpf_ktime_get_ns());
 		return 0;
 	default:
 		end_path_call(task, st, ret);
@@ -490,6 +509,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 		emit_proc(CKPT_PROC_THREAD_EXIT, tgid, tid, 0, task->exit_code, task, 0);
 		return 0;
 	}
+	aio_process_exited(tgid);
 	if (task->exit_code & 0x7f)
 		emit_files_open_for_write(task, ((__u64)tgid << 32) | tid);
 	emit_proc(CKPT_PROC_EXIT, tgid, tid, 0, task->exit_code, task, 0);

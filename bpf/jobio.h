@@ -73,7 +73,8 @@ enum ckpt_path_op {
 /*
  * How a data call reached the file. Every call is a read or a write of the
  * file it names, whichever interface carried it: an io_uring request is a read
- * or write like read(2), a copy is a read of its source and a write of its
+ * or write like read(2), a Linux AIO request (io_submit) too, from its
+ * submission to its reaping, a copy is a read of its source and a write of its
  * destination (struct ckpt_copy_record), a mapping's page faults a read
  * (struct ckpt_mmap_record).
  */
@@ -83,7 +84,8 @@ enum ckpt_io_via {
 	CKPT_VIA_COPY_FILE_RANGE = 2, /* copy_file_range(2) */
 	CKPT_VIA_SENDFILE = 3,	      /* sendfile(2), splice(2) between files */
 	CKPT_VIA_MMAP = 4,	      /* page faults on a shared or private file mapping */
-	CKPT_VIA_MAX = 5,
+	CKPT_VIA_AIO = 5,	      /* io_submit(2), reaped by io_getevents(2): libaio */
+	CKPT_VIA_MAX = 6,
 };
 
 /* How the job's file I/O is traced, chosen once by the feature probe
@@ -310,6 +312,8 @@ enum ckpt_syscall_kind {
 	CKPT_SC_COPY_FILE_RANGE, /* copy_file_range(fd_in, off_in, fd_out, off_out, len, flags) */
 	CKPT_SC_SENDFILE,	 /* sendfile(out_fd, in_fd, offset, count) */
 	CKPT_SC_SPLICE,		 /* splice(fd_in, off_in, fd_out, off_out, len, flags) */
+	CKPT_SC_IO_SUBMIT,	 /* io_submit(ctx_id, nr, iocbpp) */
+	CKPT_SC_IO_GETEVENTS, /* io_getevents, io_pgetevents: (ctx_id, min_nr, nr, events, ...) */
 	CKPT_SC_KIND_MAX,
 };
 
@@ -338,7 +342,20 @@ enum ckpt_jobio_drop {
 	 * function's trampoline while the call slept in it): what it moved is
 	 * not known (bpf/jobio_file_layer.bpf.h fl_abandon_call) */
 	CKPT_DROP_EXIT_MISSED = 5,
-	CKPT_JOBIO_DROP_MAX = 6,
+	/* Linux AIO (bpf/jobio_aio.bpf.h). No room to remember a submitted
+	 * request: its completion is not reported (and counts again as
+	 * unmatched when reaped). */
+	CKPT_DROP_AIO_INFLIGHT_FULL = 6,
+	/* an iocb or io_event the program could not read from the job's
+	 * memory, or one past the CKPT_AIO_BATCH_MAX of a call */
+	CKPT_DROP_AIO_UNREADABLE = 7,
+	/* a completion reaped with no submission on record (submitted before
+	 * tracing began, or lost at submission) */
+	CKPT_DROP_AIO_UNMATCHED = 8,
+	/* a request still on record when its process exited: reaped without
+	 * io_getevents (from the ring, in user space) or never */
+	CKPT_DROP_AIO_UNREAPED = 9,
+	CKPT_JOBIO_DROP_MAX = 10,
 };
 
 /* Which processes are traced; set before load (rodata). */

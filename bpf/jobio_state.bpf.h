@@ -109,6 +109,7 @@ enum call_state {
 	CALL_COPY = 3,	     /* a copy between two files is in progress */
 	CALL_OTHER = 4,	     /* a call on a file user space said is not a checkpoint */
 	CALL_OTHER_COPY = 5, /* a copy neither side of which can be a checkpoint */
+	CALL_AIO = 6,	     /* io_submit or io_getevents (syscall mode; jobio_aio.bpf.h) */
 };
 
 /* Small successful calls of one thread on one file, not yet reported. */
@@ -340,12 +341,17 @@ __u32 other_io_paused = 0;
 
 /* ---- traced threads --------------------------------------------------------- */
 
-static __always_inline void count_drop(__u32 cause)
+static __always_inline void count_drops(__u32 cause, __u64 n)
 {
 	__u64 *count = bpf_map_lookup_elem(&jobio_drops, &cause);
 
 	if (count)
-		*count += 1;
+		*count += n;
+}
+
+static __always_inline void count_drop(__u32 cause)
+{
+	count_drops(cause, 1);
 }
 
 /* PF_KTHREAD (include/linux/sched.h), stable since 2.6: kernel threads

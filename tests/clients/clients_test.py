@@ -2,7 +2,7 @@
 """Real checkpoint clients under `ckptscope run --probe-mode syscall` on this
 host: programs no one here wrote, against their own reports (issue 18).
 
-  clients_test.py --ckptscope PATH --source-dir DIR --clients torch|numpy|fio|cp|dd
+  clients_test.py --ckptscope PATH --source-dir DIR --clients torch|numpy|fio|aio|cp|dd|renames
                   [--probe-mode syscall] [--keep DIR]
 
 Each --clients group is one `ckptscope run` of real_clients.py (its ground
@@ -13,6 +13,8 @@ bytes_by_via, probe_mode) and the trace's files table:
   torch  torch.save of a small model + its Adam state, then torch.load
   numpy  np.load(mmap_mode='r') of a 4 MiB .npy on local disk and a full sum
   fio    ioengine=io_uring then psync: a write and a read of 8 MiB each
+  aio    ioengine=libaio direct=1 (DeepSpeed's async I/O): a write and a read
+         of 256 MiB in 1 MiB requests, 16 out at once, on the local disk
   cp     `cp -r` of 3 shards within the local disk (copy_file_range) and from
          tmpfs (/dev/shm) to the local disk (read/write: the kernel refuses
          copy_file_range across file systems)
@@ -37,6 +39,8 @@ GROUPS = {
     "torch": lambda disk, shm: [f"torch:{disk}"],
     "numpy": lambda disk, shm: [f"numpy:{disk}"],
     "fio": lambda disk, shm: [f"fio_uring:{disk}", f"fio_psync:{disk}"],
+    # libaio with O_DIRECT on the disk (tmpfs may refuse O_DIRECT): 256 MiB each way.
+    "aio": lambda disk, shm: [f"fio_libaio:{disk}"],
     "cp": lambda disk, shm: [f"cp:{disk}:{disk}", f"cp:{shm}:{disk}"],
     "dd": lambda disk, shm: [f"dd:{shm}:{disk}"],
     # rsync (real_clients.py rsync:SRC:DST) is left out: its receiver

@@ -17,7 +17,7 @@ dropped, no checkpoint outside every client's window.
 """
 import sqlite3
 
-VIA_KEYS = ("syscall", "io_uring", "copy_file_range", "sendfile", "mmap", "summed")
+VIA_KEYS = ("syscall", "io_uring", "copy_file_range", "sendfile", "mmap", "summed", "aio")
 
 
 def _overlaps(cp, t):

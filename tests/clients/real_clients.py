@@ -14,6 +14,10 @@ DIR/checkpoints/step_K/ (K counts the clients, so no two share one):
   fio_uring:DIR    fio ioengine=io_uring, a write then a read of uring.bin
                    (truth: fio's JSON io_bytes)
   fio_psync:DIR    fio ioengine=psync, a write then a read of psync.bin
+  fio_libaio:DIR[:MIB]  fio ioengine=libaio direct=1 (DeepSpeed's async I/O and
+                   FastPersist write this way): a write then a read of
+                   libaio.bin in 1 MiB requests, 16 out at once, MIB MiB
+                   (default 256; truth: fio's JSON io_bytes; via aio)
   cp:SRC:DST       `cp -r` of a checkpoint directory of 3 shards from SRC to DST
                    (truth: the shards' sizes; via copy_file_range when the
                    kernel copies between SRC and DST, else read/write: probed
@@ -60,7 +64,7 @@ PACKAGES = {"fio": "fio", "cp": "coreutils", "dd": "coreutils", "numpy": "python
             "torch": "python3-torch"}
 # The guest keeps GNU cp and dd apart from busybox's (tests/vm/lib/initramfs.sh).
 GNU_DIRS = ["/opt/clients/bin", "/usr/bin", "/bin"]
-SIZES = {"fio": 8 << 20, "cp_shards": [3 << 20, 1 << 20, (2 << 20) + 12345], "dd": 4 << 20,
+SIZES = {"fio": 8 << 20, "fio_libaio": 256 << 20, "cp_shards": [3 << 20, 1 << 20, (2 << 20) + 12345], "dd": 4 << 20,
          "numpy_elems": (1 << 20) + 3, "atomic": 48 << 20, "renamed": 40 << 20,
          "dirrename": [(24 << 20) + 4321, 16 << 20], "rsync_shards": [16 << 20] * 4}
 
@@ -124,6 +128,13 @@ def prepare(args):
             plan.append({"client": name, "engine": engine, "size": SIZES["fio"],
                          "file": os.path.join(dirs[0], step, engine.replace("_", "") + ".bin")})
             os.makedirs(os.path.dirname(plan[-1]["file"]), exist_ok=True)
+        elif name == "fio_libaio":
+            program("fio")
+            size = int(dirs[1]) << 20 if len(dirs) > 1 else SIZES["fio_libaio"]
+            plan.append({"client": name, "engine": "libaio", "size": size, "direct": True,
+                         "bs": "1M", "iodepth": 16,
+                         "file": os.path.join(dirs[0], step, "libaio.bin")})
+            os.makedirs(os.path.dirname(plan[-1]["file"]), exist_ok=True)
         elif name == "cp":
             program("cp")
             src_root, dst_root = dirs
@@ -185,7 +196,7 @@ def prepare(args):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             plan.append({"client": "rsync", "src": src, "dst": dst, "shards": shards})
         else:
-            die(f"unknown client {spec!r} (fio_uring, fio_psync, cp, dd, numpy, torch, atomic, "
+            die(f"unknown client {spec!r} (fio_uring, fio_psync, fio_libaio, cp, dd, numpy, torch, atomic, "
                 "renamed, dirrename, rsync)")
     dropped = drop_caches()
     with open(args.plan, "w") as f:
@@ -223,8 +234,10 @@ def checkpoint(client, direction, files, via, start_ns, end_ns, **extra):
 
 def run_fio(c, rw, out_json):
     cmd = [program("fio"), "--name=ckpt", f"--filename={c['file']}", f"--ioengine={c['engine']}",
-           f"--rw={rw}", "--bs=128k", f"--size={c['size']}", "--iodepth=8", "--fallocate=none",
-           "--invalidate=0", "--output-format=json", f"--output={out_json}"]
+           f"--rw={rw}", f"--bs={c.get('bs', '128k')}", f"--size={c['size']}",
+           f"--iodepth={c.get('iodepth', 8)}", "--fallocate=none", "--invalidate=0",
+           f"--direct={1 if c.get('direct') else 0}", "--output-format=json",
+           f"--output={out_json}"]
     t0 = time.monotonic_ns()
     sh(cmd)
     t1 = time.monotonic_ns()
@@ -234,15 +247,16 @@ def run_fio(c, rw, out_json):
 
 
 def client_fio(c, gap, scratch):
-    via = "io_uring" if c["engine"] == "io_uring" else "syscall"
+    via = {"io_uring": "io_uring", "libaio": "aio"}.get(c["engine"], "syscall")
     out = []
     for rw, direction in (("write", "save"), ("read", "load")):
         if out:
             time.sleep(gap)
         n, t0, t1 = run_fio(c, rw, os.path.join(scratch, f"fio-{c['engine']}-{rw}.json"))
         files = [(c["file"], n, 0)] if rw == "write" else [(c["file"], 0, n)]
+        direct = " direct=1" if c.get("direct") else ""
         out.append(checkpoint(c["client"], direction, files, {via: n}, t0, t1,
-                              report=f"fio {c['engine']} {rw}: io_bytes {n}"))
+                              report=f"fio {c['engine']}{direct} {rw}: io_bytes {n}"))
     return out
 
 
@@ -436,7 +450,7 @@ def client_rsync(c, gap, scratch):
 
 
 CLIENTS = {"atomic": client_renamed, "renamed": client_renamed, "dirrename": client_dirrename,
-           "rsync": client_rsync, "fio_uring": client_fio, "fio_psync": client_fio, "cp": client_cp, "dd": client_dd,
+           "rsync": client_rsync, "fio_uring": client_fio, "fio_psync": client_fio, "fio_libaio": client_fio, "cp": client_cp, "dd": client_dd,
            "numpy": client_numpy, "torch": client_torch}
 
 

@@ -44,6 +44,8 @@ std::string_view to_string(IoVia via) {
       return "mmap";
     case IoVia::Summed:
       return "summed";
+    case IoVia::Aio:
+      return "aio";
   }
   return "unknown";
 }

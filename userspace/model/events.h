@@ -45,9 +45,11 @@ inline bool is_read_direction(IoOp op) { return op == IoOp::Read || op == IoOp::
 // which a rename into a checkpoint's name then made one (docs/stitching.md,
 // "Decided late"): their bytes and count are exact, their time is the span
 // the sums were taken over (an upper bound of the calls' own).
-enum class IoVia : uint8_t { Syscall, IoUring, CopyFileRange, Sendfile, Mmap, Summed };
-inline constexpr size_t kIoVias = 6;
-// "syscall", "io_uring", "copy_file_range", "sendfile", "mmap", "summed"
+// Aio: a Linux AIO request (io_submit, as libaio makes), from its submission
+// to its reaping by io_getevents (bpf/jobio_aio.bpf.h).
+enum class IoVia : uint8_t { Syscall, IoUring, CopyFileRange, Sendfile, Mmap, Summed, Aio };
+inline constexpr size_t kIoVias = 7;
+// "syscall", "io_uring", "copy_file_range", "sendfile", "mmap", "summed", "aio"
 std::string_view to_string(IoVia via);
 
 struct FileId {

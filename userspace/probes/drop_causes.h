@@ -29,6 +29,10 @@ inline constexpr DropCauseName kJobioDropCauses[] = {
     {CKPT_DROP_TGID_FULL, "tgid_table_full"},
     {CKPT_DROP_URING_INFLIGHT_FULL, "uring_inflight_full"},
     {CKPT_DROP_EXIT_MISSED, "exit_missed"},
+    {CKPT_DROP_AIO_INFLIGHT_FULL, "aio_inflight_full"},
+    {CKPT_DROP_AIO_UNREADABLE, "aio_unreadable"},
+    {CKPT_DROP_AIO_UNMATCHED, "aio_unmatched"},
+    {CKPT_DROP_AIO_UNREAPED, "aio_unreaped"},
 };
 inline constexpr DropCauseName kTcpDropCauses[] = {
     {CKPT_TCP_DROP_RINGBUF_FULL, "ringbuf_full"},

@@ -44,6 +44,10 @@ const Optional kOptionalFileLayer[] = {
 };
 
 const Names kSyscallPrograms = {"on_sys_enter", "on_sys_exit"};
+// Linux AIO in the file layer: a request as it is submitted, a wait for
+// completions (bpf/jobio_aio.bpf.h); one without the other reports nothing.
+const Names kAioPrograms = {"fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter",
+                            "fl_aio_wait_exit"};
 const Names kFlushPrograms = {"fl_flush_enter", "fl_flush_exit"};
 const Names kClosePrograms = {"fl_close_enter", "fl_close_exit"};
 const Names kFaultPrograms = {"fl_fault_enter", "fl_fault_exit"};
@@ -123,6 +127,9 @@ class Selection {
     else
       add(kClosePrograms, function("filp_close"),
           "no filp_flush or filp_close in this kernel's BTF", "close calls are");
+    add(kAioPrograms, function("io_submit_one") && function("do_io_getevents"),
+        "no io_submit_one or do_io_getevents in this kernel's BTF",
+        "Linux AIO requests (io_submit) are");
     mmap_seen_ = add(kFaultPrograms, function("filemap_fault"),
                      "no filemap_fault in this kernel's BTF", "mmap'd I/O is");
     if (mmap_seen_)
@@ -210,10 +217,10 @@ const std::set<std::string>& selectable_jobio_programs() {
     };
     for (const auto& r : kRequiredFileLayer) put(r.programs);
     for (const auto& o : kOptionalFileLayer) put(o.programs);
-    for (const Names* n :
-         {&kSyscallPrograms, &kFlushPrograms, &kClosePrograms, &kFaultPrograms, &kMapPagesPrograms,
-          &kFaultTracepointPrograms, &kMapPagesTracepointPrograms, &kPageCachePrograms,
-          &kUringSubmitReq, &kUringSubmitSqe, &kUringCompleteCqe, &kUringCompleteRes})
+    for (const Names* n : {&kSyscallPrograms, &kAioPrograms, &kFlushPrograms, &kClosePrograms,
+                           &kFaultPrograms, &kMapPagesPrograms, &kFaultTracepointPrograms,
+                           &kMapPagesTracepointPrograms, &kPageCachePrograms, &kUringSubmitReq,
+                           &kUringSubmitSqe, &kUringCompleteCqe, &kUringCompleteRes})
       put(*n);
     return out;
   }();
@@ -222,8 +229,9 @@ const std::set<std::string>& selectable_jobio_programs() {
 
 const std::set<std::string, std::less<>>& jobio_btf_functions() {
   static const std::set<std::string, std::less<>> names = [] {
-    std::set<std::string, std::less<>> out = {"filp_flush", "filp_close", "filemap_fault",
-                                              "filemap_map_pages"};
+    std::set<std::string, std::less<>> out = {"filp_flush",    "filp_close",
+                                              "filemap_fault", "filemap_map_pages",
+                                              "io_submit_one", "do_io_getevents"};
     for (const auto& r : kRequiredFileLayer) out.emplace(r.function);
     for (const auto& o : kOptionalFileLayer) out.emplace(o.function);
     return out;

@@ -32,6 +32,9 @@ const std::vector<TracedSyscall>& traced_syscalls() {
       CKPT_SYSCALL(copy_file_range, CKPT_SC_COPY_FILE_RANGE)  // copy_file_range(2)
       CKPT_SYSCALL(sendfile, CKPT_SC_SENDFILE)                // sendfile(2)
       CKPT_SYSCALL(splice, CKPT_SC_SPLICE)                    // splice(2)
+      CKPT_SYSCALL(io_submit, CKPT_SC_IO_SUBMIT)              // io_submit(2)
+      CKPT_SYSCALL(io_getevents, CKPT_SC_IO_GETEVENTS)        // io_getevents(2)
+      CKPT_SYSCALL(io_pgetevents, CKPT_SC_IO_GETEVENTS)       // io_pgetevents
 #ifdef SYS_newfstatat
       CKPT_SYSCALL(newfstatat, CKPT_SC_FSTATAT)  // fstatat(2), fstat(2) via AT_EMPTY_PATH
 #endif

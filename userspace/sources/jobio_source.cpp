@@ -61,6 +61,8 @@ std::optional<IoVia> io_via(uint32_t via) {
       return IoVia::Sendfile;
     case CKPT_VIA_MMAP:
       return IoVia::Mmap;
+    case CKPT_VIA_AIO:
+      return IoVia::Aio;
     default:
       return std::nullopt;
   }

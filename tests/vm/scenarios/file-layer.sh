@@ -4,6 +4,9 @@
 # client apart from the others by a 1.5 s quiet gap (the quiet gap is 1 s):
 #   fio ioengine=io_uring: a write then a read of 8 MiB on NFS (via io_uring)
 #   fio ioengine=psync: the same (via syscall)
+#   fio ioengine=libaio direct=1: a write then a read of 64 MiB on NFS in
+#     1 MiB requests, 16 out at once (DeepSpeed's async I/O; via aio: the
+#     file layer's io_submit_one and do_io_getevents, issue 35)
 #   cp -r of 3 shards: tmpfs -> NFS (the kernel refuses to copy across file
 #     systems: cp reads and writes), tmpfs -> tmpfs and NFS -> NFS (the
 #     kernel copies: via copy_file_range; on NFSv4.2 a server-side COPY)
@@ -24,7 +27,8 @@ set -eu
 
 local_dir=/tmp/local
 mkdir -p "$local_dir"
-clients="fio_uring:$VM_MNT fio_psync:$VM_MNT cp:$local_dir:$VM_MNT cp:$local_dir:$local_dir"
+clients="fio_uring:$VM_MNT fio_psync:$VM_MNT fio_libaio:$VM_MNT:64"
+clients="$clients cp:$local_dir:$VM_MNT cp:$local_dir:$local_dir"
 clients="$clients cp:$VM_MNT:$VM_MNT dd:$local_dir:$VM_MNT numpy:$VM_MNT"
 clients="$clients atomic:$VM_MNT renamed:$VM_MNT dirrename:$VM_MNT"
 # shellcheck disable=SC2086 # one word per client

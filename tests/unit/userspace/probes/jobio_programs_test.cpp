@@ -26,7 +26,8 @@ const Set kAllFunctions = {
     "vfs_fsync_range", "filp_flush",        "filp_close",          "do_sys_ftruncate",
     "do_sys_openat2",  "do_renameat2",      "do_mkdirat",          "do_unlinkat",
     "do_rmdir",        "vfs_statx",         "vfs_copy_file_range", "do_splice_direct",
-    "filemap_fault",   "filemap_map_pages", "ksys_read",           "__x64_sys_openat"};
+    "filemap_fault",   "filemap_map_pages", "io_submit_one",       "do_io_getevents",
+    "ksys_read",       "__x64_sys_openat"};
 const Set kAllTracepoints = {"sys_enter",
                              "sys_exit",
                              "sched_switch",
@@ -81,14 +82,15 @@ KernelFeatures this_host() {
 
 // The programs every file-layer plan loads whatever the kernel.
 const Set kFileLayerCore = {
-    "fl_read_enter",      "fl_read_exit",      "fl_write_enter",    "fl_write_exit",
-    "fl_fsync_enter",     "fl_fsync_exit",     "fl_open_enter",     "fl_open_exit",
-    "fl_readv_enter",     "fl_readv_exit",     "fl_writev_enter",   "fl_writev_exit",
-    "fl_ftruncate_enter", "fl_ftruncate_exit", "fl_rename_enter",   "fl_rename_exit",
-    "fl_mkdir_enter",     "fl_mkdir_exit",     "fl_unlink_enter",   "fl_unlink_exit",
-    "fl_rmdir_enter",     "fl_rmdir_exit",     "fl_stat_enter",     "fl_stat_exit",
-    "fl_copy_enter",      "fl_copy_exit",      "fl_splice_enter",   "fl_splice_exit",
-    "fl_fault_enter",     "fl_fault_exit",     "fl_map_pages_exit", "on_page_cache_add"};
+    "fl_read_enter",       "fl_read_exit",       "fl_write_enter",    "fl_write_exit",
+    "fl_fsync_enter",      "fl_fsync_exit",      "fl_open_enter",     "fl_open_exit",
+    "fl_readv_enter",      "fl_readv_exit",      "fl_writev_enter",   "fl_writev_exit",
+    "fl_ftruncate_enter",  "fl_ftruncate_exit",  "fl_rename_enter",   "fl_rename_exit",
+    "fl_mkdir_enter",      "fl_mkdir_exit",      "fl_unlink_enter",   "fl_unlink_exit",
+    "fl_rmdir_enter",      "fl_rmdir_exit",      "fl_stat_enter",     "fl_stat_exit",
+    "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",   "fl_splice_exit",
+    "fl_fault_enter",      "fl_fault_exit",      "fl_map_pages_exit", "on_page_cache_add",
+    "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter", "fl_aio_wait_exit"};
 
 Set plus(Set s, const Set& more) {
   s.insert(more.begin(), more.end());
@@ -195,6 +197,29 @@ TEST(JobioPrograms, MissingOptionalFunctionsAreNotesOfWhatIsNotSeen) {
   EXPECT_TRUE(plan->load.contains("fl_writev_enter"));
 }
 
+// Linux AIO in the file layer needs both of its functions (io_submit_one and
+// do_io_getevents, in the 6.1, 6.12 and 6.18 BTF); syscall mode reads
+// io_submit and io_getevents in its own two programs.
+TEST(JobioPrograms, WithoutEitherAioFunctionLinuxAioIsANote) {
+  for (const char* gone : {"io_submit_one", "do_io_getevents"}) {
+    KernelFeatures k = linux_6_12();
+    k.btf_functions.erase(gone);
+    auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_FILE_LAYER));
+    EXPECT_THAT(plan->unseen, ElementsAre("Linux AIO requests (io_submit) are not seen: no "
+                                          "io_submit_one or do_io_getevents in this kernel's BTF"))
+        << gone;
+    for (const char* p :
+         {"fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter", "fl_aio_wait_exit"})
+      EXPECT_FALSE(plan->load.contains(p)) << p;
+  }
+  auto syscalls = select_jobio_programs(RequestedProbeMode::Syscall, linux_6_12());
+  ASSERT_TRUE(syscalls);
+  EXPECT_FALSE(syscalls->load.contains("fl_aio_submit_enter"));
+  EXPECT_TRUE(syscalls->load.contains("on_sys_enter"));
+}
+
 TEST(JobioPrograms, AnIoUringCompleteOfAnUnknownFormIsNoted) {
   KernelFeatures k = linux_6_12();
   k.io_uring_complete_params = 5;
@@ -241,7 +266,7 @@ TEST(JobioPrograms, EveryPlannedProgramIsSelectableAndTheSchedulersAreNot) {
 // only those must not change any kernel's plan.
 TEST(JobioPrograms, TheFunctionsTheProbeKeepsAreAllTheSelectionAsksAbout) {
   const auto& kept = jobio_btf_functions();
-  EXPECT_EQ(kept.size(), 18u);
+  EXPECT_EQ(kept.size(), 20u);
   for (auto k : {linux_6_1(), linux_6_12(), this_host()}) {
     auto full = select_jobio_programs(RequestedProbeMode::Auto, k);
     std::erase_if(k.btf_functions, [&kept](const std::string& f) { return !kept.contains(f); });

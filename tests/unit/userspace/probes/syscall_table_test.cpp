@@ -36,6 +36,24 @@ TEST(SyscallTable, CopiesBetweenFilesAreTracedWithTheirKinds) {
   }
 }
 
+// Linux AIO (bpf/jobio_aio.bpf.h): io_submit's requests, io_getevents' and
+// io_pgetevents' completions (the same first four arguments).
+TEST(SyscallTable, LinuxAioIsTracedWithItsKinds) {
+  struct Expected {
+    std::string_view name;
+    long number;
+    unsigned kind;
+  };
+  for (const auto& e : {Expected{"io_submit", SYS_io_submit, CKPT_SC_IO_SUBMIT},
+                        Expected{"io_getevents", SYS_io_getevents, CKPT_SC_IO_GETEVENTS},
+                        Expected{"io_pgetevents", SYS_io_pgetevents, CKPT_SC_IO_GETEVENTS}}) {
+    const TracedSyscall* sc = find(e.name);
+    ASSERT_NE(sc, nullptr) << e.name;
+    EXPECT_EQ(sc->number, e.number) << e.name;
+    EXPECT_EQ(sc->kind, e.kind) << e.name;
+  }
+}
+
 TEST(SyscallTable, EveryNumberFitsTheTableAndAppearsOnce) {
   std::set<long> seen;
   for (const auto& sc : traced_syscalls()) {

@@ -96,6 +96,18 @@ TEST(CallReturn, AReadOrWriteOnlyInItsFamily) {
   EXPECT_TRUE(call_returned(in_call(SYS_copy_file_range), IoOp::Write, IoVia::Sendfile));
 }
 
+// A Linux AIO announcement is a wait: in io_getevents or io_pgetevents only.
+TEST(CallReturn, AnAioWaitOnlyInTheGeteventsCalls) {
+  for (long nr : {long{SYS_io_getevents}, long{SYS_io_pgetevents}}) {
+    EXPECT_FALSE(call_returned(in_call(nr), IoOp::Write, IoVia::Aio)) << nr;
+    EXPECT_FALSE(call_returned(in_call(nr), IoOp::Read, IoVia::Aio)) << nr;
+  }
+  EXPECT_TRUE(call_returned(in_call(SYS_write), IoOp::Write, IoVia::Aio));
+  EXPECT_TRUE(call_returned(in_call(SYS_futex), IoOp::Read, IoVia::Aio));
+  // A read(2) is not a wait for completions.
+  EXPECT_TRUE(call_returned(in_call(SYS_io_getevents), IoOp::Read, IoVia::Syscall));
+}
+
 TEST(CallReturn, APathCallOnlyInTheCallsOfItsName) {
   EXPECT_FALSE(call_returned(in_call(SYS_openat), IoOp::Open, IoVia::Syscall));
   EXPECT_FALSE(call_returned(in_call(SYS_openat2), IoOp::Open, IoVia::Syscall));

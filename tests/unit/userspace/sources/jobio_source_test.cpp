@@ -69,6 +69,42 @@ TEST(JobIoSourceTest, DecodesAnIoRecordAndConvertsTheDevice) {
   EXPECT_EQ(e.bytes_moved(), 4096u);
 }
 
+// Linux AIO (bpf/jobio_aio.bpf.h): a reaped request is a data call with via
+// Aio; a wait with requests out is a call in flight through Aio.
+TEST(JobIoSourceTest, DecodesAnAioRequestAndAnAioWait) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  resolver.remember(FileId{makedev(8, 3), 77}, "/ckpt/step_100/mp_rank_00_model_states.pt");
+  ckpt_io_record wait{};
+  wait.hdr = header(CKPT_REC_IO_START, CKPT_OP_WRITE);
+  wait.hdr.end_ns = 0;
+  wait.dev = (8ull << 20) | 3;
+  wait.ino = 77;
+  wait.fd = 9;
+  wait.file_type = CKPT_FT_REGULAR;
+  wait.calls = 1;
+  wait.via = CKPT_VIA_AIO;
+  src.on_record(&wait, sizeof(wait));
+  ckpt_io_record done = wait;
+  done.hdr = header(CKPT_REC_IO, CKPT_OP_WRITE);
+  done.ret = 1 << 20;
+  done.requested = 1 << 20;
+  done.busy_ns = 2000;
+  done.last_start_ns = 1000;
+  src.on_record(&done, sizeof(done));
+  ASSERT_EQ(sink.events.size(), 2u);
+  const auto& start = std::get<CallStartEvent>(sink.events[0]);
+  EXPECT_EQ(start.via, IoVia::Aio);
+  EXPECT_EQ(start.op, IoOp::Write);
+  EXPECT_EQ(start.path, "/ckpt/step_100/mp_rank_00_model_states.pt");
+  const auto& e = std::get<IoEvent>(sink.events[1]);
+  EXPECT_EQ(e.via, IoVia::Aio);
+  EXPECT_EQ(e.bytes_moved(), 1u << 20);
+  EXPECT_EQ(to_string(e.via), "aio");
+  EXPECT_EQ(src.drops()[0].count, 0u);  // nothing malformed
+}
+
 TEST(JobIoSourceTest, OpenResolvesRelativePathsAndRemembersTheFile) {
   CaptureSink sink;
   PathResolver resolver;

@@ -252,6 +252,58 @@ TEST_F(FileLayerRecordsTest, IoUringRequestsAreReadsAndWritesByTheirVia) {
   EXPECT_EQ(calls[0].path, kShardA) << "resolved by identity, with no fd";
 }
 
+// DeepSpeed's async save through Linux AIO (bpf/jobio_aio.bpf.h): 16
+// requests of 1 MiB, 8 reaped at once, then the thread waits in io_getevents
+// for the other 8 for three quiet gaps (a saturated NFS server). The wait is
+// announced (an IO_START via aio): one save of 16 MiB, all via aio, its host_io
+// busy from the first submission to the last reaping. Without the
+// announcement the save is cut in two.
+TEST_F(FileLayerRecordsTest, AnAioSaveWaitingPastTheQuietGapIsOneSave) {
+  const uint64_t gap = Config::defaults().checkpoint.quiet_gap_ns;
+  const uint64_t T = 1000 * kMs;
+  auto save = [&](bool announced) {
+    PathResolver resolver;
+    resolver.remember(FileId{kUserDev, kInoA}, kShardA);
+    Stitcher s(Config::defaults(), std::make_shared<FixedMaxima>(),
+               StageAvailability{.job_io = true});
+    JobIoSource source(s, resolver);
+    for (uint64_t i = 0; i < 8; ++i) {
+      ckpt_io_record r = io_record(CKPT_OP_WRITE, kInoA, T, T + 10 * kMs, kMiB, CKPT_VIA_AIO);
+      source.on_record(&r, sizeof(r));
+    }
+    if (announced) {
+      ckpt_io_record wait = io_record(CKPT_OP_WRITE, kInoA, T + 11 * kMs, 0, 0, CKPT_VIA_AIO);
+      wait.hdr.kind = CKPT_REC_IO_START;
+      wait.requested = 0;
+      wait.busy_ns = 0;
+      source.on_record(&wait, sizeof(wait));
+    }
+    std::vector<CheckpointRecord> closed;
+    for (uint64_t now = T + 100 * kMs; now < T + 3 * gap; now += 100 * kMs) {
+      s.advance(now);
+      for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
+    }
+    for (uint64_t i = 0; i < 8; ++i) {
+      ckpt_io_record r = io_record(CKPT_OP_WRITE, kInoA, T + kMs, T + 3 * gap, kMiB, CKPT_VIA_AIO);
+      source.on_record(&r, sizeof(r));
+    }
+    s.finish();
+    for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
+    return closed;
+  };
+  const auto kept = save(true);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].direction, Direction::Save);
+  EXPECT_EQ(kept[0].bytes, 16 * kMiB);
+  EXPECT_THAT(kept[0].bytes_by_via, ElementsAre(Pair("aio", 16 * kMiB)));
+  EXPECT_EQ(kept[0].end_ns, T + 3 * gap);
+  EXPECT_EQ(stage(kept[0], "host_io").busy_ns, 3 * gap);
+  EXPECT_TRUE(kept[0].failures.empty());
+  const auto split = save(false);
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_EQ(split[0].bytes, 8 * kMiB);
+}
+
 TEST_F(FileLayerRecordsTest, ACopyBetweenTwoCheckpointFilesIsOneSaveThatReadsAndWrites) {
   // cp of a checkpoint to a backup: two copy_file_range calls of 1 MiB. Each
   // is a load of its source and a save of its destination; the stitcher
