@@ -17,7 +17,8 @@ bytes_by_via, probe_mode) and the trace's files table:
          of 256 MiB in 1 MiB requests, 16 out at once, on the local disk
   cp     `cp -r` of 3 shards within the local disk (copy_file_range) and from
          tmpfs (/dev/shm) to the local disk (read/write: the kernel refuses
-         copy_file_range across file systems)
+         copy_file_range across file systems), and shutil.copytree of 3 x 64 MiB
+         within the local disk (sendfile): each a load and a save
   dd     `dd oflag=direct bs=1M` of 4 MiB onto the local disk
 A client that is missing fails the test (scripts/install-deps.sh installs
 fio, coreutils, python3-numpy, python3-torch). Needs root (eBPF): skips,
@@ -41,7 +42,7 @@ GROUPS = {
     "fio": lambda disk, shm: [f"fio_uring:{disk}", f"fio_psync:{disk}"],
     # libaio with O_DIRECT on the disk (tmpfs may refuse O_DIRECT): 256 MiB each way.
     "aio": lambda disk, shm: [f"fio_libaio:{disk}"],
-    "cp": lambda disk, shm: [f"cp:{disk}:{disk}", f"cp:{shm}:{disk}"],
+    "cp": lambda disk, shm: [f"cp:{disk}:{disk}", f"cp:{shm}:{disk}", f"copytree:{disk}:{disk}"],
     "dd": lambda disk, shm: [f"dd:{shm}:{disk}"],
     # rsync (real_clients.py rsync:SRC:DST) is left out: its receiver
     # chdir()s into the destination and exits within milliseconds; chdir is

@@ -5,8 +5,10 @@ mode). Python 3 standard library only.
 
 compare() asserts, for each checkpoint a client made:
   - exactly one summary checkpoint lies in the client's time window (the
-    clients run apart, with quiet gaps longer than the 1 s default);
-  - its direction (not for a copy: it reads and writes as much), its bytes and
+    clients run apart, with quiet gaps longer than the 1 s default); a copy
+    (cp, rsync) is two, a load of its sources and a save of its destinations
+    in the same window, one of each direction;
+  - its direction, its bytes and
     its bytes_by_via exactly as the client reported them;
   - its files: as many as the client touched, and per file (the trace's
     `files` table) the bytes written and read; a mapped file's read bytes may
@@ -55,7 +57,10 @@ def compare(check, say, summary, truth, files_by_cp, probe_mode):
     for t in truth.get("checkpoints", []):
         name = f"{t['client']} ({t['direction'] or 'copy'})"
         say(f"{name}: the client says {t['report']}")
-        got = [c for c in cps if _overlaps(c, t)]
+        # A copy's two sides share its window: each truth is the checkpoint
+        # of its own direction there (docs/stitching.md, "Copies").
+        got = [c for c in cps if _overlaps(c, t)
+               and (not t.get("copy_side") or c.get("direction") == t["direction"])]
         window = f"[{t['start_ns']}, {t['end_ns']}] ns"
         if t["direction"]:
             ok = check(len(got) == 1, f"{name}: {len(got)} summary checkpoints in its window {window}, "

@@ -18,10 +18,15 @@ DIR/checkpoints/step_K/ (K counts the clients, so no two share one):
                    FastPersist write this way): a write then a read of
                    libaio.bin in 1 MiB requests, 16 out at once, MIB MiB
                    (default 256; truth: fio's JSON io_bytes; via aio)
-  cp:SRC:DST       `cp -r` of a checkpoint directory of 3 shards from SRC to DST
+  cp:SRC:DST       `cp -r` of a checkpoint directory of 3 shards from SRC to DST:
+                   a load of the sources and a save of the destinations
                    (truth: the shards' sizes; via copy_file_range when the
                    kernel copies between SRC and DST, else read/write: probed
                    with os.copy_file_range on two scratch files first)
+  copytree:SRC:DST Python's shutil.copytree of a checkpoint directory of 3
+                   shards (192 MiB + 7 B) from SRC to DST (sendfile on Linux):
+                   a load of the sources and a save of the destinations
+                   (truth: the shards' sizes; via sendfile)
   dd:SRC:DST       `dd oflag=direct bs=1M` of a non-checkpoint file in SRC to
                    DST/checkpoints/step_K/shard-0.bin (truth: dd's own report)
   numpy:DIR        np.load(mmap_mode='r') of weights.npy, then a full sum
@@ -66,7 +71,8 @@ PACKAGES = {"fio": "fio", "cp": "coreutils", "dd": "coreutils", "numpy": "python
 GNU_DIRS = ["/opt/clients/bin", "/usr/bin", "/bin"]
 SIZES = {"fio": 8 << 20, "fio_libaio": 256 << 20, "cp_shards": [3 << 20, 1 << 20, (2 << 20) + 12345], "dd": 4 << 20,
          "numpy_elems": (1 << 20) + 3, "atomic": 48 << 20, "renamed": 40 << 20,
-         "dirrename": [(24 << 20) + 4321, 16 << 20], "rsync_shards": [16 << 20] * 4}
+         "dirrename": [(24 << 20) + 4321, 16 << 20],
+         "copytree_shards": [64 << 20, 64 << 20, (64 << 20) + 7], "rsync_shards": [16 << 20] * 4}
 
 
 def die(msg):
@@ -149,6 +155,16 @@ def prepare(args):
             plan.append({"client": "cp", "src": src, "dst": os.path.join(dst_parent, f"step_{k}"),
                          "dst_parent": dst_parent, "shards": shards,
                          "kernel_copies": kernel_copies(src_root, dst_root)})
+        elif name == "copytree":
+            src_root, dst_root = dirs
+            src = os.path.join(src_root, "source", step)
+            shards = []
+            for i, size in enumerate(SIZES["copytree_shards"]):
+                write_random(os.path.join(src, f"shard-{i}.pt"), size)
+                shards.append({"name": f"shard-{i}.pt", "size": size})
+            dst = os.path.join(dst_root, step)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            plan.append({"client": "copytree", "src": src, "dst": dst, "shards": shards})
         elif name == "dd":
             program("dd")
             src_root, dst_root = dirs
@@ -196,7 +212,7 @@ def prepare(args):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             plan.append({"client": "rsync", "src": src, "dst": dst, "shards": shards})
         else:
-            die(f"unknown client {spec!r} (fio_uring, fio_psync, fio_libaio, cp, dd, numpy, torch, atomic, "
+            die(f"unknown client {spec!r} (fio_uring, fio_psync, fio_libaio, cp, copytree, dd, numpy, torch, atomic, "
                 "renamed, dirrename, rsync)")
     dropped = drop_caches()
     with open(args.plan, "w") as f:
@@ -264,20 +280,41 @@ def client_cp(c, gap, scratch):
     t0 = time.monotonic_ns()
     sh([program("cp"), "-r", c["src"], c["dst_parent"]])
     t1 = time.monotonic_ns()
-    files = []
+    sources, dests = [], []
     for s in c["shards"]:
         dst = os.path.join(c["dst"], s["name"])
         got = os.path.getsize(dst)
         if got != s["size"]:
             die(f"cp: {dst} has {got} bytes, its source {s['size']}")
-        files.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
-        files.append((dst, s["size"], 0))
+        sources.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
+        dests.append((dst, s["size"], 0))
     size = sum(s["size"] for s in c["shards"])
     via = "copy_file_range" if c["kernel_copies"] else "syscall"
-    # Both ends are checkpoint files: the source's load and the destination's
-    # save, in one checkpoint (the copy runs in one burst).
-    return [checkpoint("cp", None, files, {via: 2 * size}, t0, t1,
-                       report=f"cp -r: {len(files) // 2} shards, {size} bytes, kernel copies: {c['kernel_copies']}")]
+    # Both ends are checkpoint files: a load of the sources and a save of the
+    # destinations, over the copy's one window (docs/stitching.md, "Copies").
+    report = f"cp -r: {len(dests)} shards, {size} bytes, kernel copies: {c['kernel_copies']}"
+    return [checkpoint("cp", "load", sources, {via: size}, t0, t1, copy_side=True, report=report),
+            checkpoint("cp", "save", dests, {via: size}, t0, t1, copy_side=True, report=report)]
+
+
+def client_copytree(c, gap, scratch):
+    t0 = time.monotonic_ns()
+    shutil.copytree(c["src"], c["dst"])
+    t1 = time.monotonic_ns()
+    sources, dests = [], []
+    for s in c["shards"]:
+        dst = os.path.join(c["dst"], s["name"])
+        if os.path.getsize(dst) != s["size"]:
+            die(f"copytree: {dst} has {os.path.getsize(dst)} bytes, its source {s['size']}")
+        sources.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
+        dests.append((dst, s["size"], 0))
+    size = sum(s["size"] for s in c["shards"])
+    report = f"shutil.copytree: {len(dests)} shards, {size} bytes"
+    # Python 3.8+ copies a file's bytes with os.sendfile on Linux.
+    return [checkpoint("copytree", "load", sources, {"sendfile": size}, t0, t1, copy_side=True,
+                       report=report),
+            checkpoint("copytree", "save", dests, {"sendfile": size}, t0, t1, copy_side=True,
+                       report=report)]
 
 
 def client_dd(c, gap, scratch):
@@ -445,12 +482,15 @@ def client_rsync(c, gap, scratch):
         files.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
         files.append((dst, s["size"], 0))
     size = sum(s["size"] for s in c["shards"])
-    return [checkpoint("rsync", None, files, {"syscall": 2 * size}, t0, t1,
-                       report=f"rsync -a: {len(c['shards'])} shards, {size} bytes")]
+    report = f"rsync -a: {len(c['shards'])} shards, {size} bytes"
+    return [checkpoint("rsync", "load", [f for f in files if f[2]], {"syscall": size}, t0, t1,
+                       copy_side=True, report=report),
+            checkpoint("rsync", "save", [f for f in files if f[1]], {"syscall": size}, t0, t1,
+                       copy_side=True, report=report)]
 
 
 CLIENTS = {"atomic": client_renamed, "renamed": client_renamed, "dirrename": client_dirrename,
-           "rsync": client_rsync, "fio_uring": client_fio, "fio_psync": client_fio, "fio_libaio": client_fio, "cp": client_cp, "dd": client_dd,
+           "rsync": client_rsync, "fio_uring": client_fio, "fio_psync": client_fio, "fio_libaio": client_fio, "cp": client_cp, "copytree": client_copytree, "dd": client_dd,
            "numpy": client_numpy, "torch": client_torch}
 
 

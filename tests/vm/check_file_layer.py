@@ -8,7 +8,8 @@ io_bytes, dd's report, the copied shards' sizes, the pages numpy's sum
 touched) against ckptscope's summary and trace, by tests/clients/expect.py:
   - probe_mode is "file_layer" (the default auto mode picked it: 6.1 and
     6.12 have every required VFS function in their BTF);
-  - one checkpoint per client (a copy's loads and saves may be split), in the
+  - one checkpoint per client (a copy two: a load of its sources and a save
+    of its destinations), in the
     client's time window, with its direction, its exact bytes and its
     bytes_by_via (io_uring for fio's io_uring engine, aio for its libaio
     engine with O_DIRECT, syscall for psync, dd

@@ -43,6 +43,11 @@ struct OpenCheckpoint {
   std::unordered_set<FileId, FileIdHash> files_touched;
   std::map<std::string, ServerTrouble> server_trouble;
   bool nfs_stall_flagged = false;
+
+  // Adds a call (an mmap event's bytes already counted against
+  // mapped_pages): its window, its counts, its file. The first call of an
+  // empty checkpoint sets start_ns, end_ns and last_activity_ns first.
+  void add(IoEvent&& ev);
 };
 
 // A call's file: its identity, or for a call without one (the process was

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <tuple>
 
+#include "stitch/copy_sides.h"
 #include "stitch/exclusive.h"
 
 namespace ckpt {
@@ -18,29 +19,6 @@ constexpr uint64_t kReorderSlackNs = 100'000'000;
 // checkpoint waits this much longer for its last copies when it runs.
 constexpr uint64_t kGpuSlackNs = 1'000'000'000;
 constexpr double kContenderShare = 0.9;
-
-// open(2) access and creation bits (uapi asm-generic/fcntl.h).
-constexpr uint32_t kOpenAccessMode = 03;
-constexpr uint32_t kOpenCreate = 0100;
-constexpr uint32_t kOpenTruncate = 01000;
-
-// Calls that move data or change the tree: they keep a checkpoint going.
-// A stat, a failed lookup or a read-only open (a job polling for a file)
-// join a checkpoint but do not extend it.
-bool extends_checkpoint(const IoEvent& ev) {
-  if (is_data_op(ev.op)) return true;
-  if (ev.ret < 0) return false;
-  switch (ev.op) {
-    case IoOp::Mkdir:
-    case IoOp::Rename:
-    case IoOp::Unlink:
-      return true;
-    case IoOp::Open:
-      return (ev.flags & kOpenAccessMode) != 0 || (ev.flags & (kOpenCreate | kOpenTruncate)) != 0;
-    default:
-      return false;
-  }
-}
 
 int pipeline_rank(std::string_view stage) {
   for (size_t i = 0; i < std::size(kAllStages); ++i)
@@ -345,25 +323,8 @@ void Stitcher::admit(IoEvent&& ev) {
     open_->last_activity_ns = ev.start_ns;
   }
   OpenCheckpoint& c = *open_;
-  c.start_ns = std::min(c.start_ns, ev.start_ns);
-  // Only calls that move data or change the tree keep a checkpoint going and
-  // stretch its window: a job polling for a file (stat, a read-only open)
-  // joins it but neither holds it open nor lengthens it.
-  if (extends_checkpoint(ev)) {
-    c.end_ns = std::max(c.end_ns, ev.end_ns);
-    c.last_activity_ns = std::max(c.last_activity_ns, ev.end_ns);
-  }
   if (ev.op == IoOp::Mmap && ev.mmap) count_mapped_pages(c, ev);
-  if (ev.op == IoOp::Write) {
-    c.write_calls += ev.calls;
-    c.bytes_written += ev.bytes_moved();
-    if (ev.copy_source) c.copy_bytes_written += ev.bytes_moved();
-  } else if (is_read_direction(ev.op)) {
-    c.read_calls += ev.calls;
-    c.bytes_read += ev.bytes_moved();
-  }
-  if (is_data_op(ev.op) && !ev.is_directory) c.files_touched.insert(call_key(ev));
-  c.calls.push_back(std::move(ev));
+  c.add(std::move(ev));
 }
 
 void Stitcher::on_tcp(const TcpEvent& ev) {
@@ -425,7 +386,16 @@ void Stitcher::prune(uint64_t horizon_ns) {
 void Stitcher::close_open() {
   OpenCheckpoint c = std::move(*open_);
   open_.reset();
+  // A copy is a load of what it read and a save of what it wrote.
+  if (auto sides = split_copy_sides(c)) {
+    emit(std::move(sides->first));
+    emit(std::move(sides->second));
+    return;
+  }
+  emit(std::move(c));
+}
 
+void Stitcher::emit(OpenCheckpoint&& c) {
   std::vector<FailureRecord> failures = detectors_.closing_failures(c, nfs_);
   const uint64_t bytes = c.bytes_written + c.bytes_read;
   if (bytes == 0 && failures.empty()) return;  // metadata probes only: not a checkpoint

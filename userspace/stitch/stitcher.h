@@ -130,6 +130,8 @@ class Stitcher : public EventSink {
   OpenCheckpoint* open_checkpoint() { return open_ ? &*open_ : nullptr; }
   void release_unclaimed_resets(uint64_t now_ns);
   void close_open();
+  // One checkpoint record (with its stages, failures and calls) from `c`.
+  void emit(OpenCheckpoint&& c);
   void prune(uint64_t horizon_ns);
 
   Config config_;

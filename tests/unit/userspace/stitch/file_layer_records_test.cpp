@@ -304,35 +304,49 @@ TEST_F(FileLayerRecordsTest, AnAioSaveWaitingPastTheQuietGapIsOneSave) {
   EXPECT_EQ(split[0].bytes, 8 * kMiB);
 }
 
-TEST_F(FileLayerRecordsTest, ACopyBetweenTwoCheckpointFilesIsOneSaveThatReadsAndWrites) {
+TEST_F(FileLayerRecordsTest, ACopyBetweenTwoCheckpointFilesIsALoadAndASave) {
   // cp of a checkpoint to a backup: two copy_file_range calls of 1 MiB. Each
-  // is a load of its source and a save of its destination; the stitcher
-  // keeps a copy's halves together, so the copy is one checkpoint moving
-  // 2 x 2 MiB, a save (what it wrote is as much as what it read).
+  // is a read of its source and a write of its destination: the copy is a
+  // load of the source's 2 MiB and a save of the destination's 2 MiB over
+  // the same window (stitch/copy_sides.h), never one save of 4 MiB.
   ckpt_copy_record first = copy_record(kInoA, kInoB, 10 * kMs, 12 * kMs, kMiB);
   first.hdr.cpu_window_start_ns = 9 * kMs;
   first.hdr.cpu_ns = 300 * kUs;
   feed(first);
   feed(copy_record(kInoA, kInoB, 12 * kMs, 14 * kMs, kMiB));
   auto cps = finish();
-  ASSERT_EQ(cps.size(), 1u);
-  const auto& c = cps[0];
-  EXPECT_EQ(c.direction, Direction::Save);
-  EXPECT_EQ(c.bytes, 4 * kMiB);
-  EXPECT_EQ(c.files, 2u);
-  const auto& src = file_of(c, kShardA);
+  ASSERT_EQ(cps.size(), 2u);
+  const auto& load = cps[0];
+  const auto& save = cps[1];
+  EXPECT_EQ(load.direction, Direction::Load);
+  EXPECT_EQ(load.bytes, 2 * kMiB);
+  EXPECT_EQ(load.files, 1u);
+  const auto& src = file_of(load, kShardA);
   EXPECT_EQ(src.bytes_read, 2 * kMiB);
   EXPECT_EQ(src.read_calls, 2u);
   EXPECT_EQ(src.bytes_written, 0u);
-  const auto& dst = file_of(c, kShardB);
+  EXPECT_EQ(save.direction, Direction::Save);
+  EXPECT_EQ(save.bytes, 2 * kMiB);
+  EXPECT_EQ(save.files, 1u);
+  const auto& dst = file_of(save, kShardB);
   EXPECT_EQ(dst.bytes_written, 2 * kMiB);
   EXPECT_EQ(dst.write_calls, 2u);
   EXPECT_EQ(dst.busy_ns, 4 * kMs);
-  EXPECT_THAT(c.bytes_by_via, ElementsAre(Pair("copy_file_range", 4 * kMiB)));
-  EXPECT_EQ(stage(c, kStageHostIo).busy_ns, 4 * kMs);
-  // The window [9, 10) ms closes before the checkpoint: nothing of it
-  // counts, and it was handed over once (not once per half).
-  EXPECT_EQ(stage(c, kStageSerialize).busy_ns, 0u);
+  EXPECT_GT(save.id, load.id);
+  for (const auto& c : cps) {
+    EXPECT_EQ(c.start_ns, 10 * kMs);
+    EXPECT_EQ(c.end_ns, 14 * kMs);
+    EXPECT_THAT(c.bytes_by_via, ElementsAre(Pair("copy_file_range", 2 * kMiB)));
+    // The kernel's one call is the time of both sides.
+    EXPECT_EQ(stage(c, kStageHostIo).busy_ns, 4 * kMs);
+    EXPECT_EQ(stage(c, kStageHostIo).bytes, 2 * kMiB);
+    // The window [9, 10) ms closes before the checkpoint: nothing of it counts.
+    EXPECT_EQ(stage(c, kStageSerialize).busy_ns, 0u);
+  }
+  auto calls = stitcher_.take_io_calls();
+  ASSERT_EQ(calls.size(), 4u);
+  for (const auto& call : calls)
+    EXPECT_EQ(call.checkpoint_id, call.op == "read" ? load.id : save.id) << call.op;
 }
 
 TEST_F(FileLayerRecordsTest, ACopyFromADatasetIntoACheckpointIsASaveOnly) {
