@@ -28,10 +28,10 @@
  *
  * Calls in flight (jobio_state.bpf.h): a thread that waits in io_getevents
  * while its process has requests out on a file that is, or may be, a
- * checkpoint's is announced (CKPT_REC_IO_START, via CKPT_VIA_AIO) as it
- * starts to wait; the completions it reaps end it, as any later record of
- * the thread does. A wait that reaped nothing leaves it in flight: the
- * requests still are.
+ * checkpoint's is announced (CKPT_REC_IO_START, via CKPT_VIA_AIO) when it
+ * first leaves the CPU in the wait; the completions it reaps end it, as any
+ * later record of the thread does. A wait that reaped nothing leaves it in
+ * flight: the requests still are.
  *
  * Included by jobio.bpf.c.
  */
@@ -362,29 +362,34 @@ static __always_inline void aio_submit_exit(struct task_struct *task, __u64 ctx_
 	aio_for_each(aio_refuse_one, &b, nr, false);
 }
 
-/* A thread starts to wait in io_getevents: announced in flight when its
- * process has requests out on a file that is, or may be, a checkpoint's. */
-static __always_inline void aio_wait_enter(struct thread_state *st, __u32 tgid, long min_nr,
-					   __u64 now)
+/* A thread enters io_getevents (min_nr 0: a poll, which never waits). */
+static __always_inline void aio_wait_enter(struct thread_state *st, long min_nr, __u64 now)
 {
-	struct aio_process *p;
-	struct ckpt_io_record *rec;
-	__u64 pid_tgid;
+	st->call = CALL_AIO_WAIT;
+	st->announced = min_nr <= 0;
+	st->cur.start_ns = now;
+}
 
-	if (min_nr <= 0)
-		return;
-	p = bpf_map_lookup_elem(&aio_processes, &tgid);
+/* The thread leaves the CPU inside io_getevents, waiting: announced in
+ * flight (once a wait) when its process has requests out on a file that
+ * is, or may be, a checkpoint's. A wait whose completions were ready never
+ * leaves the CPU and costs no record. (sched_switch flushed the thread's
+ * folds just before: they go out ahead of the announcement.) */
+static __always_inline void aio_announce_wait(struct thread_state *st, __u32 tgid, __u64 pid_tgid)
+{
+	struct aio_process *p = bpf_map_lookup_elem(&aio_processes, &tgid);
+	struct ckpt_io_record *rec;
+
+	st->announced = 1;
 	if (!p || p->outstanding <= 0)
 		return;
-	pid_tgid = bpf_get_current_pid_tgid();
-	flush_before_announce(st, pid_tgid);
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
 	if (!rec) {
 		count_drop(CKPT_DROP_RINGBUF_FULL);
 		return;
 	}
-	fill_header(&rec->hdr, CKPT_REC_IO_START, p->last.op, pid_tgid, now, 0);
-	rec->hdr.cpu_window_start_ns = now;
+	fill_header(&rec->hdr, CKPT_REC_IO_START, p->last.op, pid_tgid, st->cur.start_ns, 0);
+	rec->hdr.cpu_window_start_ns = st->cur.start_ns;
 	rec->hdr.cpu_ns = 0;
 	rec->ret = 0;
 	rec->requested = 0;
@@ -395,24 +400,30 @@ static __always_inline void aio_wait_enter(struct thread_state *st, __u32 tgid, 
 	rec->calls = 1;
 	rec->via = CKPT_VIA_AIO;
 	rec->busy_ns = 0;
-	rec->last_start_ns = now;
+	rec->last_start_ns = st->cur.start_ns;
 	bpf_ringbuf_submit(rec, submit_flags());
 }
 
-/* io_getevents returns `ret` completions copied to `events`. What they fold
- * goes out at once: the records end the wait's announcement. */
+/* io_getevents returns `ret` completions copied to `events`. After a wait
+ * that was announced, what they folded goes out at once: their records end
+ * the announcement. */
 static __always_inline void aio_wait_exit(struct task_struct *task, __u64 ctx_id, __u64 events,
 					  long ret, __u64 now)
 {
 	struct aio_batch b = {.task = task, .ctx_id = ctx_id, .array = events, .now = now};
-	struct thread_state *st;
+	struct thread_state *st = running_state(task);
+	bool announced = false;
 
+	if (st && st->call == CALL_AIO_WAIT) {
+		announced = st->announced;
+		st->call = CALL_NONE;
+	}
 	if (ret <= 0)
 		return;
 	b.tgid = task->tgid;
 	aio_for_each(aio_reap_one, &b, ret, true);
 	st = running_state(task);
-	if (st)
+	if (st && announced)
 		flush_io_fold(st, bpf_get_current_pid_tgid());
 }
 
@@ -484,7 +495,7 @@ int BPF_PROG(fl_aio_wait_enter, long ctx_id, long min_nr, long nr, struct io_eve
 	if (!st)
 		return 0;
 	st->busy = 1;
-	aio_wait_enter(st, task->tgid, min_nr, bpf_ktime_get_ns());
+	aio_wait_enter(st, min_nr, bpf_ktime_get_ns());
 	st->busy = 0;
 	return 0;
 }
@@ -494,11 +505,8 @@ int BPF_PROG(fl_aio_wait_exit, long ctx_id, long min_nr, long nr, struct io_even
 	     struct timespec64 *ts, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_state *st;
+	struct thread_state *st = running_state(task);
 
-	if (ret <= 0)
-		return 0;
-	st = traced_thread_state(task, 0);
 	if (!st)
 		return 0;
 	st->busy = 1;

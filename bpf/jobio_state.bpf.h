@@ -109,7 +109,8 @@ enum call_state {
 	CALL_COPY = 3,	     /* a copy between two files is in progress */
 	CALL_OTHER = 4,	     /* a call on a file user space said is not a checkpoint */
 	CALL_OTHER_COPY = 5, /* a copy neither side of which can be a checkpoint */
-	CALL_AIO = 6,	     /* io_submit or io_getevents (syscall mode; jobio_aio.bpf.h) */
+	CALL_AIO_SUBMIT = 6, /* io_submit (syscall mode; jobio_aio.bpf.h) */
+	CALL_AIO_WAIT = 7,   /* io_getevents: reaping Linux AIO completions */
 };
 
 /* Small successful calls of one thread on one file, not yet reported. */

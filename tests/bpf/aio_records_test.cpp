@@ -3,7 +3,8 @@
 // requests whose sizes it knows through the raw system calls (no libaio), and
 // reads back the records. Every request is one data call with via
 // CKPT_VIA_AIO and its exact bytes, from its submission to its reaping; a
-// wait with requests out is announced in flight before its completions; a
+// wait that blocks with requests out is announced in flight before its
+// completions; a
 // refused request is a failed call, one the kernel did not take is nothing;
 // a file ruled out is summed, not recorded; requests never reaped are
 // counted lost at their process' exit.
@@ -257,13 +258,28 @@ TEST_P(AioRecords, BufferedRequestsCompleteInTheSubmissionAndCountTheSame) {
 
 TEST_P(AioRecords, AWaitWithRequestsOutIsAnnouncedBeforeItsCompletions) {
   const std::string path = dir_ / "model_states.pt";
-  int fd = open_direct(path);
-  ASSERT_GE(fd, 0);
   AlignedBuffer buf(8 * kMiB);
+  {
+    // Written whole first: ext4 makes a direct write that extends its file
+    // wait inside io_submit (IOMAP_DIO_FORCE_WAIT), one within it does not.
+    int plain = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(plain, 0);
+    ASSERT_EQ(write(plain, buf.data, buf.size), static_cast<ssize_t>(buf.size));
+    ASSERT_EQ(fsync(plain), 0);
+    close(plain);
+  }
+  int fd = open_direct(path, O_RDWR);
+  ASSERT_GE(fd, 0);
   std::vector<iocb> writes;
+  std::vector<iocb*> ptrs;
   for (size_t i = 0; i < 8; ++i)
     writes.push_back(request(fd, IOCB_CMD_PWRITE, buf.data + i * kMiB, kMiB, i * kMiB));
-  submit_and_reap(writes, kMiB);
+  for (auto& cb : writes) ptrs.push_back(&cb);
+  ASSERT_EQ(io_submit(ctx_, 8, ptrs.data()), 8);
+  // One wait for all eight: 8 MiB of direct writes take the disk
+  // milliseconds, so the thread leaves the CPU in it.
+  io_event events[8];
+  ASSERT_EQ(io_getevents(ctx_, 8, 8, events), 8);
   close(fd);
   drain();
   const FileIdentity f = identity_of(path);
