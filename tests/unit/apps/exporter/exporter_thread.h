@@ -26,7 +26,14 @@ class ExporterThread {
     hooks.tcp_enabled = [] { return true; };
     hooks.nfs_enabled = [this] { return nfs_.load(); };
     hooks.drops = [] { return std::vector<DropRecord>{{"jobio", "ringbuf_full", 3}}; };
-    hooks.drain = [this] { ++drains_; };
+    // As the exporter drains the kernel's rings before it answers a sync,
+    // what the test offered so far is handed over first: a sync the
+    // server reads in the same serve() call as the offers were queued
+    // must not overtake them.
+    hooks.drain = [this] {
+      ++drains_;
+      run_tasks();
+    };
     hooks.report_failure = [this](FailureRecord f) {
       std::lock_guard<std::mutex> lock(mutex_);
       failures_.push_back(std::move(f));
@@ -53,17 +60,22 @@ class ExporterThread {
     server_ = std::move(*server);
     thread_ = std::thread([this] {
       while (!stop_) {
-        {
-          std::lock_guard<std::mutex> lock(mutex_);
-          for (auto& f : tasks_) f();
-          tasks_.clear();
-        }
+        run_tasks();
         server_->serve();
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     });
   }
   ~ExporterThread() { stop(); }
+  // The queued offers and questions, in order, on the server's thread.
+  void run_tasks() {
+    std::deque<std::function<void()>> tasks;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      tasks.swap(tasks_);
+    }
+    for (auto& f : tasks) f();
+  }
   ExporterThread(const ExporterThread&) = delete;
   ExporterThread& operator=(const ExporterThread&) = delete;
 
