@@ -114,11 +114,10 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		return copy_call_enter(task, st, now, CKPT_VIA_SENDFILE, a0, a2,
 				       ckpt_syscall_arg(regs, 4));
 	case CKPT_SC_IO_SUBMIT:
-		st->call = CALL_AIO_SUBMIT;
-		aio_submit_enter(task, a0, a1, a2, now);
+		aio_submit_enter(task, st, a0, a1, a2, now);
 		return 0;
 	case CKPT_SC_IO_GETEVENTS:
-		aio_wait_enter(st, a1, now);
+		aio_call_enter(st, a0, true, a1 <= 0, now);
 		return 0;
 	case CKPT_SC_OPENAT:
 		begin_path_call(st, now, CKPT_OP_OPEN, a0, (const char *)a1, 0, NULL, a2,
@@ -209,7 +208,6 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	/* The arguments are still in the registers at the exit. */
 	case CALL_AIO_SUBMIT:
-		st->call = CALL_NONE;
 		aio_submit_exit(task, ckpt_syscall_arg(regs, 0), ckpt_syscall_arg(regs, 1),
 				ckpt_syscall_arg(regs, 2), ret, bpf_ktime_get_ns());
 		return 0;
@@ -263,8 +261,8 @@ static __always_inline void switched_out(struct thread_state *st, struct task_st
 		flush_cpu_window(st, prev_id, now, cpu_flush_min_ns);
 	else
 		announce_switched_out(st, prev, prev_id);
-	if (st->call == CALL_AIO_WAIT && !st->announced)
-		aio_announce_wait(st, prev->tgid, prev_id);
+	if ((st->call == CALL_AIO_SUBMIT || st->call == CALL_AIO_WAIT) && !st->announced)
+		aio_announce(st, prev->tgid, prev_id);
 }
 
 /* The hot slot's owner leaves the CPU: its state goes back to its task

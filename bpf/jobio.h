@@ -50,6 +50,11 @@ enum ckpt_record_kind {
 	 * not a read-only open) is in flight: struct ckpt_path_record with
 	 * end_ns 0, ret 0, no file identity yet. */
 	CKPT_REC_PATH_START = 11,
+	/* The thread's call announced in flight returned without a record of
+	 * its own to end it: a Linux AIO submission or wait (bpf/jobio_aio.bpf.h)
+	 * that timed out, or reaped nothing user space is told of. Just a
+	 * struct ckpt_record_header, start_ns = end_ns = the return. */
+	CKPT_REC_CALL_END = 12,
 };
 
 /* Calls on an open file descriptor. */

@@ -48,6 +48,12 @@
 #define CKPT_IOCB_CMD_PREADV 7
 #define CKPT_IOCB_CMD_PWRITEV 8
 
+/* thread_state.announced during an io_submit or io_getevents: 0 not yet
+ * looked at, NOT_ANNOUNCED looked at (nothing out, or a poll), ANNOUNCED a
+ * start record went out (its end, CKPT_REC_CALL_END, goes at the exit). */
+#define CKPT_AIO_NOT_ANNOUNCED 1
+#define CKPT_AIO_ANNOUNCED 2
+
 /* Requests read per io_submit and completions per io_getevents: DeepSpeed
  * submits its queue depth (8 to 128) at once. Past it: CKPT_DROP_AIO_UNREADABLE. */
 #define CKPT_AIO_BATCH_MAX 4096
@@ -74,9 +80,16 @@ struct {
 	__type(value, struct aio_request);
 } aio_requests SEC(".maps");
 
-/* Per process with AIO on record: requests out on files that are, or may
- * be, a checkpoint's, and the latest of them (what a wait names). */
-struct aio_process {
+/* Per context (a process' aio_context_t) with AIO on record: its requests
+ * out on files that are, or may be, a checkpoint's, and the latest of them
+ * (what an announcement names). */
+struct aio_context_key {
+	__u64 ctx_id;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct aio_context {
 	__s64 outstanding;
 	struct call_desc last;
 };
@@ -84,9 +97,18 @@ struct aio_process {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__type(key, struct aio_context_key);
+	__type(value, struct aio_context);
+} aio_contexts SEC(".maps");
+
+/* The processes with anything in aio_requests or aio_contexts: their exit
+ * clears it (a process without AIO costs that exit one failed lookup). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
 	__type(key, __u32); /* tgid */
-	__type(value, struct aio_process);
-} aio_processes SEC(".maps");
+	__type(value, __u8);
+} aio_tgids SEC(".maps");
 
 static __always_inline bool aio_loop_available(void)
 {
@@ -110,24 +132,29 @@ static __always_inline __u32 aio_op(__u16 opcode)
 	}
 }
 
-/* The process' count of requests out on possible checkpoint files moves by
- * `delta` (0: it only gets an entry, so its exit finds what it left). */
-static __always_inline void aio_count(__u32 tgid, const struct call_desc *c, __s64 delta)
+/* The context's count of requests out on possible checkpoint files moves by
+ * `delta`. Two threads may create the entry at once: it is made at 0, then
+ * moved atomically, so neither's count is lost. */
+static __always_inline void aio_count(__u32 tgid, __u64 ctx_id, const struct call_desc *c,
+				      __s64 delta)
 {
-	struct aio_process *p = bpf_map_lookup_elem(&aio_processes, &tgid);
-	struct aio_process fresh = {};
+	struct aio_context_key key = {.ctx_id = ctx_id, .tgid = tgid};
+	struct aio_context fresh = {};
+	struct aio_context *p = bpf_map_lookup_elem(&aio_contexts, &key);
 
 	if (!p) {
-		if (delta < 0)
+		if (delta <= 0)
 			return;
-		fresh.outstanding = delta;
-		if (delta > 0)
-			fresh.last = *c;
-		bpf_map_update_elem(&aio_processes, &tgid, &fresh, BPF_NOEXIST);
-		return;
+		if (bpf_map_update_elem(&aio_contexts, &key, &fresh, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&aio_contexts, &key)) {
+			count_drop(CKPT_DROP_AIO_INFLIGHT_FULL);
+			return;
+		}
+		p = bpf_map_lookup_elem(&aio_contexts, &key);
+		if (!p)
+			return;
 	}
-	if (delta)
-		__sync_fetch_and_add(&p->outstanding, delta);
+	__sync_fetch_and_add(&p->outstanding, delta);
 	if (delta > 0)
 		p->last = *c;
 }
@@ -137,7 +164,7 @@ static __always_inline void aio_forget(const struct aio_request_key *key,
 				       const struct aio_request *r)
 {
 	if (r->counted)
-		aio_count(key->tgid, &r->c, -1);
+		aio_count(key->tgid, key->ctx_id, &r->c, -1);
 	bpf_map_delete_elem(&aio_requests, key);
 }
 
@@ -155,7 +182,15 @@ static __always_inline void aio_submitted(struct task_struct *task, __u32 tgid, 
 	struct iocb cb;
 	struct inode *inode;
 	struct file *file;
+	__u8 one = 1;
 
+	/* Marked first: what is remembered is cleared at the process' exit. */
+	if (!bpf_map_lookup_elem(&aio_tgids, &tgid) &&
+	    bpf_map_update_elem(&aio_tgids, &tgid, &one, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&aio_tgids, &tgid)) {
+		count_drop(CKPT_DROP_AIO_INFLIGHT_FULL);
+		return;
+	}
 	if (bpf_probe_read_user(&cb, sizeof(cb), (void *)user_iocb)) {
 		count_drop(CKPT_DROP_AIO_UNREADABLE);
 		return;
@@ -181,12 +216,13 @@ static __always_inline void aio_submitted(struct task_struct *task, __u32 tgid, 
 	r.counted = r.c.op && file_verdict(r.c.dev, r.c.ino) != CKPT_VERDICT_OTHER;
 	old = bpf_map_lookup_elem(&aio_requests, &key);
 	if (old && old->counted)
-		aio_count(tgid, &old->c, -1); /* its completion was never reaped */
+		aio_count(tgid, ctx_id, &old->c, -1); /* its completion was never reaped */
 	if (bpf_map_update_elem(&aio_requests, &key, &r, BPF_ANY)) {
 		count_drop(CKPT_DROP_AIO_INFLIGHT_FULL);
 		return;
 	}
-	aio_count(tgid, &r.c, r.counted ? 1 : 0);
+	if (r.counted)
+		aio_count(tgid, ctx_id, &r.c, 1);
 }
 
 /* The kernel refused the request at `user_iocb` with `err` (or, err 0, did
@@ -279,11 +315,16 @@ static long aio_refuse_one(__u32 i, void *data)
 
 	if (at >= b->count)
 		return 1;
-	if (bpf_probe_read_user(&user_iocb, sizeof(user_iocb), (void *)(b->array + 8 * at)))
+	if (bpf_probe_read_user(&user_iocb, sizeof(user_iocb), (void *)(b->array + 8 * at))) {
+		count_drop(CKPT_DROP_AIO_UNREADABLE); /* left on record: unreaped at exit */
 		return 0;
+	}
 	st = running_state(b->task);
-	if (st)
-		aio_refused(st, b->tgid, b->ctx_id, user_iocb, i == 0 ? b->err : 0, b->now);
+	if (!st) {
+		count_drop(CKPT_DROP_THREAD_FULL);
+		return 0;
+	}
+	aio_refused(st, b->tgid, b->ctx_id, user_iocb, i == 0 ? b->err : 0, b->now);
 	return 0;
 }
 
@@ -301,8 +342,11 @@ static long aio_reap_one(__u32 i, void *data)
 		return 0;
 	}
 	st = running_state(b->task);
-	if (st)
-		aio_reaped(st, b->tgid, b->ctx_id, &ev, b->now);
+	if (!st) {
+		count_drop(CKPT_DROP_THREAD_FULL); /* left on record: unreaped at exit */
+		return 0;
+	}
+	aio_reaped(st, b->tgid, b->ctx_id, &ev, b->now);
 	return 0;
 }
 
@@ -330,57 +374,33 @@ static __always_inline void aio_for_each(long (*fn)(__u32, void *), struct aio_b
 		fn(0, b);
 }
 
-/* ---- the two moments, for either mode ------------------------------------------ */
+/* ---- a submission or a wait in flight ------------------------------------------ */
 
-/* io_submit(ctx_id, nr, iocbpp) enters: every request it names is remembered
- * (those the kernel does not take are forgotten at its exit). */
-static __always_inline void aio_submit_enter(struct task_struct *task, __u64 ctx_id, long nr,
-					     __u64 iocbpp, __u64 now)
+/* The thread enters io_submit (`wait` false) or io_getevents on `ctx_id`:
+ * a call that may block, announced if it does (aio_announce). A poll
+ * (io_getevents with min_nr 0) never waits: never announced. */
+static __always_inline void aio_call_enter(struct thread_state *st, __u64 ctx_id, bool wait,
+					   bool poll, __u64 now)
 {
-	struct aio_batch b = {.task = task, .ctx_id = ctx_id, .array = iocbpp, .now = now};
-
-	if (nr <= 0)
-		return;
-	b.tgid = task->tgid;
-	aio_for_each(aio_submit_one, &b, nr, true);
-}
-
-/* io_submit returns `ret`: the first `ret` requests were taken, the rest not
- * (ret < 0: none, the first refused with -ret). */
-static __always_inline void aio_submit_exit(struct task_struct *task, __u64 ctx_id, long nr,
-					    __u64 iocbpp, long ret, __u64 now)
-{
-	struct aio_batch b = {.task = task, .ctx_id = ctx_id, .array = iocbpp, .now = now};
-	long taken = ret < 0 ? 0 : ret;
-
-	if (nr <= taken)
-		return;
-	b.tgid = task->tgid;
-	b.first = (__u32)taken;
-	b.err = ret < 0 ? (__s32)ret : 0;
-	nr -= taken;
-	aio_for_each(aio_refuse_one, &b, nr, false);
-}
-
-/* A thread enters io_getevents (min_nr 0: a poll, which never waits). */
-static __always_inline void aio_wait_enter(struct thread_state *st, long min_nr, __u64 now)
-{
-	st->call = CALL_AIO_WAIT;
-	st->announced = min_nr <= 0;
+	st->call = wait ? CALL_AIO_WAIT : CALL_AIO_SUBMIT;
+	st->announced = poll ? CKPT_AIO_NOT_ANNOUNCED : 0;
+	st->aio_ctx = ctx_id;
 	st->cur.start_ns = now;
 }
 
-/* The thread leaves the CPU inside io_getevents, waiting: announced in
- * flight (once a wait) when its process has requests out on a file that
- * is, or may be, a checkpoint's. A wait whose completions were ready never
- * leaves the CPU and costs no record. (sched_switch flushed the thread's
- * folds just before: they go out ahead of the announcement.) */
-static __always_inline void aio_announce_wait(struct thread_state *st, __u32 tgid, __u64 pid_tgid)
+/* The thread leaves the CPU inside io_submit or io_getevents: announced in
+ * flight (once a call) when its context has requests out on a file that is,
+ * or may be, a checkpoint's: an O_DIRECT write that extends its file waits
+ * inside io_submit (ext4, IOMAP_DIO_FORCE_WAIT), a reaper in io_getevents. A
+ * call that never leaves the CPU costs no record. (sched_switch flushed the
+ * thread's folds just before: they go out ahead of the announcement.) */
+static __always_inline void aio_announce(struct thread_state *st, __u32 tgid, __u64 pid_tgid)
 {
-	struct aio_process *p = bpf_map_lookup_elem(&aio_processes, &tgid);
+	struct aio_context_key key = {.ctx_id = st->aio_ctx, .tgid = tgid};
+	struct aio_context *p = bpf_map_lookup_elem(&aio_contexts, &key);
 	struct ckpt_io_record *rec;
 
-	st->announced = 1;
+	st->announced = CKPT_AIO_NOT_ANNOUNCED;
 	if (!p || p->outstanding <= 0)
 		return;
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
@@ -388,6 +408,7 @@ static __always_inline void aio_announce_wait(struct thread_state *st, __u32 tgi
 		count_drop(CKPT_DROP_RINGBUF_FULL);
 		return;
 	}
+	st->announced = CKPT_AIO_ANNOUNCED;
 	fill_header(&rec->hdr, CKPT_REC_IO_START, p->last.op, pid_tgid, st->cur.start_ns, 0);
 	rec->hdr.cpu_window_start_ns = st->cur.start_ns;
 	rec->hdr.cpu_ns = 0;
@@ -404,27 +425,79 @@ static __always_inline void aio_announce_wait(struct thread_state *st, __u32 tgi
 	bpf_ringbuf_submit(rec, submit_flags());
 }
 
-/* io_getevents returns `ret` completions copied to `events`. After a wait
- * that was announced, what they folded goes out at once: their records end
- * the announcement. */
+/* The io_submit or io_getevents call is over, its records sent. One that was
+ * announced ends now, whatever it reported (a wait that timed out, or reaped
+ * only files ruled out, reports nothing): what it folded goes out, then a
+ * CKPT_REC_CALL_END. */
+static __always_inline void aio_call_exit(struct task_struct *task, __u64 now)
+{
+	struct thread_state *st = running_state(task);
+	struct ckpt_record_header *rec;
+	__u64 pid_tgid;
+
+	if (!st || (st->call != CALL_AIO_SUBMIT && st->call != CALL_AIO_WAIT))
+		return;
+	st->call = CALL_NONE;
+	if (st->announced != CKPT_AIO_ANNOUNCED)
+		return;
+	pid_tgid = bpf_get_current_pid_tgid();
+	flush_io_fold(st, pid_tgid);
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		return;
+	}
+	fill_header(rec, CKPT_REC_CALL_END, 0, pid_tgid, now, now);
+	rec->cpu_window_start_ns = now;
+	rec->cpu_ns = 0;
+	bpf_ringbuf_submit(rec, submit_flags());
+}
+
+/* ---- the two moments, for either mode ------------------------------------------ */
+
+/* io_submit(ctx_id, nr, iocbpp) enters: every request it names is remembered
+ * (those the kernel does not take are forgotten at its exit). */
+static __always_inline void aio_submit_enter(struct task_struct *task, struct thread_state *st,
+					     __u64 ctx_id, long nr, __u64 iocbpp, __u64 now)
+{
+	struct aio_batch b = {.task = task, .ctx_id = ctx_id, .array = iocbpp, .now = now};
+
+	aio_call_enter(st, ctx_id, false, false, now);
+
+	if (nr <= 0)
+		return;
+	b.tgid = task->tgid;
+	aio_for_each(aio_submit_one, &b, nr, true);
+}
+
+/* io_submit returns `ret`: the first `ret` requests were taken, the rest not
+ * (ret < 0: none, the first refused with -ret). */
+static __always_inline void aio_submit_exit(struct task_struct *task, __u64 ctx_id, long nr,
+					    __u64 iocbpp, long ret, __u64 now)
+{
+	struct aio_batch b = {.task = task, .ctx_id = ctx_id, .array = iocbpp, .now = now};
+	long taken = ret < 0 ? 0 : ret;
+
+	if (nr > taken) {
+		b.tgid = task->tgid;
+		b.first = (__u32)taken;
+		b.err = ret < 0 ? (__s32)ret : 0;
+		aio_for_each(aio_refuse_one, &b, nr - taken, false);
+	}
+	aio_call_exit(task, now);
+}
+
+/* io_getevents returns `ret` completions copied to `events`. */
 static __always_inline void aio_wait_exit(struct task_struct *task, __u64 ctx_id, __u64 events,
 					  long ret, __u64 now)
 {
 	struct aio_batch b = {.task = task, .ctx_id = ctx_id, .array = events, .now = now};
-	struct thread_state *st = running_state(task);
-	bool announced = false;
 
-	if (st && st->call == CALL_AIO_WAIT) {
-		announced = st->announced;
-		st->call = CALL_NONE;
+	if (ret > 0) {
+		b.tgid = task->tgid;
+		aio_for_each(aio_reap_one, &b, ret, true);
 	}
-	if (ret <= 0)
-		return;
-	b.tgid = task->tgid;
-	aio_for_each(aio_reap_one, &b, ret, true);
-	st = running_state(task);
-	if (st && announced)
-		flush_io_fold(st, bpf_get_current_pid_tgid());
+	aio_call_exit(task, now);
 }
 
 /* A process with AIO on record exits: what it submitted and never reaped
@@ -440,12 +513,21 @@ static long aio_forget_unreaped(struct bpf_map *map, struct aio_request_key *key
 	return 0;
 }
 
+static long aio_forget_context(struct bpf_map *map, struct aio_context_key *key,
+			       struct aio_context *c, void *data)
+{
+	if (key->tgid == *(__u32 *)data)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
 static __always_inline void aio_process_exited(__u32 tgid)
 {
-	if (!bpf_map_lookup_elem(&aio_processes, &tgid))
+	if (!bpf_map_lookup_elem(&aio_tgids, &tgid))
 		return;
 	bpf_for_each_map_elem(&aio_requests, aio_forget_unreaped, &tgid, 0);
-	bpf_map_delete_elem(&aio_processes, &tgid);
+	bpf_for_each_map_elem(&aio_contexts, aio_forget_context, &tgid, 0);
+	bpf_map_delete_elem(&aio_tgids, &tgid);
 }
 
 /* ---- the file layer's hooks (CKPT_MODE_FILE_LAYER) ------------------------------ */
@@ -456,31 +538,36 @@ SEC("fentry/io_submit_one")
 int BPF_PROG(fl_aio_submit_enter, struct kioctx *kctx, struct iocb *user_iocb, bool compat)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = task->tgid;
+	struct thread_state *st = traced_thread_state(task, 0);
+	__u64 ctx_id = BPF_CORE_READ(kctx, user_id);
+	__u64 now = bpf_ktime_get_ns();
 
-	if (!current_is_traced(tgid))
+	if (!st)
 		return 0;
-	aio_submitted(task, tgid, BPF_CORE_READ(kctx, user_id), (__u64)user_iocb,
-		      bpf_ktime_get_ns());
+	st->busy = 1;
+	aio_submitted(task, task->tgid, ctx_id, (__u64)user_iocb, now);
+	aio_call_enter(st, ctx_id, false, false, now);
+	st->busy = 0;
 	return 0;
 }
 
-/* The request refused (io_submit reports the first refusal; a later one
- * only shortens its count): off the record, reported as a failed call. */
+/* The request taken, or refused (io_submit reports the first refusal; a
+ * later one only shortens its count): a refusal goes off the record, as a
+ * failed call. */
 SEC("fexit/io_submit_one")
 int BPF_PROG(fl_aio_submit_exit, struct kioctx *kctx, struct iocb *user_iocb, bool compat, int ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_state *st;
+	struct thread_state *st = running_state(task);
+	__u64 now = bpf_ktime_get_ns();
 
-	if (!ret)
-		return 0;
-	st = traced_thread_state(task, 0);
 	if (!st)
 		return 0;
 	st->busy = 1;
-	aio_refused(st, task->tgid, BPF_CORE_READ(kctx, user_id), (__u64)user_iocb, ret,
-		    bpf_ktime_get_ns());
+	if (ret)
+		aio_refused(st, task->tgid, BPF_CORE_READ(kctx, user_id), (__u64)user_iocb, ret,
+			    now);
+	aio_call_exit(task, now);
 	st->busy = 0;
 	return 0;
 }
@@ -495,7 +582,7 @@ int BPF_PROG(fl_aio_wait_enter, long ctx_id, long min_nr, long nr, struct io_eve
 	if (!st)
 		return 0;
 	st->busy = 1;
-	aio_wait_enter(st, min_nr, bpf_ktime_get_ns());
+	aio_call_enter(st, (__u64)ctx_id, true, min_nr <= 0, bpf_ktime_get_ns());
 	st->busy = 0;
 	return 0;
 }

@@ -109,7 +109,7 @@ enum call_state {
 	CALL_COPY = 3,	     /* a copy between two files is in progress */
 	CALL_OTHER = 4,	     /* a call on a file user space said is not a checkpoint */
 	CALL_OTHER_COPY = 5, /* a copy neither side of which can be a checkpoint */
-	CALL_AIO_SUBMIT = 6, /* io_submit (syscall mode; jobio_aio.bpf.h) */
+	CALL_AIO_SUBMIT = 6, /* io_submit, or the file layer's io_submit_one (jobio_aio.bpf.h) */
 	CALL_AIO_WAIT = 7,   /* io_getevents: reaping Linux AIO completions */
 };
 
@@ -223,6 +223,9 @@ struct thread_state {
 	/* The call in progress was announced (announce_call), or is not to
 	 * be: its start record went out, so user space knows it is in flight. */
 	__u32 announced;
+	/* io_submit or io_getevents in progress (CALL_AIO_*): its context
+	 * (bpf/jobio_aio.bpf.h). */
+	__u64 aio_ctx;
 	__u64 window_start_ns; /* start of the not-yet-reported window */
 	__u64 oncpu_since_ns;  /* 0 while off CPU or inside a traced call */
 	__u64 acc_ns;	       /* on-CPU ns outside calls since window_start_ns */

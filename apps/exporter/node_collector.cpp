@@ -214,6 +214,8 @@ void NodeCollector::on_event(Event&& event) {
     note_client_file(start->tgid, start->file);
     if (start->copy_source) note_client_file(start->tgid, *start->copy_source);
     workload_of(start->tgid, now).stitcher->on_event(std::move(event));
+  } else if (auto* end = std::get_if<CallEndEvent>(&event)) {
+    workload_of(end->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* cpu = std::get_if<CpuEvent>(&event)) {
     workload_of(cpu->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) {

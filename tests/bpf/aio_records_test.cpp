@@ -27,6 +27,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/clock.h"
 #include "jobio.h"
 #include "probes/kernel_features.h"
 #include "probes/probe_manager.h"
@@ -120,6 +121,8 @@ class AioRecords : public ::testing::TestWithParam<RequestedProbeMode> {
     std::memcpy(&h, data, sizeof(h));
     if ((h.kind == CKPT_REC_IO || h.kind == CKPT_REC_IO_START) && size >= sizeof(ckpt_io_record))
       io_.push_back(*static_cast<const ckpt_io_record*>(data));
+    if (h.kind == CKPT_REC_IO || h.kind == CKPT_REC_IO_START || h.kind == CKPT_REC_CALL_END)
+      order_.push_back(h);
     else if (h.kind == CKPT_REC_OTHER_IO && size >= sizeof(ckpt_other_io_record))
       other_.push_back(*static_cast<const ckpt_other_io_record*>(data));
   }
@@ -190,7 +193,8 @@ class AioRecords : public ::testing::TestWithParam<RequestedProbeMode> {
 
   ScratchDir dir_;
   aio_context_t ctx_ = 0;
-  std::vector<ckpt_io_record> io_;  // CKPT_REC_IO and CKPT_REC_IO_START, as they came
+  std::vector<ckpt_io_record> io_;         // CKPT_REC_IO and CKPT_REC_IO_START, as they came
+  std::vector<ckpt_record_header> order_;  // and CKPT_REC_CALL_END, their headers in order
   std::vector<ckpt_other_io_record> other_;
   std::unique_ptr<ProbeManager> probes_;
 };
@@ -300,6 +304,66 @@ TEST_P(AioRecords, AWaitWithRequestsOutIsAnnouncedBeforeItsCompletions) {
   ASSERT_LT(first_start, io_.size()) << "the wait with 8 requests out was not announced";
   ASSERT_LT(first_completion, io_.size());
   EXPECT_LT(first_start, first_completion);
+  expect_no_drops();
+}
+
+// Only a wait on the context with requests out is announced (DeepSpeed's
+// swap threads wait on contexts of their own), and an announced wait that
+// times out ends with CKPT_REC_CALL_END after whatever it reaped.
+TEST_P(AioRecords, AWaitIsAnnouncedForItsOwnContextAndEndsWithItsEndRecord) {
+  const std::string path = dir_ / "optim_states.pt";
+  AlignedBuffer buf(8 * kMiB);
+  {
+    int plain = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(plain, 0);
+    ASSERT_EQ(write(plain, buf.data, buf.size), static_cast<ssize_t>(buf.size));
+    ASSERT_EQ(fsync(plain), 0);
+    close(plain);
+  }
+  int fd = open_direct(path, O_RDWR);
+  ASSERT_GE(fd, 0);
+  aio_context_t other = 0;
+  ASSERT_EQ(io_setup(8, &other), 0);
+  std::vector<iocb> writes;
+  std::vector<iocb*> ptrs;
+  for (size_t i = 0; i < 8; ++i)
+    writes.push_back(request(fd, IOCB_CMD_PWRITE, buf.data + i * kMiB, kMiB, i * kMiB));
+  for (auto& cb : writes) ptrs.push_back(&cb);
+  ASSERT_EQ(io_submit(ctx_, 8, ptrs.data()), 8);
+  // 10 ms on the other context, which has nothing out: it blocks, unannounced.
+  io_event events[9];
+  timespec ten_ms{0, 10'000'000};
+  const uint64_t other_from = monotonic_ns();
+  ASSERT_EQ(syscall(SYS_io_getevents, other, 1, 1, events, &ten_ms), 0);
+  const uint64_t other_to = monotonic_ns();
+  // Nine asked of eight: it waits out its 50 ms and returns the eight.
+  timespec fifty_ms{0, 50'000'000};
+  ASSERT_EQ(syscall(SYS_io_getevents, ctx_, 9, 9, events, &fifty_ms), 8);
+  io_destroy(other);
+  close(fd);
+  drain();
+  const auto tid = static_cast<uint32_t>(gettid());
+  size_t start = order_.size();
+  size_t completion = order_.size();
+  size_t end = order_.size();
+  for (size_t i = 0; i < order_.size(); ++i) {
+    const auto& h = order_[i];
+    if (h.tid != tid) continue;
+    if (h.kind == CKPT_REC_IO_START) {
+      EXPECT_FALSE(h.start_ns >= other_from && h.start_ns <= other_to)
+          << "the wait on the other context was announced";
+      // (io_submit itself may have blocked and been announced before.)
+      if (start == order_.size() && h.start_ns >= other_to) start = i;
+    }
+    if (h.kind == CKPT_REC_IO && start < order_.size() && completion == order_.size())
+      completion = i;
+    if (h.kind == CKPT_REC_CALL_END && start < order_.size()) end = i;
+  }
+  ASSERT_LT(start, order_.size()) << "the wait with 8 requests out was not announced";
+  ASSERT_LT(end, order_.size()) << "no end record after the announced wait";
+  EXPECT_LT(start, completion);
+  EXPECT_LT(completion, end);
+  EXPECT_EQ(bytes(aio_calls(identity_of(path), CKPT_OP_WRITE)), 8 * kMiB);
   expect_no_drops();
 }
 

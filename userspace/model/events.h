@@ -174,6 +174,15 @@ struct CallStartEvent {
   std::string copy_source_path;
 };
 
+// A call announced in flight (CallStartEvent) returned without a record of
+// its own to end it (bpf/jobio.h CKPT_REC_CALL_END: a Linux AIO submission or
+// wait that reported nothing).
+struct CallEndEvent {
+  uint64_t time_ns = 0;
+  uint32_t tgid = 0;
+  uint32_t tid = 0;
+};
+
 // On-CPU time outside traced calls, reported when a traced thread leaves the CPU.
 struct CpuEvent {
   uint64_t window_start_ns = 0;
@@ -328,7 +337,7 @@ struct OtherIoEvent {
 };
 
 using Event = std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent, CallStartEvent, NfsIoEvent,
-                           RpcEvent, GpuCopyEvent, OtherIoEvent>;
+                           RpcEvent, GpuCopyEvent, OtherIoEvent, CallEndEvent>;
 
 uint64_t event_time_ns(const Event& e);  // the time the stitcher orders by (the end of a call)
 

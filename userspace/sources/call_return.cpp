@@ -31,13 +31,15 @@ bool one_of(long number, std::initializer_list<long> calls) {
 // functions: vfs_read and vfs_readv, vfs_write and vfs_writev,
 // vfs_copy_file_range, do_splice_direct, filp_flush or filp_close,
 // vfs_fsync_range, do_sys_ftruncate, do_sys_openat2, do_renameat2,
-// do_mkdirat, do_unlinkat, do_rmdir; a wait for Linux AIO: do_io_getevents).
+// do_mkdirat, do_unlinkat, do_rmdir; Linux AIO: io_submit_one, do_io_getevents).
 bool may_run(long number, IoOp op, IoVia via) {
   if (number == SYS_io_uring_enter) return true;
   if (via == IoVia::CopyFileRange) return number == SYS_copy_file_range;
   if (via == IoVia::Sendfile) return one_of(number, {SYS_sendfile, SYS_splice});
-  // A Linux AIO announcement is a wait for requests out (bpf/jobio_aio.bpf.h).
-  if (via == IoVia::Aio) return one_of(number, {SYS_io_getevents, SYS_io_pgetevents});
+  // A Linux AIO announcement is a submission or a wait with requests out
+  // (bpf/jobio_aio.bpf.h).
+  if (via == IoVia::Aio)
+    return one_of(number, {SYS_io_submit, SYS_io_getevents, SYS_io_pgetevents});
   switch (op) {
     case IoOp::Read:
       return one_of(number, {SYS_read, SYS_pread64, SYS_readv, SYS_preadv, SYS_preadv2});

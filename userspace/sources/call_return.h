@@ -48,7 +48,7 @@ std::optional<uint64_t> parse_proc_stat_utime(std::string_view text);
 // read, pread64, readv, preadv, preadv2; a copy: its own system call; close:
 // close, close_range, dup2, dup3, exit, exit_group, execve, execveat; fsync:
 // fsync, fdatasync, msync, sync_file_range; a path call: the calls of its
-// name; a wait for Linux AIO (via Aio): io_getevents, io_pgetevents; any of
+// name; Linux AIO (via Aio): io_submit, io_getevents, io_pgetevents; any of
 // them: io_uring_enter).
 bool call_returned(const BlockedSyscall& call, IoOp op, IoVia via);
 

@@ -347,6 +347,9 @@ void JobIoSource::on_record(const void* data, size_t size) {
     case CKPT_REC_CPU:
       emit(CpuEvent{h.cpu_window_start_ns, h.end_ns, h.tgid, h.tid, h.cpu_ns});
       return;
+    case CKPT_REC_CALL_END:
+      emit(CallEndEvent{h.end_ns, h.tgid, h.tid});
+      return;
     case CKPT_REC_OPEN_FILE: {
       if (size < sizeof(ckpt_open_file_record)) break;
       const auto& r = *static_cast<const ckpt_open_file_record*>(data);

@@ -21,13 +21,16 @@ namespace ckpt {
 inline constexpr uint64_t kCopySideMinBytes = 1 << 20;
 
 // The load side and the save side of `c`, in that order, when it is a copy:
-// it read and wrote data through no file it both read and wrote, and a
-// kernel copy (copy_file_range, sendfile, splice) moved some of it or each
+// it read and wrote data through no file it both read and wrote, and either
+// kernel copies (copy_file_range, sendfile, splice) moved all of it, or each
 // way moved at least kCopySideMinBytes. Reads and faults go to the load,
 // writes to the save; any other call to the load when it names a file the
-// burst read (its open, fstat, close), else to the save (the tree it
-// builds: mkdir, rename, fsync of what it wrote). Failures seen while it ran
-// go with the save. nullopt (and `c` untouched): it stays one checkpoint.
+// burst read, by identity or path (its open, stat, close), else to the save
+// (the tree it builds: mkdir, rename, fsync of what it wrote). Failures
+// seen while it ran, and calls still in flight, go with the save; so do the
+// window's NFS and TCP failures and its GPU copies, which both sides would
+// otherwise claim (Stitcher::emit). nullopt (and `c` untouched): it stays
+// one checkpoint.
 std::optional<std::pair<OpenCheckpoint, OpenCheckpoint>> split_copy_sides(OpenCheckpoint& c);
 
 }  // namespace ckpt

@@ -27,6 +27,9 @@ struct ServerTrouble {
   uint64_t last_ns;
 };
 
+// Which side of a copy a checkpoint is (stitch/copy_sides.h), or none.
+enum class CopySide : uint8_t { None, Load, Save };
+
 struct OpenCheckpoint {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
@@ -43,6 +46,7 @@ struct OpenCheckpoint {
   std::unordered_set<FileId, FileIdHash> files_touched;
   std::map<std::string, ServerTrouble> server_trouble;
   bool nfs_stall_flagged = false;
+  CopySide copy_side = CopySide::None;
 
   // Adds a call (an mmap event's bytes already counted against
   // mapped_pages): its window, its counts, its file. The first call of an

@@ -139,6 +139,7 @@ void Stitcher::on_event(Event&& event) {
   if (auto* rpc = std::get_if<RpcEvent>(&event)) return on_rpc(*rpc);
   if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) return gpu_.on_gpu_copy(std::move(*gpu));
   if (auto* other = std::get_if<OtherIoEvent>(&event)) return on_other_io(*other);
+  if (auto* end = std::get_if<CallEndEvent>(&event)) detectors_.on_call_returned(end->tid);
 }
 
 void Stitcher::on_rpc(const RpcEvent& ev) {
@@ -419,8 +420,14 @@ void Stitcher::emit(OpenCheckpoint&& c) {
 
   // Each family adds its stages, in pipeline order but for transport, and
   // the intervals behind them for the exclusive times.
+  // The load side of a copy shares its window, its NFS clients and its
+  // connections with the save side, emitted next: what those see wrong
+  // (RPC errors, TCP trouble, resets) is told once, by the save; and the
+  // GPU copies in the window are no copy's (stitch/copy_sides.h).
+  const bool copy_load = c.copy_side == CopySide::Load;
+  const size_t own_failures = failures.size();
   StageSpans spans;
-  if (available_.gpu)
+  if (available_.gpu && !copy_load)
     if (auto g = gpu_.stage(c, rec)) rec.stages.push_back(std::move(*g));
   if (available_.job_io) host_io_.add_stages(c, rec.direction, bytes, rec.stages, spans);
   if (available_.nfs)
@@ -428,15 +435,19 @@ void Stitcher::emit(OpenCheckpoint&& c) {
   if (available_.transport) {
     if (auto t = transport_.stage(c, rec.direction, failures, rec.id, spans))
       rec.stages.push_back(std::move(*t));
-    for (auto& f : group_resets(transport_.claim_resets(c), rec.id))
-      failures.push_back(std::move(f));
+    if (!copy_load)
+      for (auto& f : group_resets(transport_.claim_resets(c), rec.id))
+        failures.push_back(std::move(f));
   }
+  if (copy_load) failures.resize(own_failures);
   set_exclusive_times(rec.stages, spans);
   rec.bottleneck = choose_bottleneck(rec.stages);
   if (rec.nfs)
     rec.bottleneck = attribute_queue_verdict(rec.bottleneck, rec.stages, rec.nfs->wait_by_queue_ns);
   for (auto& f : failures) f.checkpoint_id = rec.id;
-  detectors_.checkpoint_closed(c, rec.id);
+  // Calls still in flight belong to the save side of a copy, as its live
+  // failures do.
+  if (!copy_load) detectors_.checkpoint_closed(c, rec.id);
   std::sort(failures.begin(), failures.end(),
             [](const FailureRecord& a, const FailureRecord& b) { return a.time_ns < b.time_ns; });
   rec.failures = std::move(failures);

@@ -96,9 +96,10 @@ TEST(CallReturn, AReadOrWriteOnlyInItsFamily) {
   EXPECT_TRUE(call_returned(in_call(SYS_copy_file_range), IoOp::Write, IoVia::Sendfile));
 }
 
-// A Linux AIO announcement is a wait: in io_getevents or io_pgetevents only.
-TEST(CallReturn, AnAioWaitOnlyInTheGeteventsCalls) {
-  for (long nr : {long{SYS_io_getevents}, long{SYS_io_pgetevents}}) {
+// A Linux AIO announcement is a submission or a wait: in io_submit,
+// io_getevents or io_pgetevents only.
+TEST(CallReturn, AnAioAnnouncementOnlyInTheAioCalls) {
+  for (long nr : {long{SYS_io_submit}, long{SYS_io_getevents}, long{SYS_io_pgetevents}}) {
     EXPECT_FALSE(call_returned(in_call(nr), IoOp::Write, IoVia::Aio)) << nr;
     EXPECT_FALSE(call_returned(in_call(nr), IoOp::Read, IoVia::Aio)) << nr;
   }

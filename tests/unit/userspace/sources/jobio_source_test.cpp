@@ -102,6 +102,15 @@ TEST(JobIoSourceTest, DecodesAnAioRequestAndAnAioWait) {
   EXPECT_EQ(e.via, IoVia::Aio);
   EXPECT_EQ(e.bytes_moved(), 1u << 20);
   EXPECT_EQ(to_string(e.via), "aio");
+  // A wait that reported nothing ends with its end record: a header only.
+  ckpt_record_header end = header(CKPT_REC_CALL_END, 0);
+  end.start_ns = end.end_ns = 5000;
+  src.on_record(&end, sizeof(end));
+  ASSERT_EQ(sink.events.size(), 3u);
+  const auto& ended = std::get<CallEndEvent>(sink.events[2]);
+  EXPECT_EQ(ended.time_ns, 5000u);
+  EXPECT_EQ(ended.tid, end.tid);
+  EXPECT_EQ(ended.tgid, end.tgid);
   EXPECT_EQ(src.drops()[0].count, 0u);  // nothing malformed
 }
 

@@ -119,6 +119,31 @@ TEST(CopySides, ASaveThatReadsASmallIndexStaysOneCheckpoint) {
   EXPECT_TRUE(split_copy_sides(big));
 }
 
+// A save that also copies a small file in (shutil.copy of a config from the
+// last checkpoint) stays one save; a stat of a file the copy read goes with
+// the load.
+TEST(CopySides, ASaveThatCopiesInASmallFileStaysOne) {
+  OpenCheckpoint c;
+  c.add(call(IoOp::Read, kOther, "/nfs/checkpoints/step_99/config.json", 10 * kMs, 11 * kMs, 900));
+  IoEvent half =
+      call(IoOp::Write, kDest, "/nfs/checkpoints/step_100/config.json", 10 * kMs, 11 * kMs, 900);
+  half.copy_source = kOther;
+  c.add(std::move(half));
+  c.add(call(IoOp::Write, FileId{42, 4000}, kDestPath, 11 * kMs, 20 * kMs, 64 * kMiB));
+  EXPECT_FALSE(split_copy_sides(c));
+
+  OpenCheckpoint copy;
+  copy.add(call(IoOp::Stat, FileId{}, kSourcePath, 9 * kMs, 10 * kMs, 0));
+  copy.add(call(IoOp::Read, kSource, kSourcePath, 10 * kMs, 11 * kMs, 2 * kMiB));
+  copy.add(call(IoOp::Write, kDest, kDestPath, 11 * kMs, 12 * kMs, 2 * kMiB));
+  auto sides = split_copy_sides(copy);
+  ASSERT_TRUE(sides);
+  EXPECT_EQ(count(sides->first, IoOp::Stat), 1u) << "the stat names the source by path";
+  EXPECT_EQ(sides->first.start_ns, 9 * kMs);
+  EXPECT_EQ(sides->first.copy_side, CopySide::Load);
+  EXPECT_EQ(sides->second.copy_side, CopySide::Save);
+}
+
 // An update in place (a file read and written in one burst) is no copy.
 TEST(CopySides, AFileBothReadAndWrittenIsNoCopy) {
   OpenCheckpoint c;

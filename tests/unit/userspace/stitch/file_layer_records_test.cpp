@@ -304,6 +304,44 @@ TEST_F(FileLayerRecordsTest, AnAioSaveWaitingPastTheQuietGapIsOneSave) {
   EXPECT_EQ(split[0].bytes, 8 * kMiB);
 }
 
+// An AIO wait announced in flight that reaps nothing user space is told of
+// (it timed out, or reaped requests on files ruled out) ends with its end
+// record (CKPT_REC_CALL_END): the save closes at its quiet gap, with no stall.
+// Without it the wait would hold the save open as if still out.
+TEST_F(FileLayerRecordsTest, AnAioWaitThatReapedNothingEndsWithItsEndRecord) {
+  const uint64_t gap = Config::defaults().checkpoint.quiet_gap_ns;
+  const uint64_t T = 1000 * kMs;
+  auto run = [&](bool ended) {
+    PathResolver resolver;
+    resolver.remember(FileId{kUserDev, kInoA}, kShardA);
+    Stitcher s(Config::defaults(), std::make_shared<FixedMaxima>(),
+               StageAvailability{.job_io = true});
+    JobIoSource source(s, resolver);
+    ckpt_io_record done = io_record(CKPT_OP_WRITE, kInoA, T, T + 10 * kMs, kMiB, CKPT_VIA_AIO);
+    source.on_record(&done, sizeof(done));
+    ckpt_io_record wait = io_record(CKPT_OP_WRITE, kInoA, T + 11 * kMs, 0, 0, CKPT_VIA_AIO);
+    wait.hdr.kind = CKPT_REC_IO_START;
+    source.on_record(&wait, sizeof(wait));
+    if (ended) {
+      ckpt_record_header end = header(CKPT_REC_CALL_END, 0, T + 20 * kMs, T + 20 * kMs);
+      source.on_record(&end, sizeof(end));
+    }
+    std::vector<CheckpointRecord> closed;
+    for (uint64_t now = T + 100 * kMs; now < T + 3 * gap; now += 100 * kMs) {
+      s.advance(now);
+      for (auto& c : s.take_checkpoints()) closed.push_back(std::move(c));
+    }
+    return closed;
+  };
+  const auto ended = run(true);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].bytes, kMiB);
+  EXPECT_EQ(ended[0].end_ns, T + 10 * kMs);
+  EXPECT_TRUE(ended[0].failures.empty());
+  EXPECT_TRUE(run(false).empty()) << "still in flight: held open";
+  EXPECT_EQ(malformed(), 0u);
+}
+
 TEST_F(FileLayerRecordsTest, ACopyBetweenTwoCheckpointFilesIsALoadAndASave) {
   // cp of a checkpoint to a backup: two copy_file_range calls of 1 MiB. Each
   // is a read of its source and a write of its destination: the copy is a
