@@ -32,6 +32,7 @@
 #include "probes/kernel_features.h"
 #include "probes/probe_manager.h"
 #include "tests/bpf/harness.h"
+#include "tests/bpf/self_trace.h"
 
 namespace ckpt::test {
 namespace {
@@ -72,42 +73,13 @@ struct AlignedBuffer {
   size_t size = 0;
 };
 
-struct FileIdentity {
-  uint64_t kernel_dev = 0;  // the encoding records carry: major << 20 | minor
-  uint64_t ino = 0;
-  FileId user;
-};
-
-FileIdentity identity_of(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(stat(path.c_str(), &st), 0) << path << ": " << std::strerror(errno);
-  FileIdentity id;
-  id.kernel_dev = (static_cast<uint64_t>(major(st.st_dev)) << 20) | minor(st.st_dev);
-  id.ino = st.st_ino;
-  id.user = FileId{st.st_dev, st.st_ino};
-  return id;
-}
-
 class AioRecords : public ::testing::TestWithParam<RequestedProbeMode> {
  protected:
   void SetUp() override {
-    if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
-    if (GetParam() == RequestedProbeMode::FileLayer) {
-      // Decided by an independent check, not by the product's feature probe.
-      if (const std::string why = fentry_refusal(); !why.empty())
-        GTEST_SKIP() << why << " (the file layer runs in the tests/vm guests)";
-    }
-    ProbeOptions options;
-    options.tcp = false;
-    options.nfs = false;
-    options.self_tgid = 0;  // this test is the job
-    options.probe_mode = GetParam();
-    auto started = ProbeManager::start(
-        options, KernelFeatures::probe(), [this](const void* d, size_t n) { add(d, n); },
-        [](const void*, size_t) {}, [](const void*, size_t) {});
+    if (const std::string why = cannot_trace_here(GetParam()); !why.empty()) GTEST_SKIP() << why;
+    auto started = trace_this_process(GetParam(), [this](const void* d, size_t n) { add(d, n); });
     ASSERT_TRUE(started) << started.error().message;
     probes_ = std::move(*started);
-    ASSERT_TRUE(probes_->trace_tgid(static_cast<uint32_t>(getpid())));
     ASSERT_EQ(io_setup(64, &ctx_), 0) << std::strerror(errno);
   }
 
@@ -127,14 +99,7 @@ class AioRecords : public ::testing::TestWithParam<RequestedProbeMode> {
       other_.push_back(*static_cast<const ckpt_other_io_record*>(data));
   }
 
-  void drain() {
-    usleep(20'000);
-    probes_->sync(200);
-    for (int i = 0; i < 5; ++i) {
-      auto got = probes_->poll(50);
-      if (!got || *got == 0) break;
-    }
-  }
+  void drain() { test::drain(*probes_); }
 
   // A file opened with O_DIRECT on the scratch directory's disk (ext4 here;
   // a file system without O_DIRECT fails the test, naming it).
@@ -143,6 +108,26 @@ class AioRecords : public ::testing::TestWithParam<RequestedProbeMode> {
     EXPECT_GE(fd, 0) << path << ": O_DIRECT open failed: " << std::strerror(errno)
                      << " (set CKPTSCOPE_TEST_TMP to a directory on a disk file system)";
     return fd;
+  }
+
+  // `path` written whole with `buf` (and synced), then opened with
+  // O_DIRECT: ext4 makes a direct write that extends its file wait inside
+  // io_submit (IOMAP_DIO_FORCE_WAIT), one within it does not.
+  int written_whole(const std::string& path, const AlignedBuffer& buf) {
+    int plain = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    EXPECT_GE(plain, 0) << path;
+    EXPECT_EQ(write(plain, buf.data, buf.size), static_cast<ssize_t>(buf.size));
+    EXPECT_EQ(fsync(plain), 0);
+    close(plain);
+    return open_direct(path, O_RDWR);
+  }
+
+  // 1 MiB direct writes of `buf` over `fd`, one per MiB of it.
+  static std::vector<iocb> overwrites(int fd, const AlignedBuffer& buf) {
+    std::vector<iocb> writes;
+    for (size_t i = 0; i < buf.size / kMiB; ++i)
+      writes.push_back(request(fd, IOCB_CMD_PWRITE, buf.data + i * kMiB, kMiB, i * kMiB));
+    return writes;
   }
 
   // Submits `cbs` in one io_submit, then reaps every completion, checking
@@ -263,21 +248,10 @@ TEST_P(AioRecords, BufferedRequestsCompleteInTheSubmissionAndCountTheSame) {
 TEST_P(AioRecords, AWaitWithRequestsOutIsAnnouncedBeforeItsCompletions) {
   const std::string path = dir_ / "model_states.pt";
   AlignedBuffer buf(8 * kMiB);
-  {
-    // Written whole first: ext4 makes a direct write that extends its file
-    // wait inside io_submit (IOMAP_DIO_FORCE_WAIT), one within it does not.
-    int plain = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    ASSERT_GE(plain, 0);
-    ASSERT_EQ(write(plain, buf.data, buf.size), static_cast<ssize_t>(buf.size));
-    ASSERT_EQ(fsync(plain), 0);
-    close(plain);
-  }
-  int fd = open_direct(path, O_RDWR);
+  int fd = written_whole(path, buf);
   ASSERT_GE(fd, 0);
-  std::vector<iocb> writes;
+  std::vector<iocb> writes = overwrites(fd, buf);
   std::vector<iocb*> ptrs;
-  for (size_t i = 0; i < 8; ++i)
-    writes.push_back(request(fd, IOCB_CMD_PWRITE, buf.data + i * kMiB, kMiB, i * kMiB));
   for (auto& cb : writes) ptrs.push_back(&cb);
   ASSERT_EQ(io_submit(ctx_, 8, ptrs.data()), 8);
   // One wait for all eight: 8 MiB of direct writes take the disk
@@ -313,21 +287,12 @@ TEST_P(AioRecords, AWaitWithRequestsOutIsAnnouncedBeforeItsCompletions) {
 TEST_P(AioRecords, AWaitIsAnnouncedForItsOwnContextAndEndsWithItsEndRecord) {
   const std::string path = dir_ / "optim_states.pt";
   AlignedBuffer buf(8 * kMiB);
-  {
-    int plain = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    ASSERT_GE(plain, 0);
-    ASSERT_EQ(write(plain, buf.data, buf.size), static_cast<ssize_t>(buf.size));
-    ASSERT_EQ(fsync(plain), 0);
-    close(plain);
-  }
-  int fd = open_direct(path, O_RDWR);
+  int fd = written_whole(path, buf);
   ASSERT_GE(fd, 0);
   aio_context_t other = 0;
   ASSERT_EQ(io_setup(8, &other), 0);
-  std::vector<iocb> writes;
+  std::vector<iocb> writes = overwrites(fd, buf);
   std::vector<iocb*> ptrs;
-  for (size_t i = 0; i < 8; ++i)
-    writes.push_back(request(fd, IOCB_CMD_PWRITE, buf.data + i * kMiB, kMiB, i * kMiB));
   for (auto& cb : writes) ptrs.push_back(&cb);
   ASSERT_EQ(io_submit(ctx_, 8, ptrs.data()), 8);
   // 10 ms on the other context, which has nothing out: it blocks, unannounced.

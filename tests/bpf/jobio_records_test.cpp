@@ -39,6 +39,7 @@
 #include "probes/kernel_features.h"
 #include "probes/probe_manager.h"
 #include "tests/bpf/harness.h"
+#include "tests/bpf/self_trace.h"
 
 namespace ckpt::test {
 namespace {
@@ -71,49 +72,19 @@ struct Records {
   }
 };
 
-struct FileIdentity {
-  uint64_t kernel_dev = 0;  // the encoding records carry: major << 20 | minor
-  uint64_t ino = 0;
-  FileId user;  // what user space names it by
-};
-
-FileIdentity identity_of(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(stat(path.c_str(), &st), 0) << path << ": " << std::strerror(errno);
-  FileIdentity id;
-  id.kernel_dev = (static_cast<uint64_t>(major(st.st_dev)) << 20) | minor(st.st_dev);
-  id.ino = st.st_ino;
-  id.user = FileId{st.st_dev, st.st_ino};
-  return id;
-}
-
 // The probes, tracing this very process (its tgid set by hand, as `attach` does).
 class JobIoRecords : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
-    ProbeOptions options;
-    options.tcp = false;
-    options.nfs = false;
-    options.self_tgid = 0;  // this test is the job
-    auto started = ProbeManager::start(
-        options, KernelFeatures::probe(), [this](const void* d, size_t n) { records_.add(d, n); },
-        [](const void*, size_t) {}, [](const void*, size_t) {});
+    auto started = trace_this_process(RequestedProbeMode::Auto,
+                                      [this](const void* d, size_t n) { records_.add(d, n); });
     ASSERT_TRUE(started) << started.error().message;
     probes_ = std::move(*started);
-    ASSERT_TRUE(probes_->trace_tgid(static_cast<uint32_t>(getpid())));
   }
 
-  // Everything up to now reported: the folds flush when this thread leaves
-  // the CPU, which the sleep makes it do.
-  void drain() {
-    usleep(20'000);
-    probes_->sync(200);
-    for (int i = 0; i < 5; ++i) {
-      auto got = probes_->poll(50);
-      if (!got || *got == 0) break;
-    }
-  }
+  // Everything up to now reported.
+  void drain() { test::drain(*probes_); }
 
   static std::vector<ckpt_io_record> on_file(const std::vector<ckpt_io_record>& records,
                                              const FileIdentity& f, uint32_t op) {

@@ -26,25 +26,10 @@
 #include "probes/kernel_features.h"
 #include "probes/probe_manager.h"
 #include "tests/bpf/harness.h"
+#include "tests/bpf/self_trace.h"
 
 namespace ckpt::test {
 namespace {
-
-struct FileIdentity {
-  uint64_t kernel_dev = 0;  // the encoding records carry: major << 20 | minor
-  uint64_t ino = 0;
-  FileId user;
-};
-
-FileIdentity identity_of(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(stat(path.c_str(), &st), 0) << path << ": " << std::strerror(errno);
-  FileIdentity id;
-  id.kernel_dev = (static_cast<uint64_t>(major(st.st_dev)) << 20) | minor(st.st_dev);
-  id.ino = st.st_ino;
-  id.user = FileId{st.st_dev, st.st_ino};
-  return id;
-}
 
 // What the records say about one file.
 struct Sums {
@@ -60,23 +45,10 @@ struct Sums {
 class OtherIoRecords : public ::testing::TestWithParam<RequestedProbeMode> {
  protected:
   void SetUp() override {
-    if (!is_root()) GTEST_SKIP() << "needs root to load eBPF programs";
-    if (GetParam() == RequestedProbeMode::FileLayer) {
-      // Decided by an independent check, not by the product's feature probe.
-      if (const std::string why = fentry_refusal(); !why.empty())
-        GTEST_SKIP() << why << " (the file layer runs in the tests/vm guests)";
-    }
-    ProbeOptions options;
-    options.tcp = false;
-    options.nfs = false;
-    options.self_tgid = 0;  // this test is the job
-    options.probe_mode = GetParam();
-    auto started = ProbeManager::start(
-        options, KernelFeatures::probe(), [this](const void* d, size_t n) { add(d, n); },
-        [](const void*, size_t) {}, [](const void*, size_t) {});
+    if (const std::string why = cannot_trace_here(GetParam()); !why.empty()) GTEST_SKIP() << why;
+    auto started = trace_this_process(GetParam(), [this](const void* d, size_t n) { add(d, n); });
     ASSERT_TRUE(started) << started.error().message;
     probes_ = std::move(*started);
-    ASSERT_TRUE(probes_->trace_tgid(static_cast<uint32_t>(getpid())));
   }
 
   void add(const void* data, size_t size) {
@@ -97,14 +69,7 @@ class OtherIoRecords : public ::testing::TestWithParam<RequestedProbeMode> {
   }
 
   // Everything up to now reported (folds flush when this thread leaves the CPU).
-  void drain() {
-    usleep(20'000);
-    probes_->sync(200);
-    for (int i = 0; i < 5; ++i) {
-      auto got = probes_->poll(50);
-      if (!got || *got == 0) break;
-    }
-  }
+  void drain() { test::drain(*probes_); }
 
   // Opens `path` (created, truncated), reports the open, then rules the
   // file out: from now on its successful calls are summed, not recorded.

@@ -111,6 +111,15 @@ def write_random(path, size):
         f.write(os.urandom(size))
 
 
+def write_shards(src, sizes):
+    """shard-I.pt of each size in SRC, random bytes: the plan's list of them."""
+    shards = []
+    for i, size in enumerate(sizes):
+        write_random(os.path.join(src, f"shard-{i}.pt"), size)
+        shards.append({"name": f"shard-{i}.pt", "size": size})
+    return shards
+
+
 def drop_caches():
     os.sync()
     try:
@@ -145,26 +154,21 @@ def prepare(args):
             program("cp")
             src_root, dst_root = dirs
             src = os.path.join(src_root, "source", step)
-            shards = []
-            for i, size in enumerate(SIZES["cp_shards"]):
-                path = os.path.join(src, f"shard-{i}.pt")
-                write_random(path, size)
-                shards.append({"name": f"shard-{i}.pt", "size": size})
+            shards = write_shards(src, SIZES["cp_shards"])
             dst_parent = os.path.join(dst_root, "checkpoints")
             os.makedirs(dst_parent, exist_ok=True)
             plan.append({"client": "cp", "src": src, "dst": os.path.join(dst_parent, f"step_{k}"),
                          "dst_parent": dst_parent, "shards": shards,
                          "kernel_copies": kernel_copies(src_root, dst_root)})
-        elif name == "copytree":
+        elif name in ("copytree", "rsync"):
+            if name == "rsync":
+                program("rsync")
             src_root, dst_root = dirs
             src = os.path.join(src_root, "source", step)
-            shards = []
-            for i, size in enumerate(SIZES["copytree_shards"]):
-                write_random(os.path.join(src, f"shard-{i}.pt"), size)
-                shards.append({"name": f"shard-{i}.pt", "size": size})
             dst = os.path.join(dst_root, step)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
-            plan.append({"client": "copytree", "src": src, "dst": dst, "shards": shards})
+            plan.append({"client": name, "src": src, "dst": dst,
+                         "shards": write_shards(src, SIZES[f"{name}_shards"])})
         elif name == "dd":
             program("dd")
             src_root, dst_root = dirs
@@ -200,17 +204,6 @@ def prepare(args):
             plan.append({"client": name, "staging": staging, "final": final,
                          "shards": [{"name": f"shard-{i}.bin", "size": n}
                                     for i, n in enumerate(SIZES["dirrename"])]})
-        elif name == "rsync":
-            program("rsync")
-            src_root, dst_root = dirs
-            src = os.path.join(src_root, "source", step)
-            shards = []
-            for i, size in enumerate(SIZES["rsync_shards"]):
-                write_random(os.path.join(src, f"shard-{i}.pt"), size)
-                shards.append({"name": f"shard-{i}.pt", "size": size})
-            dst = os.path.join(dst_root, step)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            plan.append({"client": "rsync", "src": src, "dst": dst, "shards": shards})
         else:
             die(f"unknown client {spec!r} (fio_uring, fio_psync, fio_libaio, cp, copytree, dd, numpy, torch, atomic, "
                 "renamed, dirrename, rsync)")
@@ -276,45 +269,39 @@ def client_fio(c, gap, scratch):
     return out
 
 
+def copy_sides(client, c, dst_dir, via, t0, t1, report):
+    """A copy's truth: a load of its sources and a save of its destinations
+    (docs/stitching.md, "Copies"), each shard's copy checked by size."""
+    sources, dests = [], []
+    for s in c["shards"]:
+        dst = os.path.join(dst_dir, s["name"])
+        if os.path.getsize(dst) != s["size"]:
+            die(f"{client}: {dst} has {os.path.getsize(dst)} bytes, its source {s['size']}")
+        sources.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
+        dests.append((dst, s["size"], 0))
+    size = sum(s["size"] for s in c["shards"])
+    return [checkpoint(client, "load", sources, {via: size}, t0, t1, copy_side=True, report=report),
+            checkpoint(client, "save", dests, {via: size}, t0, t1, copy_side=True, report=report)]
+
+
 def client_cp(c, gap, scratch):
     t0 = time.monotonic_ns()
     sh([program("cp"), "-r", c["src"], c["dst_parent"]])
     t1 = time.monotonic_ns()
-    sources, dests = [], []
-    for s in c["shards"]:
-        dst = os.path.join(c["dst"], s["name"])
-        got = os.path.getsize(dst)
-        if got != s["size"]:
-            die(f"cp: {dst} has {got} bytes, its source {s['size']}")
-        sources.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
-        dests.append((dst, s["size"], 0))
     size = sum(s["size"] for s in c["shards"])
     via = "copy_file_range" if c["kernel_copies"] else "syscall"
-    # Both ends are checkpoint files: a load of the sources and a save of the
-    # destinations, over the copy's one window (docs/stitching.md, "Copies").
-    report = f"cp -r: {len(dests)} shards, {size} bytes, kernel copies: {c['kernel_copies']}"
-    return [checkpoint("cp", "load", sources, {via: size}, t0, t1, copy_side=True, report=report),
-            checkpoint("cp", "save", dests, {via: size}, t0, t1, copy_side=True, report=report)]
+    return copy_sides("cp", c, c["dst"], via, t0, t1,
+                      f"cp -r: {len(c['shards'])} shards, {size} bytes, kernel copies: {c['kernel_copies']}")
 
 
 def client_copytree(c, gap, scratch):
     t0 = time.monotonic_ns()
     shutil.copytree(c["src"], c["dst"])
     t1 = time.monotonic_ns()
-    sources, dests = [], []
-    for s in c["shards"]:
-        dst = os.path.join(c["dst"], s["name"])
-        if os.path.getsize(dst) != s["size"]:
-            die(f"copytree: {dst} has {os.path.getsize(dst)} bytes, its source {s['size']}")
-        sources.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
-        dests.append((dst, s["size"], 0))
     size = sum(s["size"] for s in c["shards"])
-    report = f"shutil.copytree: {len(dests)} shards, {size} bytes"
     # Python 3.8+ copies a file's bytes with os.sendfile on Linux.
-    return [checkpoint("copytree", "load", sources, {"sendfile": size}, t0, t1, copy_side=True,
-                       report=report),
-            checkpoint("copytree", "save", dests, {"sendfile": size}, t0, t1, copy_side=True,
-                       report=report)]
+    return copy_sides("copytree", c, c["dst"], "sendfile", t0, t1,
+                      f"shutil.copytree: {len(c['shards'])} shards, {size} bytes")
 
 
 def client_dd(c, gap, scratch):
@@ -474,19 +461,9 @@ def client_rsync(c, gap, scratch):
     t0 = time.monotonic_ns()
     sh([program("rsync"), "-a", "--whole-file", c["src"] + "/", c["dst"] + "/"])
     t1 = time.monotonic_ns()
-    files = []
-    for s in c["shards"]:
-        dst = os.path.join(c["dst"], s["name"])
-        if os.path.getsize(dst) != s["size"]:
-            die(f"rsync: {dst} has {os.path.getsize(dst)} bytes, its source {s['size']}")
-        files.append((os.path.join(c["src"], s["name"]), 0, s["size"]))
-        files.append((dst, s["size"], 0))
     size = sum(s["size"] for s in c["shards"])
-    report = f"rsync -a: {len(c['shards'])} shards, {size} bytes"
-    return [checkpoint("rsync", "load", [f for f in files if f[2]], {"syscall": size}, t0, t1,
-                       copy_side=True, report=report),
-            checkpoint("rsync", "save", [f for f in files if f[1]], {"syscall": size}, t0, t1,
-                       copy_side=True, report=report)]
+    return copy_sides("rsync", c, c["dst"], "syscall", t0, t1,
+                      f"rsync -a: {len(c['shards'])} shards, {size} bytes")
 
 
 CLIENTS = {"atomic": client_renamed, "renamed": client_renamed, "dirrename": client_dirrename,
