@@ -436,13 +436,7 @@ TEST_P(AioRecords, RequestsNeverReapedAreCountedLostWhenTheirProcessExits) {
   EXPECT_TRUE(aio_calls(identity_of(path), CKPT_OP_WRITE).empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, AioRecords,
-                         ::testing::Values(RequestedProbeMode::Syscall,
-                                           RequestedProbeMode::FileLayer),
-                         [](const auto& info) {
-                           return info.param == RequestedProbeMode::Syscall ? "Syscall"
-                                                                            : "FileLayer";
-                         });
+INSTANTIATE_TEST_SUITE_P(Modes, AioRecords, kBothModes, mode_name);
 
 }  // namespace
 }  // namespace ckpt::test

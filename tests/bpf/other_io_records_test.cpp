@@ -294,13 +294,7 @@ TEST_P(OtherIoRecords, PausedTheCallsAreNotSummed) {
   expect_no_drops();
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, OtherIoRecords,
-                         ::testing::Values(RequestedProbeMode::Syscall,
-                                           RequestedProbeMode::FileLayer),
-                         [](const auto& info) {
-                           return info.param == RequestedProbeMode::Syscall ? "Syscall"
-                                                                            : "FileLayer";
-                         });
+INSTANTIATE_TEST_SUITE_P(Modes, OtherIoRecords, kBothModes, mode_name);
 
 }  // namespace
 }  // namespace ckpt::test

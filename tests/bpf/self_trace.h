@@ -34,6 +34,14 @@ inline std::string cannot_trace_here(RequestedProbeMode mode) {
   return "";
 }
 
+// Both probe modes, as a parameterised suite runs them: Modes/X.Test/Syscall
+// and Modes/X.Test/FileLayer.
+inline const auto kBothModes =
+    ::testing::Values(RequestedProbeMode::Syscall, RequestedProbeMode::FileLayer);
+inline std::string mode_name(const ::testing::TestParamInfo<RequestedProbeMode>& info) {
+  return info.param == RequestedProbeMode::Syscall ? "Syscall" : "FileLayer";
+}
+
 // A file as the records name it, and as user space does.
 struct FileIdentity {
   uint64_t kernel_dev = 0;  // the encoding records carry: major << 20 | minor
