@@ -203,11 +203,8 @@ static __always_inline void aio_submitted(struct task_struct *task, __u32 tgid, 
 		r.c.requested = cb.aio_nbytes; /* the vectored forms: an iovec count */
 	file = r.c.op ? ckpt_fd_to_file(task, r.c.fd) : NULL;
 	inode = file ? BPF_CORE_READ(file, f_inode) : NULL;
-	if (inode) {
-		r.c.file_type = mode_file_type(BPF_CORE_READ(inode, i_mode));
-		r.c.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		r.c.ino = BPF_CORE_READ(inode, i_ino);
-	}
+	if (inode)
+		describe_inode(&r.c, inode);
 	/* Regular files only (a directory's fsync too: durable renames); the
 	 * rest is remembered as op 0, so its completion is known and ignored. */
 	if (r.c.file_type != CKPT_FT_REGULAR &&

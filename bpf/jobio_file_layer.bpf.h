@@ -148,9 +148,7 @@ static __always_inline bool fl_identify(struct thread_state *st, struct file *fi
 	inode = file->f_inode;
 	if (!inode)
 		return false;
-	st->cur.file_type = mode_file_type(inode->i_mode);
-	st->cur.dev = inode->i_sb->s_dev;
-	st->cur.ino = inode->i_ino;
+	describe_inode(&st->cur, inode);
 	return true;
 }
 

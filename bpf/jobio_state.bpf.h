@@ -434,6 +434,14 @@ static __always_inline __u32 mode_file_type(__u32 mode)
 	return CKPT_FT_UNKNOWN;
 }
 
+/* The file behind `inode` into `c`: its type, device and inode number. */
+static __always_inline void describe_inode(struct call_desc *c, struct inode *inode)
+{
+	c->file_type = mode_file_type(BPF_CORE_READ(inode, i_mode));
+	c->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	c->ino = BPF_CORE_READ(inode, i_ino);
+}
+
 /* What user space decided about (dev, ino): enum ckpt_file_verdict. */
 static __always_inline __u32 file_verdict(__u64 dev, __u64 ino)
 {
