@@ -81,6 +81,18 @@ TEST(AttachTest, ARelativeCheckpointDirIsTakenFromTheJobsWorkingDirectory) {
   int pid = 0;
   ASSERT_EQ(fscanf(p, "%d", &pid), 1);
   pclose(p);
+  // The pid is the background subshell's, which changes directory only when
+  // it gets to run: attaching before that would read the launcher's.
+  const std::filesystem::path job_cwd = std::filesystem::path(dir / "job");
+  const std::string cwd_link = "/proc/" + std::to_string(pid) + "/cwd";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::error_code ec;
+  while (std::filesystem::read_symlink(cwd_link, ec) != job_cwd &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(std::filesystem::read_symlink(cwd_link, ec), job_cwd)
+      << "the job never reached its directory";
   auto r = run({kCkptscope, "attach", "--pid", std::to_string(pid), "--duration", "0.5",
                 "--checkpoint-dir", "./mine", "--trace", dir / "trace.db", "--quiet"},
                dir);
