@@ -149,6 +149,23 @@ static __always_inline bool ckpt_task_syscall_nr(struct task_struct *task, long 
 }
 
 /*
+ * The head page of a compound page: a tail page keeps its head's address with
+ * bit 0 set in compound_head (include/linux/page-flags.h _compound_head(),
+ * the same since v4.6), a head or order-0 page has bit 0 clear. A head page is
+ * its folio (struct folio overlays it).
+ */
+static __always_inline struct page *ckpt_compound_head(struct page *page)
+{
+	unsigned long head = BPF_CORE_READ(page, compound_head);
+
+	return (head & 1) ? (struct page *)(head - 1) : page;
+}
+
+/* folio->mapping of an anonymous folio (a private mapping's copy-on-write
+ * page) has bit 0 set: PAGE_MAPPING_ANON, FOLIO_MAPPING_ANON in 6.18. */
+#define CKPT_PAGE_MAPPING_ANON 0x1UL
+
+/*
  * sk_protocol was an 8-bit bitfield until v5.6 (commit bf9765145b85 "sock:
  * Make sk_protocol a 16-bit value"); the probed bitfield read handles both.
  */

@@ -35,8 +35,9 @@ enum ckpt_record_kind {
 	/* A copy between two files in the kernel (copy_file_range, sendfile,
 	 * splice between files): struct ckpt_copy_record. */
 	CKPT_REC_COPY = 7,
-	/* Pages of a mapped file faulted into the job's page tables: struct
-	 * ckpt_mmap_record, contiguous faults folded into one range. */
+	/* Pages of a mapped file faulted into the job's page tables to be
+	 * read (op CKPT_OP_READ), or dirtied by its stores (CKPT_OP_WRITE):
+	 * struct ckpt_mmap_record, contiguous ones folded into one range. */
 	CKPT_REC_MMAP = 8,
 	/* What one thread moved through one file user space ruled out
 	 * (CKPT_VERDICT_OTHER), summed in the kernel: struct
@@ -80,8 +81,8 @@ enum ckpt_path_op {
  * file it names, whichever interface carried it: an io_uring request is a read
  * or write like read(2), a Linux AIO request (io_submit) too, from its
  * submission to its reaping, a copy is a read of its source and a write of its
- * destination (struct ckpt_copy_record), a mapping's page faults a read
- * (struct ckpt_mmap_record).
+ * destination (struct ckpt_copy_record), a mapping's page faults a read and
+ * its stores a write (struct ckpt_mmap_record).
  */
 enum ckpt_io_via {
 	CKPT_VIA_SYSCALL = 0,	      /* the read/write/fsync/close/ftruncate family */
@@ -193,6 +194,11 @@ struct ckpt_copy_record {
  * pages were cached or not. storage_pages of them (at most) had to be read
  * from storage into the page cache first (mm_filemap_add_to_page_cache in the
  * faulting thread). User space counts each page of a file once per load.
+ * hdr.op says which: CKPT_OP_READ for pages mapped by faults that read;
+ * CKPT_OP_WRITE for folios a store through a shared mapping turned from clean
+ * to dirty (writeback_dirty_folio), [first_page, last_page] the folios'
+ * pages, no storage_pages or busy_ns. Each turn is reported; user space
+ * counts each page once per save.
  */
 struct ckpt_mmap_record {
 	struct ckpt_record_header hdr; /* start: first fault, end: the last one's end */

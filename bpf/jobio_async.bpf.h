@@ -2,7 +2,7 @@
 /*
  * The job's file I/O that no call of its own carries, from tracepoints (so
  * in both probe modes): io_uring requests, which complete after the
- * submitting call returned, and the page cache filling under a mapped file.
+ * submitting call returned. Mapped files are jobio_mappings.bpf.h's.
  * Included by jobio.bpf.c.
  */
 #ifndef CKPTSCOPE_JOBIO_ASYNC_BPF_H
@@ -151,90 +151,6 @@ SEC("tp_btf/io_uring_complete")
 int BPF_PROG(on_uring_complete_cqe, void *ring, void *req, struct io_uring_cqe *cqe)
 {
 	return uring_completed(req, BPF_CORE_READ(cqe, res));
-}
-
-/* ---- the page cache under a mapped file ------------------------------------------ */
-
-/* Pages in a folio: 1, or 1 << order for a large one (PG_head set). The
- * order is in _folio_order in 6.1's struct folio, in the low byte of
- * _flags_1 in 6.12's and later (folio_large_order() in mm.h). */
-struct folio___v61 {
-	unsigned char _folio_order;
-} __attribute__((preserve_access_index));
-
-static __always_inline __u64 folio_pages(struct folio *folio)
-{
-	unsigned long flags = 0;
-	unsigned int order;
-
-	bpf_probe_read_kernel(&flags, sizeof(flags), folio);
-	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
-		return 1;
-	if (bpf_core_field_exists(((struct folio___v61 *)folio)->_folio_order))
-		order = BPF_CORE_READ((struct folio___v61 *)folio, _folio_order);
-	else
-		order = BPF_CORE_READ(folio, _flags_1) & 0xff;
-	return 1ULL << (order & 31);
-}
-
-/*
- * A folio entered the page cache, in the running thread: read from storage
- * (or newly written). Counted for a mapping's fold when this thread is
- * faulting on that file: inside filemap_fault (file layer), or after the
- * mm_filemap_fault tracepoint outside any call (syscall mode).
- */
-SEC("tp_btf/mm_filemap_add_to_page_cache")
-int BPF_PROG(on_page_cache_add, struct folio *folio)
-{
-	struct thread_state *st;
-	struct inode *inode;
-
-	if (!mmap_folds_open)
-		return 0;
-	st = running_state(bpf_get_current_task_btf());
-	if (!st || !st->mfold.faults)
-		return 0;
-	if (probe_mode == CKPT_MODE_FILE_LAYER ? !st->mfold.in_fault : st->call != CALL_NONE)
-		return 0;
-	inode = BPF_CORE_READ(folio, mapping, host);
-	if (!inode || BPF_CORE_READ(inode, i_ino) != st->mfold.ino ||
-	    BPF_CORE_READ(inode, i_sb, s_dev) != st->mfold.dev)
-		return 0;
-	st->mfold.storage_pages += folio_pages(folio);
-	return 0;
-}
-
-/* ---- page faults seen by tracepoints (syscall mode, 6.11+) ---------------------- */
-
-/* mm_filemap_fault and mm_filemap_map_pages: in the 6.12 and 6.18 BTF, not
- * in 6.1's; they need no trampolines. */
-/* Pages [first, last] of `mapping` mapped for the running thread. */
-static __always_inline int mapping_touched(struct address_space *mapping, __u64 first, __u64 last)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 now = bpf_ktime_get_ns();
-	struct thread_state *st = traced_thread_state(task, now);
-	struct inode *inode;
-
-	if (!st)
-		return 0;
-	inode = BPF_CORE_READ(mapping, host);
-	if (inode)
-		mmap_touch(st, bpf_get_current_pid_tgid(), inode, first, last, now);
-	return 0;
-}
-
-SEC("tp_btf/mm_filemap_fault")
-int BPF_PROG(on_fault_tp, struct address_space *mapping, unsigned long index)
-{
-	return mapping_touched(mapping, index, index);
-}
-
-SEC("tp_btf/mm_filemap_map_pages")
-int BPF_PROG(on_map_pages_tp, struct address_space *mapping, unsigned long start_index,
-	     unsigned long last_index)
-{
-	return mapping_touched(mapping, start_index, last_index);
 }
 
 #endif /* CKPTSCOPE_JOBIO_ASYNC_BPF_H */

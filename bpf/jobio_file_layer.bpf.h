@@ -475,6 +475,10 @@ int BPF_PROG(fl_fault_enter, struct vm_fault *vmf)
 	file = vmf->vma->vm_file;
 	if (!file || !file->f_inode)
 		return 0;
+	/* A write fault maps what it is about to store to: the store is
+	 * counted when it dirties the folio (jobio_mappings.bpf.h). */
+	if (vmf->flags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_WRITE))
+		return 0;
 	st->busy = 1;
 	if (st->mfold.in_fault) {
 		/* The last fault's exit was missed ("A missed exit" above; a
@@ -483,7 +487,8 @@ int BPF_PROG(fl_fault_enter, struct vm_fault *vmf)
 		count_drop(CKPT_DROP_EXIT_MISSED);
 		st->mfold.in_fault = 0;
 	}
-	mmap_touch(st, bpf_get_current_pid_tgid(), file->f_inode, vmf->pgoff, vmf->pgoff, now);
+	mmap_touch(st, bpf_get_current_pid_tgid(), file->f_inode, vmf->pgoff, vmf->pgoff, now,
+		   CKPT_OP_READ);
 	if (st->mfold.faults) {
 		st->mfold.in_fault = 1;
 		st->mfold.fault_start_ns = now;
@@ -509,25 +514,80 @@ int BPF_PROG(fl_fault_exit, struct vm_fault *vmf, unsigned int ret)
 	return 0;
 }
 
-/* Fault-around (mm/memory.c do_fault_around): the cached pages around a
- * faulting address are mapped in one go, before any filemap_fault. */
-SEC("fexit/filemap_map_pages")
-int BPF_PROG(fl_map_pages_exit, struct vm_fault *vmf, unsigned long start_pgoff,
-	     unsigned long end_pgoff, unsigned int ret)
+/*
+ * The pages a fault installs in the job's page tables, as the kernel installs
+ * them: a fault maps more than the page it faulted on (fault-around,
+ * mm/memory.c do_fault_around, maps the cached pages around it; 6.18 maps a
+ * cached large folio whole) and skips what it cannot (a folio still being read
+ * in), so the pages filemap_fault and filemap_map_pages are asked about are
+ * not the pages mapped. Every installation of a file page goes through
+ * set_pte_range() (6.6+; do_set_pte() before, one page a call) or, for a
+ * PMD-sized folio, do_set_pmd(). A write fault installs what it is about to
+ * store to (counted when the store dirties it), and a private mapping's
+ * copy-on-write page is anonymous: neither is a read of the file.
+ */
+static __always_inline void file_pages_installed(struct vm_fault *vmf, struct folio *folio,
+						 __u64 nr, unsigned long addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 now = bpf_ktime_get_ns();
-	struct thread_state *st = traced_thread_state(task, now);
+	struct vm_area_struct *vma;
+	struct thread_state *st;
 	struct file *file;
+	unsigned long mapping;
+	__u64 first;
 
+	if (!nr || (vmf->flags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_WRITE)))
+		return;
+	st = traced_thread_state(task, 0);
 	if (!st)
-		return 0;
-	file = vmf->vma->vm_file;
+		return;
+	vma = vmf->vma;
+	file = vma->vm_file;
 	if (!file || !file->f_inode)
-		return 0;
+		return;
+	mapping = (unsigned long)BPF_CORE_READ(folio, mapping);
+	if (!mapping || (mapping & CKPT_PAGE_MAPPING_ANON))
+		return;
+	first = vma->vm_pgoff + ((addr - vma->vm_start) >> page_shift);
 	st->busy = 1;
-	mmap_touch(st, bpf_get_current_pid_tgid(), file->f_inode, start_pgoff, end_pgoff, now);
+	mmap_touch(st, bpf_get_current_pid_tgid(), file->f_inode, first, first + nr - 1,
+		   bpf_ktime_get_ns(), CKPT_OP_READ);
 	st->busy = 0;
+}
+
+/* 6.6+: `nr` pages of `folio`, from `page`, at user address `addr`. */
+SEC("fentry/set_pte_range")
+int BPF_PROG(fl_set_pte_range, struct vm_fault *vmf, struct folio *folio, struct page *page,
+	     unsigned int nr, unsigned long addr)
+{
+	file_pages_installed(vmf, folio, nr, addr);
+	return 0;
+}
+
+/* 6.1: one page at `addr` (a page's folio is the page itself or its head). */
+SEC("fentry/do_set_pte")
+int BPF_PROG(fl_do_set_pte, struct vm_fault *vmf, struct page *page, unsigned long addr)
+{
+	file_pages_installed(vmf, (struct folio *)ckpt_compound_head(page), 1, addr);
+	return 0;
+}
+
+/* A PMD-sized folio mapped by one page-table entry: the result is 0 when it
+ * was. Its second argument is the folio's head page on 6.1 and 6.12
+ * (do_set_pmd(vmf, page) refuses any other page), the folio itself where it
+ * takes (vmf, folio, page): the same pointer either way; the arguments are
+ * read by number, so one program fits both. A PMD maps PAGE_SIZE / 8 pages
+ * (a page-table page of 8-byte entries). */
+SEC("fexit/do_set_pmd")
+int BPF_PROG(fl_do_set_pmd_exit, struct vm_fault *vmf)
+{
+	__u64 ret = 1, head = 0;
+	__u64 pages = 1ULL << (page_shift - 3);
+
+	if (bpf_get_func_ret(ctx, &ret) || ret != 0 || bpf_get_func_arg(ctx, 1, &head) || !head)
+		return 0;
+	file_pages_installed(vmf, (struct folio *)head, pages,
+			     vmf->address & ~((pages << page_shift) - 1));
 	return 0;
 }
 

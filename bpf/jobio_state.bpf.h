@@ -133,7 +133,8 @@ struct io_fold {
 	__u64 cpu_ns;
 };
 
-/* Page faults of one thread on one mapped file, not yet reported. */
+/* Page faults of one thread on one mapped file, not yet reported: the
+ * pages they mapped to read, or the folios its stores dirtied (op). */
 struct mmap_fold {
 	__u64 dev;
 	__u64 ino;
@@ -147,6 +148,8 @@ struct mmap_fold {
 	__u32 faults;	/* 0: nothing folded */
 	__u32 in_fault; /* between filemap_fault's entry and exit (file layer) */
 	__u64 fault_start_ns;
+	__u32 op; /* CKPT_OP_READ or CKPT_OP_WRITE */
+	__u32 pad;
 };
 
 /* Successful data calls of one thread on one file ruled out (bpf/jobio.h
@@ -569,7 +572,7 @@ static __always_inline void flush_mmap_fold(struct thread_state *st, __u64 pid_t
 		m->faults = 0;
 		return;
 	}
-	fill_header(&rec->hdr, CKPT_REC_MMAP, 0, pid_tgid, m->first_ns, m->last_ns);
+	fill_header(&rec->hdr, CKPT_REC_MMAP, m->op, pid_tgid, m->first_ns, m->last_ns);
 	/* Faults are not calls: the thread's CPU window runs through them. */
 	rec->hdr.cpu_window_start_ns = m->first_ns;
 	rec->hdr.cpu_ns = 0;
@@ -1225,12 +1228,13 @@ static __always_inline void announce_switched_out(struct thread_state *st, struc
 /* ---- page faults on mapped files ---------------------------------------------- */
 
 /*
- * Pages [first, last] of a mapped file were mapped for the running thread.
- * Contiguous or overlapping ranges of one file within the fold window join
- * the fold; anything else reports it and starts a new one.
+ * Pages [first, last] of a mapped file were mapped for the running thread to
+ * read (op CKPT_OP_READ), or dirtied by its stores (CKPT_OP_WRITE).
+ * Contiguous or overlapping ranges of one file, one op, within the fold
+ * window join the fold; anything else reports it and starts a new one.
  */
 static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, struct inode *inode,
-				       __u64 first, __u64 last, __u64 now)
+				       __u64 first, __u64 last, __u64 now, __u32 op)
 {
 	struct mmap_fold *m = &st->mfold;
 	__u64 dev = BPF_CORE_READ(inode, i_sb, s_dev);
@@ -1248,9 +1252,9 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 		return;
 	if (thread_file_verdict(st, dev, ino) == CKPT_VERDICT_OTHER)
 		return;
-	if (m->faults && m->dev == dev && m->ino == ino && first <= m->last_page + 1 &&
-	    last + 1 >= m->first_page && now - m->first_ns < fold_window_ns &&
-	    m->faults < 0xffffffffu) {
+	if (m->faults && m->dev == dev && m->ino == ino && m->op == op &&
+	    first <= m->last_page + 1 && last + 1 >= m->first_page &&
+	    now - m->first_ns < fold_window_ns && m->faults < 0xffffffffu) {
 		if (first < m->first_page)
 			m->first_page = first;
 		if (last > m->last_page)
@@ -1264,6 +1268,7 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 	__sync_fetch_and_add(&mmap_folds_open, 1);
 	m->dev = dev;
 	m->ino = ino;
+	m->op = op;
 	m->first_page = first;
 	m->last_page = last;
 	m->file_size = size;

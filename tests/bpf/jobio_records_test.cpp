@@ -292,6 +292,7 @@ TEST_F(JobIoRecords, FaultsOnAMappingReportTheFilesPagesOnce) {
   uint64_t storage = 0;
   for (const auto& m : records_.mmaps) {
     if (m.ino != f.ino || m.dev != f.kernel_dev) continue;
+    EXPECT_EQ(m.hdr.op, CKPT_OP_READ) << "a private read-only mapping is only read";
     EXPECT_EQ(1ull << m.page_shift, static_cast<uint64_t>(page));
     EXPECT_EQ(m.file_size, size);
     EXPECT_GE(m.faults, 1u);

@@ -42,6 +42,8 @@ GROUPS = {
     "fio": lambda disk, shm: [f"fio_uring:{disk}", f"fio_psync:{disk}"],
     # libaio with O_DIRECT on the disk (tmpfs may refuse O_DIRECT): 256 MiB each way.
     "aio": lambda disk, shm: [f"fio_libaio:{disk}"],
+    # Stores through a shared mapping: 256 MiB written by fio's mmap engine.
+    "mmap": lambda disk, shm: [f"fio_mmap:{disk}"],
     "cp": lambda disk, shm: [f"cp:{disk}:{disk}", f"cp:{shm}:{disk}", f"copytree:{disk}:{disk}"],
     "dd": lambda disk, shm: [f"dd:{shm}:{disk}"],
     # rsync (real_clients.py rsync:SRC:DST) is left out: its receiver

@@ -14,6 +14,9 @@ DIR/checkpoints/step_K/ (K counts the clients, so no two share one):
   fio_uring:DIR    fio ioengine=io_uring, a write then a read of uring.bin
                    (truth: fio's JSON io_bytes)
   fio_psync:DIR    fio ioengine=psync, a write then a read of psync.bin
+  fio_mmap:DIR[:MIB]  fio ioengine=mmap, a write of MIB MiB (default 256) through a
+                   shared mapping of mmap.bin, sized beforehand so fio lays
+                   nothing out (truth: fio's JSON io_bytes; via mmap)
   fio_libaio:DIR[:MIB]  fio ioengine=libaio direct=1 (DeepSpeed's async I/O and
                    FastPersist write this way): a write then a read of
                    libaio.bin in 1 MiB requests, 16 out at once, MIB MiB
@@ -29,7 +32,9 @@ DIR/checkpoints/step_K/ (K counts the clients, so no two share one):
                    (truth: the shards' sizes; via sendfile)
   dd:SRC:DST       `dd oflag=direct bs=1M` of a non-checkpoint file in SRC to
                    DST/checkpoints/step_K/shard-0.bin (truth: dd's own report)
-  numpy:DIR        np.load(mmap_mode='r') of weights.npy, then a full sum
+  numpy:DIR[:MIB[:warm]]  np.load(mmap_mode='r') of weights.npy (4 MiB, or MIB
+                   MiB), then a full sum, page cache dropped (or, with warm,
+                   filled by reading the file before the run)
                    (truth: mmap = the file's pages, clipped to its size; the
                    two header reads np.load makes, counted by the loader itself)
   torch:DIR        torch.save of a small model and its Adam state (a few MiB),
@@ -69,7 +74,7 @@ PACKAGES = {"fio": "fio", "cp": "coreutils", "dd": "coreutils", "numpy": "python
             "torch": "python3-torch"}
 # The guest keeps GNU cp and dd apart from busybox's (tests/vm/lib/initramfs.sh).
 GNU_DIRS = ["/opt/clients/bin", "/usr/bin", "/bin"]
-SIZES = {"fio": 8 << 20, "fio_libaio": 256 << 20, "cp_shards": [3 << 20, 1 << 20, (2 << 20) + 12345], "dd": 4 << 20,
+SIZES = {"fio": 8 << 20, "fio_libaio": 256 << 20, "fio_mmap": 256 << 20, "cp_shards": [3 << 20, 1 << 20, (2 << 20) + 12345], "dd": 4 << 20,
          "numpy_elems": (1 << 20) + 3, "atomic": 48 << 20, "renamed": 40 << 20,
          "dirrename": [(24 << 20) + 4321, 16 << 20],
          "copytree_shards": [64 << 20, 64 << 20, (64 << 20) + 7], "rsync_shards": [16 << 20] * 4}
@@ -143,6 +148,16 @@ def prepare(args):
             plan.append({"client": name, "engine": engine, "size": SIZES["fio"],
                          "file": os.path.join(dirs[0], step, engine.replace("_", "") + ".bin")})
             os.makedirs(os.path.dirname(plan[-1]["file"]), exist_ok=True)
+        elif name == "fio_mmap":
+            program("fio")
+            size = int(dirs[1]) << 20 if len(dirs) > 1 else SIZES["fio_mmap"]
+            path = os.path.join(dirs[0], step, "mmap.bin")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.truncate(size)
+            # Reads through a mapping are not exact yet (issue 35): stores only.
+            plan.append({"client": name, "engine": "mmap", "size": size, "bs": "1M",
+                         "file": path, "directions": ["write"]})
         elif name == "fio_libaio":
             program("fio")
             size = int(dirs[1]) << 20 if len(dirs) > 1 else SIZES["fio_libaio"]
@@ -181,9 +196,14 @@ def prepare(args):
             py = python_with("numpy")
             path = os.path.join(dirs[0], step, "weights.npy")
             os.makedirs(os.path.dirname(path), exist_ok=True)
+            # 4-byte elements: float32 by default (4 MiB); int32 when sized,
+            # whose sum stays exact in float64 far past float32's 2**24.
+            elems = (int(dirs[1]) << 18) + 3 if len(dirs) > 1 else SIZES["numpy_elems"]
+            dtype = "int32" if len(dirs) > 1 else "float32"
             sh([py, "-c", "import numpy as np, sys; "
-                f"np.save(sys.argv[1], np.arange({SIZES['numpy_elems']}, dtype=np.float32))", path])
-            plan.append({"client": "numpy", "python": py, "file": path})
+                f"np.save(sys.argv[1], np.arange({elems}, dtype=np.{dtype}))", path])
+            plan.append({"client": "numpy", "python": py, "file": path, "elems": elems,
+                         "warm": len(dirs) > 2 and dirs[2] == "warm"})
         elif name == "torch":
             py = python_with("torch")
             d = os.path.join(dirs[0], step)
@@ -205,9 +225,16 @@ def prepare(args):
                          "shards": [{"name": f"shard-{i}.bin", "size": n}
                                     for i, n in enumerate(SIZES["dirrename"])]})
         else:
-            die(f"unknown client {spec!r} (fio_uring, fio_psync, fio_libaio, cp, copytree, dd, numpy, torch, atomic, "
+            die(f"unknown client {spec!r} (fio_uring, fio_psync, fio_libaio, fio_mmap, cp, copytree, dd, numpy, torch, atomic, "
                 "renamed, dirrename, rsync)")
     dropped = drop_caches()
+    # A warm client's file is read back into the page cache here, before the
+    # run: its load is served by the cache, with no read of the job's own.
+    for c in plan:
+        if c.get("warm"):
+            with open(c["file"], "rb") as f:
+                while f.read(1 << 20):
+                    pass
     with open(args.plan, "w") as f:
         json.dump({"clients": plan, "page_cache_dropped": dropped}, f, indent=1)
 
@@ -256,9 +283,11 @@ def run_fio(c, rw, out_json):
 
 
 def client_fio(c, gap, scratch):
-    via = {"io_uring": "io_uring", "libaio": "aio"}.get(c["engine"], "syscall")
+    via = {"io_uring": "io_uring", "libaio": "aio", "mmap": "mmap"}.get(c["engine"], "syscall")
     out = []
     for rw, direction in (("write", "save"), ("read", "load")):
+        if rw not in c.get("directions", ("write", "read")):
+            continue
         if out:
             time.sleep(gap)
         n, t0, t1 = run_fio(c, rw, os.path.join(scratch, f"fio-{c['engine']}-{rw}.json"))
@@ -332,8 +361,15 @@ buf = blk if blk > 1 else io.DEFAULT_BUFFER_SIZE
 a = np.load(path, mmap_mode="r")
 total = float(a.sum(dtype=np.float64))
 page = os.sysconf("SC_PAGE_SIZE")
+# How the kernel mapped it, while the mapping stands: kB mapped by PMD entries.
+pmd_kb = 0
+with open("/proc/self/smaps_rollup") as f:
+    for line in f:
+        if line.split(":")[0] in ("FilePmdMapped", "ShmemPmdMapped"):
+            pmd_kb += int(line.split()[1])
 print(json.dumps({"size": size, "st_blksize": blk, "header_read_bytes": 2 * min(buf, size),
-                  "pages": (size + page - 1) // page, "page_size": page, "sum": total}))
+                  "pages": (size + page - 1) // page, "page_size": page, "sum": total,
+                  "pmd_mapped_kb": pmd_kb}))
 """
 
 
@@ -341,7 +377,7 @@ def client_numpy(c, gap, scratch):
     t0 = time.monotonic_ns()
     r = json.loads(sh([c["python"], "-c", NUMPY_LOADER, c["file"]]).stdout)
     t1 = time.monotonic_ns()
-    n = SIZES["numpy_elems"]
+    n = c.get("elems", SIZES["numpy_elems"])
     if r["sum"] != float(n * (n - 1) // 2):
         die(f"numpy: sum {r['sum']}, want {n * (n - 1) // 2}")
     # Every page touched; the last clipped to the file's size.
@@ -349,8 +385,9 @@ def client_numpy(c, gap, scratch):
     return [checkpoint("numpy", "load", [(c["file"], 0, mmap_bytes + r["header_read_bytes"])],
                        {"mmap": mmap_bytes, "syscall": r["header_read_bytes"]}, t0, t1,
                        mmap_bytes=mmap_bytes,
-                       report=f"numpy memmap: {r['size']} bytes, {r['pages']} pages; header reads "
-                              f"{r['header_read_bytes']} (st_blksize {r['st_blksize']})")]
+                       report=f"numpy memmap{' (warm)' if c.get('warm') else ''}: {r['size']} bytes, "
+                              f"{r['pages']} pages ({r['pmd_mapped_kb']} kB mapped by PMD entries); "
+                              f"header reads {r['header_read_bytes']} (st_blksize {r['st_blksize']})")]
 
 
 # torch.save / torch.load through file objects that count what passed: an
@@ -467,7 +504,7 @@ def client_rsync(c, gap, scratch):
 
 
 CLIENTS = {"atomic": client_renamed, "renamed": client_renamed, "dirrename": client_dirrename,
-           "rsync": client_rsync, "fio_uring": client_fio, "fio_psync": client_fio, "fio_libaio": client_fio, "cp": client_cp, "copytree": client_copytree, "dd": client_dd,
+           "rsync": client_rsync, "fio_uring": client_fio, "fio_psync": client_fio, "fio_libaio": client_fio, "fio_mmap": client_fio, "cp": client_cp, "copytree": client_copytree, "dd": client_dd,
            "numpy": client_numpy, "torch": client_torch}
 
 

@@ -12,7 +12,7 @@ touched) against ckptscope's summary and trace, by tests/clients/expect.py:
     of its destinations), in the
     client's time window, with its direction, its exact bytes and its
     bytes_by_via (io_uring for fio's io_uring engine, aio for its libaio
-    engine with O_DIRECT, syscall for psync, dd
+    engine with O_DIRECT, mmap for its mmap engine's stores, syscall for psync, dd
     and a cp across file systems, copy_file_range for a cp within one, mmap
     plus the header reads for numpy);
   - per file (the trace's files table) the bytes written and read;

@@ -51,10 +51,17 @@ const Names kAioPrograms = {"fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio
 const Names kFlushPrograms = {"fl_flush_enter", "fl_flush_exit"};
 const Names kClosePrograms = {"fl_close_enter", "fl_close_exit"};
 const Names kFaultPrograms = {"fl_fault_enter", "fl_fault_exit"};
-const Names kMapPagesPrograms = {"fl_map_pages_exit"};
+// The pages a fault installs (bpf/jobio_file_layer.bpf.h): set_pte_range on
+// 6.6+, do_set_pte before it; do_set_pmd for a PMD-sized folio.
+const Names kSetPteRangePrograms = {"fl_set_pte_range"};
+const Names kSetPtePrograms = {"fl_do_set_pte"};
+const Names kSetPmdPrograms = {"fl_do_set_pmd_exit"};
 const Names kFaultTracepointPrograms = {"on_fault_tp"};
 const Names kMapPagesTracepointPrograms = {"on_map_pages_tp"};
 const Names kPageCachePrograms = {"on_page_cache_add"};
+// Which faults write (x86's exceptions tracepoints): mm_filemap_fault does not say.
+const Names kFaultKindPrograms = {"on_user_fault", "on_kernel_fault"};
+const Names kMappedStorePrograms = {"on_folio_dirtied"};
 const Names kUringSubmitReq = {"on_uring_submit_req"};
 const Names kUringSubmitSqe = {"on_uring_submit_sqe"};
 const Names kUringCompleteCqe = {"on_uring_complete_cqe"};
@@ -132,9 +139,18 @@ class Selection {
         "Linux AIO requests (io_submit) are");
     mmap_seen_ = add(kFaultPrograms, function("filemap_fault"),
                      "no filemap_fault in this kernel's BTF", "mmap'd I/O is");
-    if (mmap_seen_)
-      add(kMapPagesPrograms, function("filemap_map_pages"),
-          "no filemap_map_pages in this kernel's BTF", "pages mapped around a fault are");
+    if (mmap_seen_) {
+      if (function("set_pte_range"))
+        add(kSetPteRangePrograms, true, "", "pages mapped around a fault are");
+      else
+        add(kSetPtePrograms, function("do_set_pte"),
+            "no set_pte_range or do_set_pte in this kernel's BTF, so only the page each fault "
+            "asks for counts",
+            "pages mapped around a fault are");
+      add(kSetPmdPrograms, function("do_set_pmd"),
+          "no do_set_pmd in this kernel's BTF, so such a mapping counts only its faulting page",
+          "huge pages mapped whole (PMD) are");
+    }
   }
 
   void select_syscalls(const std::string& why_not_file_layer) {
@@ -143,9 +159,14 @@ class Selection {
     mmap_seen_ =
         add(kFaultTracepointPrograms, tracepoint("mm_filemap_fault"),
             why_not_file_layer + " and no mm_filemap_fault tracepoint (6.11+)", "mmap'd I/O is");
-    if (mmap_seen_)
+    if (mmap_seen_) {
       add(kMapPagesTracepointPrograms, tracepoint("mm_filemap_map_pages"),
           "no mm_filemap_map_pages tracepoint", "pages mapped around a fault are");
+      add(kFaultKindPrograms, tracepoint("page_fault_user") && tracepoint("page_fault_kernel"),
+          "no page_fault_user and page_fault_kernel tracepoints (x86 only), so a write fault "
+          "counts as a read of its page",
+          "which faults write is");
+    }
   }
 
   // Both modes: the page cache and io_uring tracepoints.
@@ -153,6 +174,8 @@ class Selection {
     if (mmap_seen_)
       add(kPageCachePrograms, tracepoint("mm_filemap_add_to_page_cache"),
           "no mm_filemap_add_to_page_cache tracepoint", "page faults that read from storage are");
+    add(kMappedStorePrograms, tracepoint("writeback_dirty_folio"),
+        "no writeback_dirty_folio tracepoint", "stores through shared mappings are");
     const int params = kernel_.io_uring_complete_params;
     const Names complete = params == kUringCompleteCqeParams   ? kUringCompleteCqe
                            : params == kUringCompleteResParams ? kUringCompleteRes
@@ -217,10 +240,12 @@ const std::set<std::string>& selectable_jobio_programs() {
     };
     for (const auto& r : kRequiredFileLayer) put(r.programs);
     for (const auto& o : kOptionalFileLayer) put(o.programs);
-    for (const Names* n : {&kSyscallPrograms, &kAioPrograms, &kFlushPrograms, &kClosePrograms,
-                           &kFaultPrograms, &kMapPagesPrograms, &kFaultTracepointPrograms,
-                           &kMapPagesTracepointPrograms, &kPageCachePrograms, &kUringSubmitReq,
-                           &kUringSubmitSqe, &kUringCompleteCqe, &kUringCompleteRes})
+    for (const Names* n :
+         {&kSyscallPrograms, &kAioPrograms, &kFlushPrograms, &kClosePrograms, &kFaultPrograms,
+          &kSetPteRangePrograms, &kSetPtePrograms, &kSetPmdPrograms, &kFaultTracepointPrograms,
+          &kMapPagesTracepointPrograms, &kPageCachePrograms, &kFaultKindPrograms,
+          &kMappedStorePrograms, &kUringSubmitReq, &kUringSubmitSqe, &kUringCompleteCqe,
+          &kUringCompleteRes})
       put(*n);
     return out;
   }();
@@ -229,8 +254,8 @@ const std::set<std::string>& selectable_jobio_programs() {
 
 const std::set<std::string, std::less<>>& jobio_btf_functions() {
   static const std::set<std::string, std::less<>> names = [] {
-    std::set<std::string, std::less<>> out = {"filp_flush",    "filp_close",
-                                              "filemap_fault", "filemap_map_pages",
+    std::set<std::string, std::less<>> out = {"filp_flush",    "filp_close",     "filemap_fault",
+                                              "set_pte_range", "do_set_pte",     "do_set_pmd",
                                               "io_submit_one", "do_io_getevents"};
     for (const auto& r : kRequiredFileLayer) out.emplace(r.function);
     for (const auto& o : kOptionalFileLayer) out.emplace(o.function);

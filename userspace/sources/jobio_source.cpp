@@ -148,22 +148,26 @@ void JobIoSource::on_copy(const ckpt_copy_record& r) {
 }
 
 void JobIoSource::on_mmap(const ckpt_mmap_record& r) {
+  const bool reads = r.hdr.op == CKPT_OP_READ;
+  const bool stores = r.hdr.op == CKPT_OP_WRITE;
   if (r.faults == 0 || r.last_page < r.first_page || r.page_shift < kMinPageShift ||
-      r.page_shift > kMaxPageShift) {
+      r.page_shift > kMaxPageShift || (!reads && !stores) ||
+      (stores && (r.storage_pages != 0 || r.busy_ns != 0))) {
     ++malformed_;
     return;
   }
   IoEvent ev;
   fill_header(ev, r.hdr);
-  ev.op = IoOp::Mmap;
   ev.via = IoVia::Mmap;
   ev.calls = r.faults;
   ev.busy_ns = r.busy_ns;
   ev.cpu_window_end_ns = r.hdr.start_ns;
   ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
+  // Pages mapped to be read, or folios a store dirtied (a write of the file).
+  ev.op = reads ? IoOp::Mmap : IoOp::Write;
   ev.mmap = MmapPages{r.first_page, r.last_page, r.file_size, r.storage_pages, r.page_shift};
-  // The range as mapped, clipped to the file; the stitcher replaces it by the
-  // pages not yet counted in the checkpoint.
+  // The range, clipped to the file; the stitcher replaces it by the pages not
+  // yet counted in the checkpoint.
   ev.ret = static_cast<int64_t>(mapped_bytes(*ev.mmap));
   // Faults name no fd: the file is known by the name it was opened under,
   // else by the mapping itself (/proc/PID/maps), for one mapped before we

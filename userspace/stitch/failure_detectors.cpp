@@ -74,7 +74,7 @@ bool FailureDetectors::is_late_return(const IoEvent& ev) const {
       last_late_->end_ns == ev.end_ns)
     return true;
   auto it = in_flight_.find(ev.tid);
-  return it != in_flight_.end() && it->second.closed_in && ev.op != IoOp::Mmap &&
+  return it != in_flight_.end() && it->second.closed_in && ev.via != IoVia::Mmap &&
          ev.start_ns <= it->second.start.start_ns && ev.end_ns >= it->second.start.start_ns;
 }
 

@@ -41,8 +41,10 @@ struct OpenCheckpoint {
   uint64_t read_calls = 0;          // reads and mmap faults
   uint64_t copy_bytes_written = 0;  // of bytes_written: the destination halves of copies
   std::vector<IoEvent> calls;
-  // Per file, the pages mmap faults mapped in this checkpoint: each counts once.
+  // Per file, the pages mmap faults mapped in this checkpoint, and the pages
+  // stores through a shared mapping dirtied: each counts once.
   std::unordered_map<FileId, PageSet, FileIdHash> mapped_pages;
+  std::unordered_map<FileId, PageSet, FileIdHash> stored_pages;
   std::unordered_set<FileId, FileIdHash> files_touched;
   std::map<std::string, ServerTrouble> server_trouble;
   bool nfs_stall_flagged = false;

@@ -255,13 +255,15 @@ bool Stitcher::is_checkpoint_call(const IoEvent& ev) {
 
 void Stitcher::count_mapped_pages(OpenCheckpoint& c, IoEvent& ev) {
   // Each page of a file counts once per checkpoint, however many faults (or
-  // fault-arounds) map it: the bytes of the event are the pages it mapped
-  // first, clipped to the file's size.
+  // fault-arounds) map it, or however often stores dirty it again after
+  // writeback cleaned it: the bytes of the event are the pages it mapped (or
+  // dirtied) first, clipped to the file's size.
   const MmapPages& m = *ev.mmap;
   const PageRange within = pages_within_file(m.first_page, m.last_page, m.file_size, m.page_shift);
+  auto& seen = ev.op == IoOp::Write ? c.stored_pages : c.mapped_pages;
   uint64_t fresh_bytes = 0;
   if (!within.empty) {
-    for (auto [first, last] : c.mapped_pages[call_key(ev)].add(within.first_page, within.last_page))
+    for (auto [first, last] : seen[call_key(ev)].add(within.first_page, within.last_page))
       fresh_bytes += page_range_bytes(first, last, m.file_size, m.page_shift);
   }
   ev.ret = static_cast<int64_t>(fresh_bytes);
@@ -283,7 +285,7 @@ void Stitcher::on_io(IoEvent&& ev) {
   if (detectors_.is_late_return(ev)) return;  // a late copy's other half
   // Whatever this thread had in flight has returned; faults (mmap) come
   // inside calls too (a read into a mapped buffer) and end none.
-  if (ev.op != IoOp::Mmap) detectors_.on_call_returned(ev.tid);
+  if (ev.via != IoVia::Mmap) detectors_.on_call_returned(ev.tid);
   if (ev.op == IoOp::Rename && ev.ret == 0) settle_rename(ev);
   if (ev.op == IoOp::Unlink && ev.ret == 0) settle_unlink(ev);
   if (!is_checkpoint_call(ev)) {
@@ -324,7 +326,7 @@ void Stitcher::admit(IoEvent&& ev) {
     open_->last_activity_ns = ev.start_ns;
   }
   OpenCheckpoint& c = *open_;
-  if (ev.op == IoOp::Mmap && ev.mmap) count_mapped_pages(c, ev);
+  if (ev.via == IoVia::Mmap && ev.mmap) count_mapped_pages(c, ev);
   c.add(std::move(ev));
 }
 

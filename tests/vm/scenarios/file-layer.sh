@@ -7,12 +7,20 @@
 #   fio ioengine=libaio direct=1: a write then a read of 64 MiB on NFS in
 #     1 MiB requests, 16 out at once (DeepSpeed's async I/O; via aio: the
 #     file layer's io_submit_one and do_io_getevents, issue 35)
+#   fio ioengine=mmap: a write of 64 MiB through a shared mapping of a file
+#     on NFS sized beforehand (via mmap: the folios its stores dirty,
+#     writeback_dirty_folio, issue 35)
 #   cp -r of 3 shards: tmpfs -> NFS (the kernel refuses to copy across file
 #     systems: cp reads and writes), tmpfs -> tmpfs and NFS -> NFS (the
 #     kernel copies: via copy_file_range; on NFSv4.2 a server-side COPY)
 #   dd oflag=direct bs=1M of 4 MiB onto NFS
 #   python3 numpy: np.load(mmap_mode='r') of a 4 MiB .npy on NFS, page cache
-#     dropped, and a full sum (via mmap, page granular, plus the header reads)
+#     dropped, and a full sum (via mmap, page granular, plus the header reads);
+#     the same of 64 MiB on NFS cold and warm (read into the page cache before
+#     the run) and on tmpfs: every page the kernel installs (set_pte_range or
+#     do_set_pte, do_set_pmd; issue 35), fault-around and large folios too,
+#     and on a tmpfs mounted huge=always, whose 2 MiB folios are mapped by
+#     one PMD entry each (do_set_pmd), no fault per page
 #   the write-then-rename commit on NFS (issue 35, docs/stitching.md "Decided
 #     late"): a safetensors-style atomic save (48 MiB), a plain name renamed
 #     to a checkpoint's (40 MiB, the kernel's sums), and a staging directory
@@ -27,9 +35,14 @@ set -eu
 
 local_dir=/tmp/local
 mkdir -p "$local_dir"
-clients="fio_uring:$VM_MNT fio_psync:$VM_MNT fio_libaio:$VM_MNT:64"
+huge_dir=/tmp/huge
+mkdir -p "$huge_dir"
+mount -t tmpfs -o huge=always,size=256m tmpfs "$huge_dir" || vm_fail "mounting a huge=always tmpfs failed"
+clients="fio_uring:$VM_MNT fio_psync:$VM_MNT fio_libaio:$VM_MNT:64 fio_mmap:$VM_MNT:64"
 clients="$clients cp:$local_dir:$VM_MNT cp:$local_dir:$local_dir"
 clients="$clients cp:$VM_MNT:$VM_MNT dd:$local_dir:$VM_MNT numpy:$VM_MNT"
+clients="$clients numpy:$VM_MNT:64 numpy:$VM_MNT:64:warm numpy:$local_dir:64:warm"
+clients="$clients numpy:$huge_dir:64:warm"
 clients="$clients atomic:$VM_MNT renamed:$VM_MNT dirrename:$VM_MNT"
 # shellcheck disable=SC2086 # one word per client
 vm_step "real clients: prepare" python3 /vm/real_clients.py prepare --plan /tmp/plan.json $clients
@@ -39,6 +52,10 @@ vm_ckptscope run --storage-endpoint "$VM_SERVER:2049" -- \
 [ "$vm_rc" -eq 0 ] || vm_fail "ckptscope run (the clients) exited $vm_rc"
 vm_keep_truths clients
 vm_summary run summary.json
+# The guest's memory back (1 GiB, tmpfs is memory): the clients' files are
+# checked, the next run needs the room.
+umount "$huge_dir"
+rm -rf "$local_dir/checkpoints" "$local_dir/source"
 
 # Issue 19, in a run of its own: 32 MiB written through a file no pattern
 # recognises, then copied within tmpfs (GNU cp: copy_file_range). Once the

@@ -22,12 +22,12 @@ using ::testing::IsEmpty;
 using Set = std::set<std::string>;
 
 const Set kAllFunctions = {
-    "vfs_read",        "vfs_write",         "vfs_readv",           "vfs_writev",
-    "vfs_fsync_range", "filp_flush",        "filp_close",          "do_sys_ftruncate",
-    "do_sys_openat2",  "do_renameat2",      "do_mkdirat",          "do_unlinkat",
-    "do_rmdir",        "vfs_statx",         "vfs_copy_file_range", "do_splice_direct",
-    "filemap_fault",   "filemap_map_pages", "io_submit_one",       "do_io_getevents",
-    "ksys_read",       "__x64_sys_openat"};
+    "vfs_read",        "vfs_write",       "vfs_readv",           "vfs_writev",
+    "vfs_fsync_range", "filp_flush",      "filp_close",          "do_sys_ftruncate",
+    "do_sys_openat2",  "do_renameat2",    "do_mkdirat",          "do_unlinkat",
+    "do_rmdir",        "vfs_statx",       "vfs_copy_file_range", "do_splice_direct",
+    "filemap_fault",   "set_pte_range",   "do_set_pte",          "do_set_pmd",
+    "io_submit_one",   "do_io_getevents", "ksys_read",           "__x64_sys_openat"};
 const Set kAllTracepoints = {"sys_enter",
                              "sys_exit",
                              "sched_switch",
@@ -36,6 +36,9 @@ const Set kAllTracepoints = {"sys_enter",
                              "mm_filemap_fault",
                              "mm_filemap_map_pages",
                              "mm_filemap_add_to_page_cache",
+                             "writeback_dirty_folio",
+                             "page_fault_user",
+                             "page_fault_kernel",
                              "io_uring_submit_req",
                              "io_uring_complete"};
 
@@ -48,7 +51,7 @@ KernelFeatures linux_6_1() {
   KernelFeatures k;
   k.release = "6.1.0-test";
   k.trampolines = true;
-  k.btf_functions = without(kAllFunctions, {"filp_flush"});
+  k.btf_functions = without(kAllFunctions, {"filp_flush", "set_pte_range"});
   k.btf_tracepoints =
       without(kAllTracepoints, {"io_uring_submit_req", "mm_filemap_fault", "mm_filemap_map_pages"});
   k.btf_tracepoints.insert("io_uring_submit_sqe");
@@ -60,7 +63,7 @@ KernelFeatures linux_6_12() {
   KernelFeatures k;
   k.release = "6.12.0-test";
   k.trampolines = true;
-  k.btf_functions = kAllFunctions;
+  k.btf_functions = without(kAllFunctions, {"do_set_pte"});
   k.btf_tracepoints = kAllTracepoints;
   k.io_uring_complete_params = 8;
   return k;
@@ -74,7 +77,7 @@ KernelFeatures this_host() {
   k.trampoline_note =
       "the kernel refuses fentry programs: loading one on vfs_read failed: EPERM (Operation not "
       "permitted)";
-  k.btf_functions = kAllFunctions;
+  k.btf_functions = without(kAllFunctions, {"do_set_pte"});
   k.btf_tracepoints = kAllTracepoints;
   k.io_uring_complete_params = 4;
   return k;
@@ -82,15 +85,16 @@ KernelFeatures this_host() {
 
 // The programs every file-layer plan loads whatever the kernel.
 const Set kFileLayerCore = {
-    "fl_read_enter",       "fl_read_exit",       "fl_write_enter",    "fl_write_exit",
-    "fl_fsync_enter",      "fl_fsync_exit",      "fl_open_enter",     "fl_open_exit",
-    "fl_readv_enter",      "fl_readv_exit",      "fl_writev_enter",   "fl_writev_exit",
-    "fl_ftruncate_enter",  "fl_ftruncate_exit",  "fl_rename_enter",   "fl_rename_exit",
-    "fl_mkdir_enter",      "fl_mkdir_exit",      "fl_unlink_enter",   "fl_unlink_exit",
-    "fl_rmdir_enter",      "fl_rmdir_exit",      "fl_stat_enter",     "fl_stat_exit",
-    "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",   "fl_splice_exit",
-    "fl_fault_enter",      "fl_fault_exit",      "fl_map_pages_exit", "on_page_cache_add",
-    "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter", "fl_aio_wait_exit"};
+    "fl_read_enter",       "fl_read_exit",       "fl_write_enter",     "fl_write_exit",
+    "fl_fsync_enter",      "fl_fsync_exit",      "fl_open_enter",      "fl_open_exit",
+    "fl_readv_enter",      "fl_readv_exit",      "fl_writev_enter",    "fl_writev_exit",
+    "fl_ftruncate_enter",  "fl_ftruncate_exit",  "fl_rename_enter",    "fl_rename_exit",
+    "fl_mkdir_enter",      "fl_mkdir_exit",      "fl_unlink_enter",    "fl_unlink_exit",
+    "fl_rmdir_enter",      "fl_rmdir_exit",      "fl_stat_enter",      "fl_stat_exit",
+    "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",    "fl_splice_exit",
+    "fl_fault_enter",      "fl_fault_exit",      "fl_do_set_pmd_exit", "on_page_cache_add",
+    "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter",  "fl_aio_wait_exit",
+    "on_folio_dirtied"};
 
 Set plus(Set s, const Set& more) {
   s.insert(more.begin(), more.end());
@@ -101,7 +105,7 @@ TEST(JobioPrograms, Linux61TracesTheFileLayerWithCloseAndSubmitSqe) {
   auto plan = select_jobio_programs(RequestedProbeMode::Auto, linux_6_1());
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_FILE_LAYER));
-  EXPECT_EQ(plan->load, plus(kFileLayerCore, {"fl_close_enter", "fl_close_exit",
+  EXPECT_EQ(plan->load, plus(kFileLayerCore, {"fl_close_enter", "fl_close_exit", "fl_do_set_pte",
                                               "on_uring_submit_sqe", "on_uring_complete_res"}));
   EXPECT_THAT(plan->unseen, IsEmpty());
 }
@@ -110,7 +114,7 @@ TEST(JobioPrograms, Linux612TracesTheFileLayerWithFlushAndTheResForm) {
   auto plan = select_jobio_programs(RequestedProbeMode::Auto, linux_6_12());
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_FILE_LAYER));
-  EXPECT_EQ(plan->load, plus(kFileLayerCore, {"fl_flush_enter", "fl_flush_exit",
+  EXPECT_EQ(plan->load, plus(kFileLayerCore, {"fl_flush_enter", "fl_flush_exit", "fl_set_pte_range",
                                               "on_uring_submit_req", "on_uring_complete_res"}));
   EXPECT_THAT(plan->unseen, IsEmpty());
   // file_layer asked for: the same plan.
@@ -125,6 +129,7 @@ TEST(JobioPrograms, ThisHostFallsBackToSyscallsSayingEperm) {
   EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
   EXPECT_EQ(probe_mode_name(plan->mode), "syscall");
   EXPECT_EQ(plan->load, (Set{"on_sys_enter", "on_sys_exit", "on_fault_tp", "on_map_pages_tp",
+                             "on_user_fault", "on_kernel_fault", "on_folio_dirtied",
                              "on_page_cache_add", "on_uring_submit_req", "on_uring_complete_cqe"}));
   EXPECT_THAT(plan->reason, HasSubstr("EPERM"));
   // The tracepoints see mmap and io_uring here: nothing goes to the warning.
@@ -143,11 +148,63 @@ TEST(JobioPrograms, SyscallModeOn61DoesNotSeeMmap) {
   auto plan = select_jobio_programs(RequestedProbeMode::Syscall, linux_6_1());
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
-  EXPECT_EQ(plan->load,
-            (Set{"on_sys_enter", "on_sys_exit", "on_uring_submit_sqe", "on_uring_complete_res"}));
+  // Reads through a mapping are not seen; stores through one are (a
+  // tracepoint 6.1 has).
+  EXPECT_EQ(plan->load, (Set{"on_sys_enter", "on_sys_exit", "on_folio_dirtied",
+                             "on_uring_submit_sqe", "on_uring_complete_res"}));
   EXPECT_THAT(plan->unseen,
               ElementsAre("mmap'd I/O is not seen: --probe-mode syscall and no mm_filemap_fault "
                           "tracepoint (6.11+)"));
+}
+
+// arm64 has no exceptions tracepoints: a write fault on a shared mapping
+// counts as a read of its page, and the trace says so.
+TEST(JobioPrograms, WithoutThePageFaultTracepointsWriteFaultsAreNotedAsReads) {
+  KernelFeatures k = this_host();
+  k.btf_tracepoints.erase("page_fault_user");
+  k.btf_tracepoints.erase("page_fault_kernel");
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(plan);
+  EXPECT_FALSE(plan->load.contains("on_user_fault"));
+  EXPECT_TRUE(plan->load.contains("on_fault_tp"));
+  EXPECT_TRUE(plan->load.contains("on_folio_dirtied"));
+  EXPECT_THAT(plan->unseen,
+              ElementsAre("which faults write is not seen: no page_fault_user and "
+                          "page_fault_kernel tracepoints (x86 only), so a write fault counts as a "
+                          "read of its page"));
+}
+
+// The pages a fault installs: set_pte_range on 6.6+, do_set_pte before; a
+// kernel with neither counts only the faulting pages, and says so.
+TEST(JobioPrograms, TheInstallersOfPagesAreTheKernelsOwnOrANote) {
+  auto on_612 = select_jobio_programs(RequestedProbeMode::Auto, linux_6_12());
+  ASSERT_TRUE(on_612);
+  EXPECT_TRUE(on_612->load.contains("fl_set_pte_range"));
+  EXPECT_FALSE(on_612->load.contains("fl_do_set_pte"));
+  EXPECT_TRUE(on_612->load.contains("fl_do_set_pmd_exit"));
+  KernelFeatures neither = linux_6_12();
+  neither.btf_functions.erase("set_pte_range");
+  neither.btf_functions.erase("do_set_pmd");
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, neither);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->load.contains("fl_fault_enter"));
+  EXPECT_FALSE(plan->load.contains("fl_set_pte_range"));
+  EXPECT_THAT(plan->unseen,
+              ElementsAre("pages mapped around a fault are not seen: no set_pte_range or "
+                          "do_set_pte in this kernel's BTF, so only the page each fault asks for "
+                          "counts",
+                          "huge pages mapped whole (PMD) are not seen: no do_set_pmd in this "
+                          "kernel's BTF, so such a mapping counts only its faulting page"));
+}
+
+TEST(JobioPrograms, WithoutTheDirtyTracepointStoresThroughMappingsAreNoted) {
+  KernelFeatures k = linux_6_12();
+  k.btf_tracepoints.erase("writeback_dirty_folio");
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(plan);
+  EXPECT_FALSE(plan->load.contains("on_folio_dirtied"));
+  EXPECT_THAT(plan->unseen, ElementsAre("stores through shared mappings are not seen: no "
+                                        "writeback_dirty_folio tracepoint"));
 }
 
 TEST(JobioPrograms, A61WithoutTrampolinesNamesBothReasonsForMmap) {
@@ -192,7 +249,8 @@ TEST(JobioPrograms, MissingOptionalFunctionsAreNotesOfWhatIsNotSeen) {
                           "mmap'd I/O is not seen: no filemap_fault in this kernel's BTF"));
   EXPECT_FALSE(plan->load.contains("fl_readv_enter"));
   EXPECT_FALSE(plan->load.contains("fl_fault_enter"));
-  EXPECT_FALSE(plan->load.contains("fl_map_pages_exit"));  // nothing to map around
+  EXPECT_FALSE(plan->load.contains("fl_set_pte_range"));  // no fault to count installs for
+  EXPECT_FALSE(plan->load.contains("fl_do_set_pmd_exit"));
   EXPECT_FALSE(plan->load.contains("on_page_cache_add"));
   EXPECT_TRUE(plan->load.contains("fl_writev_enter"));
 }
@@ -243,6 +301,8 @@ TEST(JobioPrograms, AnObjectWithoutFileLayerProgramsFallsBack) {
   EXPECT_THAT(plan->unseen,
               ElementsAre("mmap'd I/O is not seen: this build's jobio BPF object has no "
                           "on_fault_tp program",
+                          "stores through shared mappings are not seen: this build's jobio BPF "
+                          "object has no on_folio_dirtied program",
                           "io_uring requests are not seen: this build's jobio BPF object has no "
                           "on_uring_complete_res program"));
 }
@@ -266,7 +326,7 @@ TEST(JobioPrograms, EveryPlannedProgramIsSelectableAndTheSchedulersAreNot) {
 // only those must not change any kernel's plan.
 TEST(JobioPrograms, TheFunctionsTheProbeKeepsAreAllTheSelectionAsksAbout) {
   const auto& kept = jobio_btf_functions();
-  EXPECT_EQ(kept.size(), 20u);
+  EXPECT_EQ(kept.size(), 22u);
   for (auto k : {linux_6_1(), linux_6_12(), this_host()}) {
     auto full = select_jobio_programs(RequestedProbeMode::Auto, k);
     std::erase_if(k.btf_functions, [&kept](const std::string& f) { return !kept.contains(f); });

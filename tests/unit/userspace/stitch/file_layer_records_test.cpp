@@ -103,7 +103,7 @@ ckpt_copy_record copy_record(uint64_t src_ino, uint64_t dst_ino, uint64_t start,
 ckpt_mmap_record mmap_record(uint64_t ino, uint64_t start, uint64_t first_page, uint64_t last_page,
                              uint64_t file_size, uint64_t storage_pages, uint32_t faults) {
   ckpt_mmap_record r{};
-  r.hdr = header(CKPT_REC_MMAP, 0, start, start + 20 * kUs);
+  r.hdr = header(CKPT_REC_MMAP, CKPT_OP_READ, start, start + 20 * kUs);
   r.dev = kKernelDev;
   r.ino = ino;
   r.first_page = first_page;
@@ -113,6 +113,16 @@ ckpt_mmap_record mmap_record(uint64_t ino, uint64_t start, uint64_t first_page, 
   r.busy_ns = 15 * kUs;
   r.faults = faults;
   r.page_shift = 12;
+  return r;
+}
+
+// Folios [first_page, last_page] of the file a store through a shared
+// mapping dirtied (bpf/jobio.h, hdr.op CKPT_OP_WRITE): no storage, no time.
+ckpt_mmap_record store_record(uint64_t ino, uint64_t start, uint64_t first_page, uint64_t last_page,
+                              uint64_t file_size, uint32_t faults) {
+  ckpt_mmap_record r = mmap_record(ino, start, first_page, last_page, file_size, 0, faults);
+  r.hdr.op = CKPT_OP_WRITE;
+  r.busy_ns = 0;
   return r;
 }
 
@@ -480,6 +490,65 @@ TEST_F(FileLayerRecordsTest, MmapAfterASaveIsANewLoad) {
   EXPECT_EQ(cps[0].direction, Direction::Save);
   EXPECT_EQ(cps[1].direction, Direction::Load);
   EXPECT_EQ(cps[1].bytes, 4 * kPage);
+}
+
+// np.memmap(mode="w+") filled, or a shard written through a mapping: the
+// dirtied folios are the save's bytes, written via mmap, each page once per
+// save (a page writeback cleaned mid-store and the store dirtied again is
+// still one page of the shard), never a read, never past the file; the next
+// save counts it again.
+TEST_F(FileLayerRecordsTest, StoresThroughAMappingAreASavesWritesViaMmap) {
+  constexpr uint64_t kSize = 10 * kPage + 100;
+  feed(store_record(kInoA, 10 * kMs, 0, 7, kSize, 8));
+  feed(store_record(kInoA, 11 * kMs, 8, 15, kSize, 1));  // a large folio past the end
+  feed(store_record(kInoA, 12 * kMs, 0, 0, kSize, 1));   // page 0 again, after writeback
+  const uint64_t later = 12 * kMs + Config::defaults().checkpoint.quiet_gap_ns + 50 * kMs;
+  feed(store_record(kInoA, later, 0, 1, kSize, 2));  // the next save
+  auto cps = finish();
+  ASSERT_EQ(cps.size(), 2u);
+  const auto& c = cps[0];
+  EXPECT_EQ(c.direction, Direction::Save);
+  EXPECT_EQ(c.bytes, kSize);
+  const auto& f = file_of(c, kShardA);
+  EXPECT_EQ(f.bytes_written, kSize);
+  EXPECT_EQ(f.bytes_read, 0u);
+  EXPECT_EQ(f.mmap_bytes, 0u) << "mmap_bytes are the pages read through a mapping";
+  EXPECT_EQ(f.storage_bytes, 0u);
+  EXPECT_EQ(f.write_calls, 10u) << "the folios dirtied are the calls";
+  EXPECT_THAT(c.bytes_by_via, ElementsAre(Pair("mmap", kSize)));
+  EXPECT_EQ(cps[1].direction, Direction::Save);
+  EXPECT_EQ(cps[1].bytes, 2 * kPage);
+  EXPECT_EQ(malformed(), 0u);
+}
+
+// A shard mapped, read through the mapping and stored to in one save (an
+// in-place update): its reads and its stores are counted apart, each page
+// once in each direction.
+TEST_F(FileLayerRecordsTest, PagesReadAndStoredThroughAMappingCountOnceEachWay) {
+  constexpr uint64_t kSize = 8 * kPage;
+  feed(store_record(kInoA, 10 * kMs, 0, 7, kSize, 8));
+  feed(mmap_record(kInoA, 11 * kMs, 0, 7, kSize, 0, 1));
+  feed(store_record(kInoA, 12 * kMs, 0, 7, kSize, 8));
+  auto cps = finish();
+  ASSERT_EQ(cps.size(), 1u);
+  const auto& f = file_of(cps[0], kShardA);
+  EXPECT_EQ(f.bytes_written, kSize);
+  EXPECT_EQ(f.bytes_read, kSize);
+  EXPECT_EQ(f.mmap_bytes, kSize);
+}
+
+TEST_F(FileLayerRecordsTest, MalformedStoreRecordsAreCounted) {
+  ckpt_mmap_record no_op = store_record(kInoA, 10 * kMs, 0, 3, 4 * kPage, 1);
+  no_op.hdr.op = 0;
+  feed(no_op);
+  ckpt_mmap_record fsync_op = store_record(kInoA, 10 * kMs, 0, 3, 4 * kPage, 1);
+  fsync_op.hdr.op = CKPT_OP_FSYNC;
+  feed(fsync_op);
+  ckpt_mmap_record with_storage = store_record(kInoA, 10 * kMs, 0, 3, 4 * kPage, 1);
+  with_storage.storage_pages = 1;
+  feed(with_storage);
+  EXPECT_EQ(malformed(), 3u);
+  EXPECT_TRUE(finish().empty());
 }
 
 TEST_F(FileLayerRecordsTest, MalformedMmapRecordsAreCounted) {
