@@ -27,9 +27,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 KINDS = ("anon_ns", "read_ns", "store_ns")
-PROGRAMS = ("on_user_fault", "on_kernel_fault", "on_fault_tp", "on_map_pages_tp", "on_folio_dirtied",
+PROGRAMS = ("on_user_fault", "on_kernel_fault", "on_rss_stat", "on_fault_tp", "on_map_pages_tp", "on_folio_dirtied",
             "on_page_cache_add", "fl_fault_enter", "fl_fault_exit", "fl_set_pte_range", "fl_do_set_pte",
             "fl_do_set_pmd_exit")
 
@@ -39,6 +40,27 @@ def run(cmd):
     if p.returncode != 0:
         sys.exit(f"fault_overhead.py: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
     return p
+
+
+def beside_a_traced_job(ckptscope, cmd, scratch):
+    """fault_loop's output, run untraced while `ckptscope run` traces a sleep."""
+    ready = os.path.join(scratch, "ready")
+    job = subprocess.Popen([ckptscope, "run", "--quiet", "--trace", os.path.join(scratch, "node.db"), "--",
+                            "sh", "-c", f"touch {ready}; exec sleep 600"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.05)
+        else:
+            sys.exit("fault_overhead.py: the traced job never started")
+        return run(cmd).stdout
+    finally:
+        job.terminate()
+        job.wait()
+        if os.path.exists(ready):
+            os.unlink(ready)
 
 
 def main():
@@ -66,10 +88,15 @@ def main():
         binaries = {"traced": ckptscope}
         if args.baseline:
             binaries["baseline"] = args.baseline
-        kinds = ["bare"] + list(binaries)
+        # "node": fault_loop not traced while `ckptscope run` traces another
+        # process: what every other program on the node pays.
+        kinds = ["bare", "node"] + list(binaries)
         results = {k: [] for k in kinds}
         for i in range(args.rounds):
             for kind in kinds[i % len(kinds):] + kinds[:i % len(kinds)]:  # rotated each round
+                if kind == "node":
+                    results[kind].append(json.loads(beside_a_traced_job(ckptscope, cmd, scratch)))
+                    continue
                 full = cmd if kind == "bare" else [binaries[kind], "run", "--quiet", "--trace", trace, "--"] + cmd
                 results[kind].append(json.loads(run(full).stdout))
         stats_file = os.path.join(scratch, "stats.json")
@@ -81,7 +108,7 @@ def main():
             b = [r[k] for r in results["bare"]]
             mb = statistics.median(b)
             row = {"bare_ns": round(mb, 1), "bare_spread": [round(min(b), 1), round(max(b), 1)]}
-            for kind in binaries:
+            for kind in ["node"] + list(binaries):
                 t = [r[k] for r in results[kind]]
                 mt = statistics.median(t)
                 row.update({f"{kind}_ns": round(mt, 1), f"{kind}_spread": [round(min(t), 1), round(max(t), 1)],

@@ -299,13 +299,16 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (slot && slot->head.owner && slot->head.owner == prev->pid) {
 		if (!ckpt_task_pinned_to_cpu(prev))
 			release_slot(slot, prev, prev_id, now);
+		fault_switched_out(prev);
 	} else if (other_task_is_traced(prev->tgid)) {
 		st = bpf_task_storage_get(&thread_states, prev, 0, 0);
 		if (st && !st->busy)
 			switched_out(st, prev, prev_id, now);
+		fault_switched_out(prev);
 	}
 	if (!other_task_is_traced(next->tgid))
 		return 0;
+	fault_switched_in(next);
 	if (slot && slot->head.owner && slot->head.owner == next->pid) {
 		st = &slot->st; /* back inside the program it was switched out of */
 	} else {

@@ -211,6 +211,12 @@ struct ckpt_mmap_record {
 	__u64 busy_ns;	     /* time in the faults (0 where only tracepoints see them) */
 	__u32 faults;	     /* faults folded in */
 	__u32 page_shift;    /* PAGE_SHIFT of the kernel */
+	/* Syscall mode where the kernel's file-page counter can be read
+	 * (bpf/jobio_mappings.bpf.h): the pages these faults installed in the
+	 * job's page tables, counted, not placed: [first_page, last_page] then only
+	 * spans the faulting pages, and user space counts installed_pages,
+	 * at most the file's size per load. 0: the range is the pages. */
+	__u64 installed_pages;
 };
 
 /*
@@ -366,7 +372,11 @@ enum ckpt_jobio_drop {
 	/* a request still on record when its process exited: reaped without
 	 * io_getevents (from the ring, in user space) or never */
 	CKPT_DROP_AIO_UNREAPED = 9,
-	CKPT_JOBIO_DROP_MAX = 10,
+	/* syscall mode: pages a traced thread's fault mapped from a file that
+	 * could not be told apart from another thread's (the fault moved to
+	 * another CPU while it slept; bpf/jobio_mappings.bpf.h) */
+	CKPT_DROP_MMAP_UNATTRIBUTED = 10,
+	CKPT_JOBIO_DROP_MAX = 11,
 };
 
 /* Which processes are traced; set before load (rodata). */

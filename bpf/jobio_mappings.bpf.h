@@ -35,33 +35,6 @@ static __always_inline __u64 folio_pages(struct folio *folio)
 	return 1ULL << (order & 31);
 }
 
-/*
- * A folio entered the page cache, in the running thread: read from storage
- * (or newly written). Counted for a mapping's read fold when this thread is
- * faulting on that file: inside filemap_fault (file layer), or after the
- * mm_filemap_fault tracepoint outside any call (syscall mode).
- */
-SEC("tp_btf/mm_filemap_add_to_page_cache")
-int BPF_PROG(on_page_cache_add, struct folio *folio)
-{
-	struct thread_state *st;
-	struct inode *inode;
-
-	if (!mmap_folds_open)
-		return 0;
-	st = running_state(bpf_get_current_task_btf());
-	if (!st || !st->mfold.faults || st->mfold.op != CKPT_OP_READ)
-		return 0;
-	if (probe_mode == CKPT_MODE_FILE_LAYER ? !st->mfold.in_fault : st->call != CALL_NONE)
-		return 0;
-	inode = BPF_CORE_READ(folio, mapping, host);
-	if (!inode || BPF_CORE_READ(inode, i_ino) != st->mfold.ino ||
-	    BPF_CORE_READ(inode, i_sb, s_dev) != st->mfold.dev)
-		return 0;
-	st->mfold.storage_pages += folio_pages(folio);
-	return 0;
-}
-
 /* ---- which faults write ---------------------------------------------------------- */
 
 /*
@@ -78,6 +51,19 @@ int BPF_PROG(on_page_cache_add, struct folio *folio)
 struct last_fault {
 	__u32 tid;
 	__u32 error_code;
+	__u64 address; /* the faulting user address */
+	/* Counting installed pages (count_installed_pages): the faulting
+	 * thread's mm, its file and shmem page counters as this CPU saw them
+	 * (file_pages_seen), and this CPU's per-CPU offset, once found. */
+	__u64 mm;
+	__s64 seen[2];
+	__u64 cpu_offset;
+	__u64 scratch; /* a pointer, read back as a number */
+	/* Folios this fault added to the page cache before its file had a
+	 * fold (the fault reads before it maps): for on_rss_stat to add. */
+	__u64 pending_dev;
+	__u64 pending_ino;
+	__u64 pending_pages;
 };
 
 struct {
@@ -90,15 +76,102 @@ struct {
 #define CKPT_X86_PF_WRITE 0x2 /* X86_PF_WRITE */
 #define CKPT_X86_PF_USER 0x4  /* X86_PF_USER */
 
-static __always_inline int fault_taken(unsigned long error_code)
+/*
+ * Syscall mode on 6.11+ (set by user space with the programs below): the
+ * pages a fault installs are counted from the mm's own counters of mapped
+ * file and shmem pages. The filemap tracepoints say which page a fault asked
+ * for and which window fault-around scanned, not what was mapped: 6.18 maps
+ * a cached large folio whole, a PMD-sized one by one entry with no filemap
+ * tracepoint, and a window skips folios still being read. Every mapping of a
+ * file page adds to mm->rss_stat[MM_FILEPAGES or MM_SHMEMPAGES] (a
+ * percpu_counter since 6.2, commit f1a7941243c1 "mm: convert mm's rss stats
+ * into percpu_counter") and fires rss_stat, in the faulting thread. A
+ * percpu_counter's count plus this CPU's share changes by exactly what this
+ * CPU adds (lib/percpu_counter.c percpu_counter_add_batch folds this CPU's
+ * share into count and takes it out of the share together), so that sum,
+ * read as the fault starts and again at each rss_stat inside it, gives the
+ * pages this fault mapped. The file is the faulting address's mapping.
+ */
+const volatile bool count_installed_pages = false;
+
+/* This CPU's per-CPU offset: where this CPU's copy of a __percpu variable is,
+ * less the variable's __percpu address. Found from our own per-CPU array:
+ * the address a lookup returns, less the __percpu pointer the array keeps
+ * (struct bpf_array pptrs[0]), read through the map's address, which its
+ * freeze_mutex's empty wait list holds (a list head points at itself). */
+static __always_inline __u64 this_cpu_offset(struct last_fault *f)
+{
+	struct bpf_array *arr = (struct bpf_array *)&last_faults;
+	__u64 map, pptr = 0;
+
+	if (f->cpu_offset)
+		return f->cpu_offset;
+	if (!bpf_core_field_exists(struct mutex, wait_list))
+		return 0;
+	/* Spilled to map memory and read back: the verifier keeps a pointer's
+	 * type through arithmetic, and these are numbers here. */
+	f->scratch = (__u64)arr->map.freeze_mutex.wait_list.next;
+	map = *(volatile __u64 *)&f->scratch - bpf_core_field_offset(struct bpf_map, freeze_mutex) -
+	      bpf_core_field_offset(struct mutex, wait_list);
+	if (bpf_probe_read_kernel(&pptr, sizeof(pptr),
+				  (void *)(map + bpf_core_field_offset(struct bpf_array, pptrs))) ||
+	    !pptr)
+		return 0;
+	f->scratch = (__u64)f;
+	f->cpu_offset = *(volatile __u64 *)&f->scratch - pptr;
+	return f->cpu_offset;
+}
+
+/* mm's count of mapped file (which 0) or shmem (1) pages as this CPU sees it:
+ * the counter's count plus this CPU's share. */
+static __always_inline __s64 file_pages_seen(struct mm_struct *mm, int which, __u64 cpu_offset)
+{
+	__s32 share = 0;
+	__s64 count;
+	__s32 *shares;
+
+	/* Direct loads from the trusted mm (no helper call): this runs on the
+	 * faults of the job's threads. */
+	if (which) {
+		count = mm->rss_stat[MM_SHMEMPAGES].count;
+		shares = mm->rss_stat[MM_SHMEMPAGES].counters;
+	} else {
+		count = mm->rss_stat[MM_FILEPAGES].count;
+		shares = mm->rss_stat[MM_FILEPAGES].counters;
+	}
+	bpf_probe_read_kernel(&share, sizeof(share), (void *)((__u64)shares + cpu_offset));
+	return count + share;
+}
+
+static __always_inline int fault_taken(unsigned long address, unsigned long error_code)
 {
 	__u32 zero = 0;
 	struct last_fault *f = bpf_map_lookup_elem(&last_faults, &zero);
+	struct task_struct *task;
+	struct mm_struct *mm;
+	__u64 offset;
 
-	if (f) {
-		f->tid = (__u32)bpf_get_current_pid_tgid();
-		f->error_code = (__u32)error_code;
-	}
+	if (!f)
+		return 0;
+	f->tid = (__u32)bpf_get_current_pid_tgid();
+	f->error_code = (__u32)error_code;
+	f->address = address;
+	f->mm = 0;
+	f->pending_pages = 0;
+	if (!count_installed_pages)
+		return 0;
+	/* Every fault on the node comes here: only a traced thread's fault is
+	 * counted, so only its start is read. */
+	task = bpf_get_current_task_btf();
+	if (!traced_thread_state(task, 0))
+		return 0;
+	mm = task->mm;
+	offset = this_cpu_offset(f);
+	if (!mm || !offset)
+		return 0;
+	f->mm = (__u64)mm;
+	f->seen[0] = file_pages_seen(mm, 0, offset);
+	f->seen[1] = file_pages_seen(mm, 1, offset);
 	return 0;
 }
 
@@ -108,13 +181,13 @@ static __always_inline int fault_taken(unsigned long error_code)
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(on_user_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
-	return fault_taken(error_code);
+	return fault_taken(address, error_code);
 }
 
 SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(on_kernel_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
-	return fault_taken(error_code);
+	return fault_taken(address, error_code);
 }
 
 /* This CPU's last fault is the running thread's, and its error code, if so. */
@@ -127,6 +200,225 @@ static __always_inline bool running_thread_faulted(__u32 *error_code)
 		return false;
 	*error_code = f->error_code;
 	return true;
+}
+
+/* The faulting page's file and index, from the faulting address's mapping. */
+struct fault_file {
+	__u64 address;
+	struct inode *inode;
+	__u64 pgoff;
+};
+
+static long fault_file_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct fault_file *ff = data;
+	struct file *file = vma->vm_file;
+
+	if (file) {
+		ff->inode = file->f_inode;
+		ff->pgoff = vma->vm_pgoff + ((ff->address - vma->vm_start) >> page_shift);
+	}
+	return 0;
+}
+
+/*
+ * Whether the running thread is handling a page fault: its kernel entry saved
+ * no system call number (-1 without FRED; with FRED, x86's orig_ax holds the
+ * fault's error code), or the CPU's last fault was its own fault in the
+ * kernel on a user address (a read(2) into a mapped buffer). A mapping made
+ * inside a system call (MAP_POPULATE, MADV_POPULATE_READ, mlock) installs
+ * pages with no fault of its own: not counted (docs/probe-modes.md).
+ */
+static __always_inline bool in_a_fault(struct task_struct *task, struct last_fault *f)
+{
+	long nr;
+
+	if (!ckpt_task_syscall_nr(task, &nr))
+		return false;
+	if (nr < 0)
+		return true;
+	if (f->tid != (__u32)bpf_get_current_pid_tgid())
+		return false;
+	return (f->error_code & CKPT_X86_PF_USER) ? nr == (long)f->error_code : true;
+}
+
+/* A traced thread's fault in progress when it left the CPU (it sleeps on the
+ * page's read, or is preempted): put back in the slot of whichever CPU it
+ * resumes on, with that CPU's view of the counters, so the fault's rss_stat
+ * there counts from it. */
+struct fault_handover {
+	__u64 address;
+	__u32 error_code;
+	__u32 valid;
+	__u64 pending_dev;
+	__u64 pending_ino;
+	__u64 pending_pages;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fault_handover);
+} fault_handovers SEC(".maps");
+
+static __always_inline void fault_switched_out(struct task_struct *prev)
+{
+	struct fault_handover *h;
+	struct last_fault *f;
+	__u32 zero = 0;
+
+	if (!count_installed_pages)
+		return;
+	f = bpf_map_lookup_elem(&last_faults, &zero);
+	if (!f || f->tid != (__u32)prev->pid || !f->mm)
+		return;
+	h = bpf_task_storage_get(&fault_handovers, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!h)
+		return;
+	h->address = f->address;
+	h->error_code = f->error_code;
+	h->pending_dev = f->pending_dev;
+	h->pending_ino = f->pending_ino;
+	h->pending_pages = f->pending_pages;
+	h->valid = 1;
+}
+
+static __always_inline void fault_switched_in(struct task_struct *next)
+{
+	struct fault_handover *h;
+	struct last_fault *f;
+	struct mm_struct *mm;
+	__u32 zero = 0;
+	__u64 offset;
+
+	if (!count_installed_pages)
+		return;
+	h = bpf_task_storage_get(&fault_handovers, next, 0, 0);
+	f = bpf_map_lookup_elem(&last_faults, &zero);
+	if (!h || !h->valid || !f)
+		return;
+	mm = next->mm;
+	offset = this_cpu_offset(f);
+	if (!mm || !offset)
+		return;
+	f->tid = (__u32)next->pid;
+	f->error_code = h->error_code;
+	f->address = h->address;
+	f->pending_dev = h->pending_dev;
+	f->pending_ino = h->pending_ino;
+	f->pending_pages = h->pending_pages;
+	f->mm = (__u64)mm;
+	f->seen[0] = file_pages_seen(mm, 0, offset);
+	f->seen[1] = file_pages_seen(mm, 1, offset);
+}
+
+/*
+ * kmem:rss_stat: one of mm's page counters changed, in the thread that
+ * changed it. Inside a traced thread's read fault, a rise of its file or
+ * shmem pages is what the fault mapped (count_installed_pages above).
+ */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fault_file ff = {};
+	struct thread_state *st;
+	struct last_fault *f;
+	__u32 zero = 0;
+	__s64 now_seen, added;
+	int which;
+
+	/* An anonymous enum (mm_types_task.h), the same values since v4.5. */
+	if (member == MM_FILEPAGES)
+		which = 0;
+	else if (member == MM_SHMEMPAGES)
+		which = 1;
+	else
+		return 0;
+	f = bpf_map_lookup_elem(&last_faults, &zero);
+	if (!f || mm != task->mm)
+		return 0; /* another mm's counter */
+	if (f->tid != (__u32)bpf_get_current_pid_tgid() || f->mm != (__u64)mm) {
+		/* Not this fault's start on this CPU (fault_switched_in covers a
+		 * thread switched back in): whose pages these are is not known. */
+		if (running_state(task) && in_a_fault(task, f))
+			count_drop(CKPT_DROP_MMAP_UNATTRIBUTED);
+		return 0;
+	}
+	if (!in_a_fault(task, f))
+		return 0; /* a mapping made inside a system call */
+	now_seen = file_pages_seen(mm, which, f->cpu_offset);
+	added = now_seen - f->seen[which & 1];
+	f->seen[which & 1] = now_seen;
+	if (added <= 0 || (f->error_code & CKPT_X86_PF_WRITE))
+		return 0; /* unmapped, or mapped to be stored to (counted when dirtied) */
+	st = traced_thread_state(task, 0);
+	if (!st)
+		return 0;
+	ff.address = f->address;
+	if (bpf_find_vma(task, f->address, fault_file_of, &ff, 0) || !ff.inode)
+		return 0;
+	mmap_installed(st, bpf_get_current_pid_tgid(), ff.inode, ff.pgoff, (__u64)added,
+		       bpf_ktime_get_ns());
+	if (f->pending_pages && st->mfold.faults && st->mfold.ino == f->pending_ino &&
+	    st->mfold.dev == f->pending_dev)
+		st->mfold.storage_pages += f->pending_pages;
+	f->pending_pages = 0;
+	return 0;
+}
+
+/*
+ * A folio entered the page cache, in the running thread: read from storage
+ * (or newly written). Counted for a mapping's read fold when this thread is
+ * faulting on that file: inside filemap_fault (file layer), after the
+ * mm_filemap_fault tracepoint outside any call (syscall mode), or in a fault
+ * counted by on_rss_stat, which adds what came before the file's fold.
+ */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(on_page_cache_add, struct folio *folio)
+{
+	struct task_struct *task;
+	struct thread_state *st;
+	struct last_fault *f = NULL;
+	struct inode *inode;
+	__u32 zero = 0;
+	__u64 dev, ino;
+
+	if (count_installed_pages) {
+		f = bpf_map_lookup_elem(&last_faults, &zero);
+		if (!f || f->tid != (__u32)bpf_get_current_pid_tgid() || !f->mm)
+			return 0;
+	} else if (!mmap_folds_open) {
+		return 0;
+	}
+	task = bpf_get_current_task_btf();
+	st = running_state(task);
+	if (!st)
+		return 0;
+	if (probe_mode == CKPT_MODE_FILE_LAYER ? !st->mfold.in_fault
+	    : f				       ? !in_a_fault(task, f)
+					       : st->call != CALL_NONE)
+		return 0;
+	inode = BPF_CORE_READ(folio, mapping, host);
+	if (!inode)
+		return 0;
+	dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	ino = BPF_CORE_READ(inode, i_ino);
+	if (st->mfold.faults && st->mfold.op == CKPT_OP_READ && st->mfold.ino == ino &&
+	    st->mfold.dev == dev) {
+		st->mfold.storage_pages += folio_pages(folio);
+		return 0;
+	}
+	if (f) {
+		if (f->pending_ino != ino || f->pending_dev != dev) {
+			f->pending_dev = dev;
+			f->pending_ino = ino;
+			f->pending_pages = 0;
+		}
+		f->pending_pages += folio_pages(folio);
+	}
+	return 0;
 }
 
 /* ---- page faults seen by tracepoints (syscall mode, 6.11+) ---------------------- */
@@ -154,6 +446,8 @@ int BPF_PROG(on_fault_tp, struct address_space *mapping, unsigned long index)
 {
 	__u32 error_code;
 
+	if (count_installed_pages)
+		return 0; /* on_rss_stat counts what the fault maps */
 	/* A write fault (do_shared_fault, do_cow_fault) maps what it is about
 	 * to store to: the store is counted when it dirties the folio. */
 	if (running_thread_faulted(&error_code) && (error_code & CKPT_X86_PF_WRITE))
@@ -166,6 +460,8 @@ SEC("tp_btf/mm_filemap_map_pages")
 int BPF_PROG(on_map_pages_tp, struct address_space *mapping, unsigned long start_index,
 	     unsigned long last_index)
 {
+	if (count_installed_pages)
+		return 0;
 	return mapping_touched(mapping, start_index, last_index);
 }
 

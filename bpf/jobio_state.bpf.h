@@ -150,6 +150,7 @@ struct mmap_fold {
 	__u64 fault_start_ns;
 	__u32 op; /* CKPT_OP_READ or CKPT_OP_WRITE */
 	__u32 pad;
+	__u64 installed_pages; /* a fold of counted pages (mmap_installed) */
 };
 
 /* Successful data calls of one thread on one file ruled out (bpf/jobio.h
@@ -585,6 +586,7 @@ static __always_inline void flush_mmap_fold(struct thread_state *st, __u64 pid_t
 	rec->busy_ns = m->busy_ns;
 	rec->faults = m->faults;
 	rec->page_shift = page_shift;
+	rec->installed_pages = m->installed_pages;
 	bpf_ringbuf_submit(rec, submit_flags());
 	m->faults = 0;
 }
@@ -1252,7 +1254,7 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 		return;
 	if (thread_file_verdict(st, dev, ino) == CKPT_VERDICT_OTHER)
 		return;
-	if (m->faults && m->dev == dev && m->ino == ino && m->op == op &&
+	if (m->faults && m->dev == dev && m->ino == ino && m->op == op && !m->installed_pages &&
 	    first <= m->last_page + 1 && last + 1 >= m->first_page &&
 	    now - m->first_ns < fold_window_ns && m->faults < 0xffffffffu) {
 		if (first < m->first_page)
@@ -1269,8 +1271,55 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 	m->dev = dev;
 	m->ino = ino;
 	m->op = op;
+	m->installed_pages = 0;
 	m->first_page = first;
 	m->last_page = last;
+	m->file_size = size;
+	m->storage_pages = 0;
+	m->busy_ns = 0;
+	m->first_ns = now;
+	m->last_ns = now;
+	m->faults = 1;
+}
+
+/*
+ * `pages` pages of a mapped file were installed in the running thread's page
+ * tables by one fault at page `pgoff` (syscall mode, counted from the
+ * kernel's file-page counter: jobio_mappings.bpf.h). Counts of one file
+ * within the fold window join the fold wherever they lie.
+ */
+static __always_inline void mmap_installed(struct thread_state *st, __u64 pid_tgid,
+					   struct inode *inode, __u64 pgoff, __u64 pages, __u64 now)
+{
+	struct mmap_fold *m = &st->mfold;
+	__u64 dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	__u64 ino = BPF_CORE_READ(inode, i_ino);
+	__s64 size = BPF_CORE_READ(inode, i_size);
+
+	if (size <= 0 || mode_file_type(BPF_CORE_READ(inode, i_mode)) != CKPT_FT_REGULAR)
+		return;
+	if (thread_file_verdict(st, dev, ino) == CKPT_VERDICT_OTHER)
+		return;
+	if (m->faults && m->dev == dev && m->ino == ino && m->op == CKPT_OP_READ &&
+	    m->installed_pages && now - m->first_ns < fold_window_ns && m->faults < 0xffffffffu) {
+		if (pgoff < m->first_page)
+			m->first_page = pgoff;
+		if (pgoff > m->last_page)
+			m->last_page = pgoff;
+		m->installed_pages += pages;
+		m->faults += 1;
+		m->file_size = size;
+		m->last_ns = now;
+		return;
+	}
+	flush_folds(st, pid_tgid);
+	__sync_fetch_and_add(&mmap_folds_open, 1);
+	m->dev = dev;
+	m->ino = ino;
+	m->op = CKPT_OP_READ;
+	m->installed_pages = pages;
+	m->first_page = pgoff;
+	m->last_page = pgoff;
 	m->file_size = size;
 	m->storage_pages = 0;
 	m->busy_ns = 0;

@@ -290,6 +290,7 @@ TEST_F(JobIoRecords, FaultsOnAMappingReportTheFilesPagesOnce) {
   const FileIdentity f = identity_of(path);
   std::set<uint64_t> pages;
   uint64_t storage = 0;
+  uint64_t counted = 0;  // syscall mode: the pages the faults installed, counted
   for (const auto& m : records_.mmaps) {
     if (m.ino != f.ino || m.dev != f.kernel_dev) continue;
     EXPECT_EQ(m.hdr.op, CKPT_OP_READ) << "a private read-only mapping is only read";
@@ -297,12 +298,16 @@ TEST_F(JobIoRecords, FaultsOnAMappingReportTheFilesPagesOnce) {
     EXPECT_EQ(m.file_size, size);
     EXPECT_GE(m.faults, 1u);
     for (uint64_t p = m.first_page; p <= m.last_page; ++p) pages.insert(p);
+    counted += m.installed_pages;
     storage += m.storage_pages;
   }
   ASSERT_FALSE(pages.empty()) << "no fault on the mapping was reported";
-  EXPECT_EQ(pages.size(), 257u);
   EXPECT_EQ(*pages.begin(), 0u);
-  EXPECT_EQ(*pages.rbegin(), 256u);  // never past the end of the file
+  EXPECT_LE(*pages.rbegin(), 256u);  // never past the end of the file
+  if (counted != 0)
+    EXPECT_EQ(counted, 257u) << "every page installed once, none past the end of the file";
+  else
+    EXPECT_EQ(pages.size(), 257u);
   EXPECT_GT(storage, 0u) << "the pages were dropped from the cache: some came from storage";
   EXPECT_LE(storage, 257u);  // pages of this file, each read once
   expect_no_drops();

@@ -11,7 +11,8 @@ passed, the pages numpy's sum touched, the copied shards' sizes), compared
 by expect.py with the summary (`summary --json`: bytes, direction,
 bytes_by_via, probe_mode) and the trace's files table:
   torch  torch.save of a small model + its Adam state, then torch.load
-  numpy  np.load(mmap_mode='r') of a 4 MiB .npy on local disk and a full sum
+  numpy  np.load(mmap_mode='r') of a 4 MiB .npy on local disk and a full sum,
+         page cache dropped; then of 256 MiB, cold and warm
   fio    ioengine=io_uring then psync: a write and a read of 8 MiB each
   aio    ioengine=libaio direct=1 (DeepSpeed's async I/O): a write and a read
          of 256 MiB in 1 MiB requests, 16 out at once, on the local disk
@@ -38,7 +39,8 @@ import expect  # noqa: E402
 
 GROUPS = {
     "torch": lambda disk, shm: [f"torch:{disk}"],
-    "numpy": lambda disk, shm: [f"numpy:{disk}"],
+    # A 4 MiB memmap cold; 256 MiB cold and warm (large folios, mapped whole).
+    "numpy": lambda disk, shm: [f"numpy:{disk}", f"numpy:{disk}:256", f"numpy:{disk}:256:warm"],
     "fio": lambda disk, shm: [f"fio_uring:{disk}", f"fio_psync:{disk}"],
     # libaio with O_DIRECT on the disk (tmpfs may refuse O_DIRECT): 256 MiB each way.
     "aio": lambda disk, shm: [f"fio_libaio:{disk}"],

@@ -73,6 +73,9 @@ struct MmapPages {
   uint64_t file_size = 0;      // no byte at or past it counts
   uint64_t storage_pages = 0;  // read from storage into the page cache by these faults
   uint32_t page_shift = 12;
+  // Non-zero: the pages the faults installed, counted, not placed (syscall
+  // mode, bpf/jobio.h); the range then spans only the faulting pages.
+  uint64_t installed_pages = 0;
 };
 
 // The pages [first_page, last_page] clipped to the file: the ones wholly
@@ -103,6 +106,13 @@ inline uint64_t page_range_bytes(uint64_t first_page, uint64_t last_page, uint64
   return end - start;
 }
 inline uint64_t mapped_bytes(const MmapPages& m) {
+  if (m.installed_pages != 0) {
+    // Counted pages: at most the file's size (the last page is partial).
+    const uint64_t bytes = m.installed_pages >= (UINT64_MAX >> m.page_shift)
+                               ? UINT64_MAX
+                               : m.installed_pages << m.page_shift;
+    return std::min(bytes, m.file_size);
+  }
   return page_range_bytes(m.first_page, m.last_page, m.file_size, m.page_shift);
 }
 

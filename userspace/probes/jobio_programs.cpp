@@ -62,6 +62,9 @@ const Names kPageCachePrograms = {"on_page_cache_add"};
 // Which faults write (x86's exceptions tracepoints): mm_filemap_fault does not say.
 const Names kFaultKindPrograms = {"on_user_fault", "on_kernel_fault"};
 const Names kMappedStorePrograms = {"on_folio_dirtied"};
+// Syscall mode: the pages each read fault installs, counted from the mm's
+// file-page counters (bpf/jobio_mappings.bpf.h count_installed_pages).
+const Names kInstalledPagesPrograms = {"on_rss_stat"};
 const Names kUringSubmitReq = {"on_uring_submit_req"};
 const Names kUringSubmitSqe = {"on_uring_submit_sqe"};
 const Names kUringCompleteCqe = {"on_uring_complete_cqe"};
@@ -162,10 +165,17 @@ class Selection {
     if (mmap_seen_) {
       add(kMapPagesTracepointPrograms, tracepoint("mm_filemap_map_pages"),
           "no mm_filemap_map_pages tracepoint", "pages mapped around a fault are");
-      add(kFaultKindPrograms, tracepoint("page_fault_user") && tracepoint("page_fault_kernel"),
-          "no page_fault_user and page_fault_kernel tracepoints (x86 only), so a write fault "
-          "counts as a read of its page",
-          "which faults write is");
+      const bool kinds =
+          add(kFaultKindPrograms, tracepoint("page_fault_user") && tracepoint("page_fault_kernel"),
+              "no page_fault_user and page_fault_kernel tracepoints (x86 only), so a write fault "
+              "counts as a read of its page",
+              "which faults write is");
+      add(kInstalledPagesPrograms, kinds && tracepoint("rss_stat"),
+          kinds ? "no rss_stat tracepoint, so reads through a mapping count the pages the filemap "
+                  "tracepoints name, a lower bound"
+                : "no page-fault tracepoints to start each fault's count from, so reads through a "
+                  "mapping count the pages the filemap tracepoints name, a lower bound",
+          "the pages each fault maps are");
     }
   }
 
@@ -244,8 +254,8 @@ const std::set<std::string>& selectable_jobio_programs() {
          {&kSyscallPrograms, &kAioPrograms, &kFlushPrograms, &kClosePrograms, &kFaultPrograms,
           &kSetPteRangePrograms, &kSetPtePrograms, &kSetPmdPrograms, &kFaultTracepointPrograms,
           &kMapPagesTracepointPrograms, &kPageCachePrograms, &kFaultKindPrograms,
-          &kMappedStorePrograms, &kUringSubmitReq, &kUringSubmitSqe, &kUringCompleteCqe,
-          &kUringCompleteRes})
+          &kMappedStorePrograms, &kInstalledPagesPrograms, &kUringSubmitReq, &kUringSubmitSqe,
+          &kUringCompleteCqe, &kUringCompleteRes})
       put(*n);
     return out;
   }();

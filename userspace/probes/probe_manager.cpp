@@ -197,6 +197,7 @@ Expected<void> ProbeManager::select_programs(const ProbeOptions& options,
   // What this kernel does not let us see goes in the trace's warning.
   for (const auto& u : plan_.unseen) notes_.push_back(u);
   jobio_->rodata->probe_mode = plan_.mode;
+  jobio_->rodata->count_installed_pages = plan_.load.contains("on_rss_stat");
   jobio_->rodata->fold_window_ns = options.fold_window_ns;
   jobio_->rodata->fold_max_bytes = options.fold_max_bytes;
   // PAGE_SHIFT is not in BTF: the mmap records carry it from here.

@@ -152,7 +152,7 @@ void JobIoSource::on_mmap(const ckpt_mmap_record& r) {
   const bool stores = r.hdr.op == CKPT_OP_WRITE;
   if (r.faults == 0 || r.last_page < r.first_page || r.page_shift < kMinPageShift ||
       r.page_shift > kMaxPageShift || (!reads && !stores) ||
-      (stores && (r.storage_pages != 0 || r.busy_ns != 0))) {
+      (stores && (r.storage_pages != 0 || r.busy_ns != 0 || r.installed_pages != 0))) {
     ++malformed_;
     return;
   }
@@ -165,7 +165,8 @@ void JobIoSource::on_mmap(const ckpt_mmap_record& r) {
   ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
   // Pages mapped to be read, or folios a store dirtied (a write of the file).
   ev.op = reads ? IoOp::Mmap : IoOp::Write;
-  ev.mmap = MmapPages{r.first_page, r.last_page, r.file_size, r.storage_pages, r.page_shift};
+  ev.mmap = MmapPages{r.first_page, r.last_page,   r.file_size,
+                      r.storage_pages, r.page_shift, r.installed_pages};
   // The range, clipped to the file; the stitcher replaces it by the pages not
   // yet counted in the checkpoint.
   ev.ret = static_cast<int64_t>(mapped_bytes(*ev.mmap));

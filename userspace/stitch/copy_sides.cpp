@@ -44,6 +44,7 @@ std::optional<std::pair<OpenCheckpoint, OpenCheckpoint>> split_copy_sides(OpenCh
   load.copy_side = CopySide::Load;
   save.copy_side = CopySide::Save;
   load.mapped_pages = std::move(c.mapped_pages);
+  load.counted_mapped_bytes = std::move(c.counted_mapped_bytes);
   save.stored_pages = std::move(c.stored_pages);
   save.live_failures = std::move(c.live_failures);
   save.server_trouble = std::move(c.server_trouble);

@@ -45,6 +45,9 @@ struct OpenCheckpoint {
   // stores through a shared mapping dirtied: each counts once.
   std::unordered_map<FileId, PageSet, FileIdHash> mapped_pages;
   std::unordered_map<FileId, PageSet, FileIdHash> stored_pages;
+  // Per file, the bytes counted from pages counted, not placed (syscall
+  // mode's installed pages): at most the file's size per checkpoint.
+  std::unordered_map<FileId, uint64_t, FileIdHash> counted_mapped_bytes;
   std::unordered_set<FileId, FileIdHash> files_touched;
   std::map<std::string, ServerTrouble> server_trouble;
   bool nfs_stall_flagged = false;

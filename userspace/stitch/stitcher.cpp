@@ -262,7 +262,12 @@ void Stitcher::count_mapped_pages(OpenCheckpoint& c, IoEvent& ev) {
   const PageRange within = pages_within_file(m.first_page, m.last_page, m.file_size, m.page_shift);
   auto& seen = ev.op == IoOp::Write ? c.stored_pages : c.mapped_pages;
   uint64_t fresh_bytes = 0;
-  if (!within.empty) {
+  if (m.installed_pages != 0) {
+    // Counted, not placed: the file's bytes once per checkpoint at most.
+    uint64_t& counted = c.counted_mapped_bytes[call_key(ev)];
+    fresh_bytes = std::min(mapped_bytes(m), m.file_size - std::min(counted, m.file_size));
+    counted += fresh_bytes;
+  } else if (!within.empty) {
     for (auto [first, last] : seen[call_key(ev)].add(within.first_page, within.last_page))
       fresh_bytes += page_range_bytes(first, last, m.file_size, m.page_shift);
   }

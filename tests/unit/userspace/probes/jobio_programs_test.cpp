@@ -36,6 +36,7 @@ const Set kAllTracepoints = {"sys_enter",
                              "mm_filemap_fault",
                              "mm_filemap_map_pages",
                              "mm_filemap_add_to_page_cache",
+                             "rss_stat",
                              "writeback_dirty_folio",
                              "page_fault_user",
                              "page_fault_kernel",
@@ -129,7 +130,7 @@ TEST(JobioPrograms, ThisHostFallsBackToSyscallsSayingEperm) {
   EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
   EXPECT_EQ(probe_mode_name(plan->mode), "syscall");
   EXPECT_EQ(plan->load, (Set{"on_sys_enter", "on_sys_exit", "on_fault_tp", "on_map_pages_tp",
-                             "on_user_fault", "on_kernel_fault", "on_folio_dirtied",
+                             "on_user_fault", "on_kernel_fault", "on_rss_stat", "on_folio_dirtied",
                              "on_page_cache_add", "on_uring_submit_req", "on_uring_complete_cqe"}));
   EXPECT_THAT(plan->reason, HasSubstr("EPERM"));
   // The tracepoints see mmap and io_uring here: nothing goes to the warning.
@@ -168,10 +169,29 @@ TEST(JobioPrograms, WithoutThePageFaultTracepointsWriteFaultsAreNotedAsReads) {
   EXPECT_FALSE(plan->load.contains("on_user_fault"));
   EXPECT_TRUE(plan->load.contains("on_fault_tp"));
   EXPECT_TRUE(plan->load.contains("on_folio_dirtied"));
+  EXPECT_FALSE(plan->load.contains("on_rss_stat"));
   EXPECT_THAT(plan->unseen,
               ElementsAre("which faults write is not seen: no page_fault_user and "
                           "page_fault_kernel tracepoints (x86 only), so a write fault counts as a "
-                          "read of its page"));
+                          "read of its page",
+                          "the pages each fault maps are not seen: no page-fault tracepoints to "
+                          "start each fault's count from, so reads through a mapping count the "
+                          "pages the filemap tracepoints name, a lower bound"));
+}
+
+// Without rss_stat, syscall mode counts the pages the filemap tracepoints
+// name, and says that is a lower bound.
+TEST(JobioPrograms, WithoutRssStatMappedReadsAreALowerBoundAndSaidSo) {
+  KernelFeatures k = this_host();
+  k.btf_tracepoints.erase("rss_stat");
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->load.contains("on_user_fault"));
+  EXPECT_FALSE(plan->load.contains("on_rss_stat"));
+  EXPECT_THAT(plan->unseen,
+              ElementsAre("the pages each fault maps are not seen: no rss_stat tracepoint, so "
+                          "reads through a mapping count the pages the filemap tracepoints name, "
+                          "a lower bound"));
 }
 
 // The pages a fault installs: set_pte_range on 6.6+, do_set_pte before; a

@@ -537,6 +537,39 @@ TEST_F(FileLayerRecordsTest, PagesReadAndStoredThroughAMappingCountOnceEachWay) 
   EXPECT_EQ(f.mmap_bytes, kSize);
 }
 
+// Syscall mode counts the pages each read fault installed, not their places
+// (bpf/jobio.h installed_pages): they are the load's bytes, at most the
+// file's size per load (its last page is partial), and the next load counts
+// them again.
+TEST_F(FileLayerRecordsTest, CountedPagesAreTheLoadsBytesAtMostTheFileOncePerLoad) {
+  constexpr uint64_t kSize = 10 * kPage + 100;  // 11 pages, the last partial
+  ckpt_mmap_record first = mmap_record(kInoA, 10 * kMs, 0, 0, kSize, 4, 1);
+  first.installed_pages = 6;  // fault-around: pages 0-5
+  first.busy_ns = 0;
+  ckpt_mmap_record rest = mmap_record(kInoA, 11 * kMs, 6, 10, kSize, 0, 2);
+  rest.installed_pages = 5;  // the rest, the partial page too
+  rest.busy_ns = 0;
+  feed(first);
+  feed(rest);
+  ckpt_mmap_record again = rest;  // mapped again in the same load: no more than the file
+  again.hdr = header(CKPT_REC_MMAP, CKPT_OP_READ, 12 * kMs, 12 * kMs);
+  feed(again);
+  const uint64_t later = 12 * kMs + Config::defaults().checkpoint.quiet_gap_ns + 50 * kMs;
+  ckpt_mmap_record next_load = first;
+  next_load.hdr = header(CKPT_REC_MMAP, CKPT_OP_READ, later, later);
+  feed(next_load);
+  auto cps = finish();
+  ASSERT_EQ(cps.size(), 2u);
+  EXPECT_EQ(cps[0].direction, Direction::Load);
+  EXPECT_EQ(cps[0].bytes, kSize);
+  const auto& f = file_of(cps[0], kShardA);
+  EXPECT_EQ(f.mmap_bytes, kSize);
+  EXPECT_EQ(f.storage_bytes, 4 * kPage);
+  EXPECT_EQ(f.read_calls, 5u) << "the faults are the calls";
+  EXPECT_EQ(cps[1].bytes, 6 * kPage);
+  EXPECT_EQ(malformed(), 0u);
+}
+
 TEST_F(FileLayerRecordsTest, MalformedStoreRecordsAreCounted) {
   ckpt_mmap_record no_op = store_record(kInoA, 10 * kMs, 0, 3, 4 * kPage, 1);
   no_op.hdr.op = 0;
@@ -547,7 +580,10 @@ TEST_F(FileLayerRecordsTest, MalformedStoreRecordsAreCounted) {
   ckpt_mmap_record with_storage = store_record(kInoA, 10 * kMs, 0, 3, 4 * kPage, 1);
   with_storage.storage_pages = 1;
   feed(with_storage);
-  EXPECT_EQ(malformed(), 3u);
+  ckpt_mmap_record counted = store_record(kInoA, 10 * kMs, 0, 3, 4 * kPage, 1);
+  counted.installed_pages = 4;  // stores are placed, never counted
+  feed(counted);
+  EXPECT_EQ(malformed(), 4u);
   EXPECT_TRUE(finish().empty());
 }
 
