@@ -165,7 +165,7 @@ void JobIoSource::on_mmap(const ckpt_mmap_record& r) {
   ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
   // Pages mapped to be read, or folios a store dirtied (a write of the file).
   ev.op = reads ? IoOp::Mmap : IoOp::Write;
-  ev.mmap = MmapPages{r.first_page, r.last_page,   r.file_size,
+  ev.mmap = MmapPages{r.first_page,    r.last_page,  r.file_size,
                       r.storage_pages, r.page_shift, r.installed_pages};
   // The range, clipped to the file; the stitcher replaces it by the pages not
   // yet counted in the checkpoint.
