@@ -1230,13 +1230,15 @@ static __always_inline void announce_switched_out(struct thread_state *st, struc
 /* ---- page faults on mapped files ---------------------------------------------- */
 
 /*
- * Pages [first, last] of a mapped file were mapped for the running thread to
- * read (op CKPT_OP_READ), or dirtied by its stores (CKPT_OP_WRITE).
- * Contiguous or overlapping ranges of one file, one op, within the fold
- * window join the fold; anything else reports it and starts a new one.
+ * Into the thread's mapping fold: pages [first, last] of a mapped file, or
+ * (installed non-zero) `installed` pages counted at faults on pages [first,
+ * last]. A fold holds one file, one op and one kind: contiguous or
+ * overlapping ranges within the fold window join it, counts join it wherever
+ * they lie; anything else reports it and starts a new one.
  */
-static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, struct inode *inode,
-				       __u64 first, __u64 last, __u64 now, __u32 op)
+static __always_inline void mmap_fold_add(struct thread_state *st, __u64 pid_tgid,
+					  struct inode *inode, __u32 op, __u64 first, __u64 last,
+					  __u64 installed, __u64 now)
 {
 	struct mmap_fold *m = &st->mfold;
 	__u64 dev = BPF_CORE_READ(inode, i_sb, s_dev);
@@ -1246,7 +1248,7 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 	if (size <= 0)
 		return;
 	/* Fault-around windows run past the end of the file. */
-	if (last > (size - 1) >> page_shift)
+	if (!installed && last > (size - 1) >> page_shift)
 		last = (size - 1) >> page_shift;
 	if (last < first)
 		return;
@@ -1254,13 +1256,15 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 		return;
 	if (thread_file_verdict(st, dev, ino) == CKPT_VERDICT_OTHER)
 		return;
-	if (m->faults && m->dev == dev && m->ino == ino && m->op == op && !m->installed_pages &&
-	    first <= m->last_page + 1 && last + 1 >= m->first_page &&
-	    now - m->first_ns < fold_window_ns && m->faults < 0xffffffffu) {
+	if (m->faults && m->dev == dev && m->ino == ino && m->op == op &&
+	    !m->installed_pages == !installed && now - m->first_ns < fold_window_ns &&
+	    m->faults < 0xffffffffu &&
+	    (installed || (first <= m->last_page + 1 && last + 1 >= m->first_page))) {
 		if (first < m->first_page)
 			m->first_page = first;
 		if (last > m->last_page)
 			m->last_page = last;
+		m->installed_pages += installed;
 		m->faults += 1;
 		m->file_size = size;
 		m->last_ns = now;
@@ -1271,7 +1275,7 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 	m->dev = dev;
 	m->ino = ino;
 	m->op = op;
-	m->installed_pages = 0;
+	m->installed_pages = installed;
 	m->first_page = first;
 	m->last_page = last;
 	m->file_size = size;
@@ -1282,50 +1286,21 @@ static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, 
 	m->faults = 1;
 }
 
-/*
- * `pages` pages of a mapped file were installed in the running thread's page
+/* Pages [first, last] of a mapped file were mapped for the running thread to
+ * read (op CKPT_OP_READ), or dirtied by its stores (CKPT_OP_WRITE). */
+static __always_inline void mmap_touch(struct thread_state *st, __u64 pid_tgid, struct inode *inode,
+				       __u64 first, __u64 last, __u64 now, __u32 op)
+{
+	mmap_fold_add(st, pid_tgid, inode, op, first, last, 0, now);
+}
+
+/* `pages` pages of a mapped file were installed in the running thread's page
  * tables by one fault at page `pgoff` (syscall mode, counted from the
- * kernel's file-page counter: jobio_mappings.bpf.h). Counts of one file
- * within the fold window join the fold wherever they lie.
- */
+ * kernel's file-page counters: jobio_mappings.bpf.h). */
 static __always_inline void mmap_installed(struct thread_state *st, __u64 pid_tgid,
 					   struct inode *inode, __u64 pgoff, __u64 pages, __u64 now)
 {
-	struct mmap_fold *m = &st->mfold;
-	__u64 dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	__u64 ino = BPF_CORE_READ(inode, i_ino);
-	__s64 size = BPF_CORE_READ(inode, i_size);
-
-	if (size <= 0 || mode_file_type(BPF_CORE_READ(inode, i_mode)) != CKPT_FT_REGULAR)
-		return;
-	if (thread_file_verdict(st, dev, ino) == CKPT_VERDICT_OTHER)
-		return;
-	if (m->faults && m->dev == dev && m->ino == ino && m->op == CKPT_OP_READ &&
-	    m->installed_pages && now - m->first_ns < fold_window_ns && m->faults < 0xffffffffu) {
-		if (pgoff < m->first_page)
-			m->first_page = pgoff;
-		if (pgoff > m->last_page)
-			m->last_page = pgoff;
-		m->installed_pages += pages;
-		m->faults += 1;
-		m->file_size = size;
-		m->last_ns = now;
-		return;
-	}
-	flush_folds(st, pid_tgid);
-	__sync_fetch_and_add(&mmap_folds_open, 1);
-	m->dev = dev;
-	m->ino = ino;
-	m->op = CKPT_OP_READ;
-	m->installed_pages = pages;
-	m->first_page = pgoff;
-	m->last_page = pgoff;
-	m->file_size = size;
-	m->storage_pages = 0;
-	m->busy_ns = 0;
-	m->first_ns = now;
-	m->last_ns = now;
-	m->faults = 1;
+	mmap_fold_add(st, pid_tgid, inode, CKPT_OP_READ, pgoff, pgoff, pages, now);
 }
 
 #endif /* CKPTSCOPE_JOBIO_STATE_BPF_H */

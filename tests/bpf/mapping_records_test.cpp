@@ -67,6 +67,16 @@ class MappingRecords : public ::testing::TestWithParam<RequestedProbeMode> {
     return fd;
   }
 
+  // `path` written whole by one write(2) of `size` bytes of `fill`, synced.
+  static void written_whole(const std::string& path, size_t size, char fill) {
+    std::vector<char> buf(size, fill);
+    int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
+    ASSERT_EQ(write(fd, buf.data(), size), static_cast<ssize_t>(size));
+    ASSERT_EQ(fsync(fd), 0);
+    close(fd);
+  }
+
   // `size` bytes of `fill` stored through a shared mapping of fd, a page
   // at a time, then synced to the file.
   static void store_through_mapping(int fd, size_t size, char fill) {
@@ -164,14 +174,7 @@ TEST_P(MappingRecords, StoresIntoAHoleAreWritesOfEveryPageOnceAndNoReads) {
 TEST_P(MappingRecords, AFileReadThenRewrittenThroughItsMappingIsBoth) {
   const std::string path = dir_ / "optim.pt";
   const size_t size = 8 * kMiB;
-  {
-    std::vector<char> buf(size, 'w');
-    int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(write(fd, buf.data(), size), static_cast<ssize_t>(size));
-    ASSERT_EQ(fsync(fd), 0);
-    close(fd);
-  }
+  written_whole(path, size, 'w');
   const FileIdentity f = identity_of(path);
   drain();
   EXPECT_EQ(covered(f, CKPT_OP_WRITE).records, 0u) << "write(2)'s folios are the call's";
@@ -210,13 +213,7 @@ TEST_P(MappingRecords, PagesMappedByPmdEntriesAreEveryPageOnce) {
       << "mounting a huge=always tmpfs at " << mnt << ": " << std::strerror(errno);
   const std::string path = mnt + "/checkpoint-shard.bin";
   const size_t size = 16 * kMiB;
-  {
-    std::vector<char> buf(size, 'h');
-    int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(write(fd, buf.data(), size), static_cast<ssize_t>(size));
-    close(fd);
-  }
+  written_whole(path, size, 'h');
   const FileIdentity f = identity_of(path);
   int fd = open(path.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
@@ -251,13 +248,7 @@ TEST_P(MappingRecords, AReadIntoAMappedBufferWritesTheMappedFile) {
   const std::string src = dir_ / "shard-0.bin";
   const std::string dst = dir_ / "shard-0.copy.bin";
   const size_t size = 4 * kMiB;
-  {
-    std::vector<char> buf(size, 'c');
-    int fd = open(src.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(write(fd, buf.data(), size), static_cast<ssize_t>(size));
-    close(fd);
-  }
+  written_whole(src, size, 'c');
   int out = sized_file(dst, size);
   ASSERT_GE(out, 0);
   void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, out, 0);
