@@ -143,6 +143,15 @@ static __always_inline __s64 file_pages_seen(struct mm_struct *mm, int which, __
 	return count + share;
 }
 
+/* The counts `mm`'s faults on this CPU rise from, from here on. */
+static __always_inline void count_from_here(struct last_fault *f, struct mm_struct *mm,
+					    __u64 offset)
+{
+	f->mm = (__u64)mm;
+	f->seen[0] = file_pages_seen(mm, 0, offset);
+	f->seen[1] = file_pages_seen(mm, 1, offset);
+}
+
 static __always_inline int fault_taken(unsigned long address, unsigned long error_code)
 {
 	__u32 zero = 0;
@@ -167,11 +176,8 @@ static __always_inline int fault_taken(unsigned long address, unsigned long erro
 		return 0;
 	mm = task->mm;
 	offset = this_cpu_offset(f);
-	if (!mm || !offset)
-		return 0;
-	f->mm = (__u64)mm;
-	f->seen[0] = file_pages_seen(mm, 0, offset);
-	f->seen[1] = file_pages_seen(mm, 1, offset);
+	if (mm && offset)
+		count_from_here(f, mm, offset);
 	return 0;
 }
 
@@ -246,25 +252,16 @@ static __always_inline bool in_a_fault(struct task_struct *task, struct last_fau
  * page's read, or is preempted): put back in the slot of whichever CPU it
  * resumes on, with that CPU's view of the counters, so the fault's rss_stat
  * there counts from it. */
-struct fault_handover {
-	__u64 address;
-	__u32 error_code;
-	__u32 valid;
-	__u64 pending_dev;
-	__u64 pending_ino;
-	__u64 pending_pages;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct fault_handover);
+	__type(value, struct last_fault); /* tid 0: none */
 } fault_handovers SEC(".maps");
 
 static __always_inline void fault_switched_out(struct task_struct *prev)
 {
-	struct fault_handover *h;
+	struct last_fault *h;
 	struct last_fault *f;
 	__u32 zero = 0;
 
@@ -274,19 +271,13 @@ static __always_inline void fault_switched_out(struct task_struct *prev)
 	if (!f || f->tid != (__u32)prev->pid || !f->mm)
 		return;
 	h = bpf_task_storage_get(&fault_handovers, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!h)
-		return;
-	h->address = f->address;
-	h->error_code = f->error_code;
-	h->pending_dev = f->pending_dev;
-	h->pending_ino = f->pending_ino;
-	h->pending_pages = f->pending_pages;
-	h->valid = 1;
+	if (h)
+		*h = *f;
 }
 
 static __always_inline void fault_switched_in(struct task_struct *next)
 {
-	struct fault_handover *h;
+	struct last_fault *h;
 	struct last_fault *f;
 	struct mm_struct *mm;
 	__u32 zero = 0;
@@ -296,21 +287,16 @@ static __always_inline void fault_switched_in(struct task_struct *next)
 		return;
 	h = bpf_task_storage_get(&fault_handovers, next, 0, 0);
 	f = bpf_map_lookup_elem(&last_faults, &zero);
-	if (!h || !h->valid || !f)
+	if (!h || !h->tid || !f)
 		return;
 	mm = next->mm;
 	offset = this_cpu_offset(f);
 	if (!mm || !offset)
 		return;
-	f->tid = (__u32)next->pid;
-	f->error_code = h->error_code;
-	f->address = h->address;
-	f->pending_dev = h->pending_dev;
-	f->pending_ino = h->pending_ino;
-	f->pending_pages = h->pending_pages;
-	f->mm = (__u64)mm;
-	f->seen[0] = file_pages_seen(mm, 0, offset);
-	f->seen[1] = file_pages_seen(mm, 1, offset);
+	/* Its fault, with this CPU's offset and this CPU's view of the counts. */
+	*f = *h;
+	f->cpu_offset = offset;
+	count_from_here(f, mm, offset);
 }
 
 /*
