@@ -11,6 +11,7 @@
 #include "analysis/above_max_note.h"
 #include "analysis/json_values.h"
 #include "analysis/nfs_crosscheck.h"
+#include "analysis/storage_copy_note.h"
 #include "analysis/unrecognised_notice.h"
 #include "model/vocabulary.h"
 
@@ -187,6 +188,7 @@ json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
   for (const FailureRecord& f : c.failures) failures.push_back(failure_json(f));
   json notes = json::array();
   for (const std::string& n : above_max_notes(c)) notes.push_back(text(n));
+  if (auto n = storage_copy_note(c)) notes.push_back(text(*n));
   return {
       {"id", c.id},
       {"direction", to_string(c.direction)},

@@ -12,6 +12,7 @@
 #include "analysis/above_max_note.h"
 #include "analysis/format.h"
 #include "analysis/nfs_crosscheck.h"
+#include "analysis/storage_copy_note.h"
 #include "analysis/summary.h"
 #include "analysis/unrecognised_notice.h"
 
@@ -259,6 +260,7 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
   }
   for (const std::string& note : above_max_notes(c))
     wrapped_line(out, "  note:", words_of(note), 8);
+  if (auto note = storage_copy_note(c)) wrapped_line(out, "  note:", words_of(*note), 8);
   via_line(out, c);
   if (c.nfs) nfs_line(out, *c.nfs);
   if (c.gpu) {

@@ -21,6 +21,7 @@
  */
 #include "jobio_state.bpf.h"
 #include "jobio_aio.bpf.h"
+#include "jobio_storage_copies.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -66,6 +67,24 @@ static __always_inline int copy_call_enter(struct task_struct *task, struct thre
 	return 0;
 }
 
+/* ioctl(dst_fd, FICLONE, src_fd) or (dst_fd, FICLONERANGE, &range): a
+ * reflink, a copy of the bytes it asks to clone; any other ioctl is none
+ * of ours. */
+static __always_inline int reflink_call_enter(struct task_struct *task, struct thread_state *st,
+					      __u64 now, long dst_fd, unsigned int cmd,
+					      unsigned long arg)
+{
+	struct ckpt_file_clone_range range = {};
+
+	if (cmd == CKPT_FICLONE)
+		range.src_fd = (int)arg;
+	else if (bpf_probe_read_user(&range, sizeof(range), (const void *)arg))
+		return 0;
+	return copy_call_enter(task, st, now, CKPT_VIA_REFLINK, range.src_fd, dst_fd,
+			       clone_length(ckpt_fd_to_file(task, (int)range.src_fd),
+					    range.src_offset, range.src_length));
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
@@ -75,6 +94,10 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	__u64 now;
 
 	if (floor_only || kind == CKPT_SC_NONE)
+		return 0;
+	/* Of ioctls, only a reflink's: the others (a GPU driver's, thousands
+	 * a second) leave at once, before any map is looked at. */
+	if (kind == CKPT_SC_IOCTL && !is_clone_ioctl(ckpt_syscall_arg(regs, 1)))
 		return 0;
 	task = bpf_get_current_task_btf();
 	now = bpf_ktime_get_ns();
@@ -176,6 +199,15 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		begin_path_call(st, now, CKPT_OP_STAT, AT_FDCWD_ARG, (const char *)a0, 0, NULL,
 				NOFOLLOW_FLAG, NAMES_USER);
 		return 0;
+	case CKPT_SC_IOCTL:
+		return reflink_call_enter(task, st, now, a0, (unsigned int)a1, a2);
+	case CKPT_SC_CHDIR:
+		begin_path_call(st, now, CKPT_OP_CHDIR, AT_FDCWD_ARG, (const char *)a0, 0, NULL, 0,
+				NAMES_USER);
+		return 0;
+	case CKPT_SC_FCHDIR:
+		begin_path_call(st, now, CKPT_OP_CHDIR, a0, NULL, 0, NULL, 0, NAMES_USER);
+		return 0;
 	default:
 		return 0;
 	}
@@ -190,6 +222,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	long nr = ckpt_syscall_nr(regs);
 
 	if (floor_only || kind_of(nr) == CKPT_SC_NONE)
+		return 0;
+	if (kind_of(nr) == CKPT_SC_IOCTL && !is_clone_ioctl(ckpt_syscall_arg(regs, 1)))
 		return 0;
 	task = bpf_get_current_task_btf();
 	st = running_state(task);

@@ -74,6 +74,10 @@ enum ckpt_path_op {
 	CKPT_OP_MKDIR = 18,  /* mkdir, mkdirat */
 	CKPT_OP_UNLINK = 19, /* unlink, unlinkat, rmdir */
 	CKPT_OP_STAT = 20,   /* newfstatat, statx, newstat, newlstat */
+	/* chdir (path, dirfd AT_FDCWD), fchdir (dirfd: its fd, no path): the
+	 * process' working directory, for the relative names that follow
+	 * (rsync's receiver chdir()s into the destination). Never in flight. */
+	CKPT_OP_CHDIR = 21,
 };
 
 /*
@@ -91,7 +95,15 @@ enum ckpt_io_via {
 	CKPT_VIA_SENDFILE = 3,	      /* sendfile(2), splice(2) between files */
 	CKPT_VIA_MMAP = 4,	      /* page faults on a shared or private file mapping */
 	CKPT_VIA_AIO = 5,	      /* io_submit(2), reaped by io_getevents(2): libaio */
-	CKPT_VIA_MAX = 6,
+	/* A copy the storage made without the bytes crossing the client: NFS
+	 * 4.2 COPY or CLONE (a copy_file_range the server served; ret: the
+	 * bytes it copied). */
+	CKPT_VIA_SERVER_COPY = 6,
+	/* ioctl(FICLONE/FICLONERANGE): the file system shared the source's
+	 * extents with the destination (xfs, btrfs; on NFS 4.2 a CLONE);
+	 * ret: the bytes cloned, the source's size for a whole-file clone. */
+	CKPT_VIA_REFLINK = 7,
+	CKPT_VIA_MAX = 8,
 };
 
 /* How the job's file I/O is traced, chosen once by the feature probe
@@ -331,6 +343,9 @@ enum ckpt_syscall_kind {
 	CKPT_SC_SPLICE,		 /* splice(fd_in, off_in, fd_out, off_out, len, flags) */
 	CKPT_SC_IO_SUBMIT,	 /* io_submit(ctx_id, nr, iocbpp) */
 	CKPT_SC_IO_GETEVENTS, /* io_getevents, io_pgetevents: (ctx_id, min_nr, nr, events, ...) */
+	CKPT_SC_CHDIR,	      /* chdir(path) */
+	CKPT_SC_FCHDIR,	      /* fchdir(fd) */
+	CKPT_SC_IOCTL,	      /* ioctl(fd, cmd, arg): FICLONE and FICLONERANGE only */
 	CKPT_SC_KIND_MAX,
 };
 

@@ -340,6 +340,24 @@ int BPF_PROG(fl_copy_exit, struct file *file_in, loff_t pos_in, struct file *fil
 	return fl_call_exit(ctx, ret);
 }
 
+/* A reflink (ioctl FICLONE/FICLONERANGE; overlayfs' and nfsd's clones run
+ * in threads no job owns): the bytes it is asked to clone, or to the end
+ * of the source. bpf/jobio_storage_copies.bpf.h. */
+SEC("fentry/vfs_clone_file_range")
+int BPF_PROG(fl_clone_enter, struct file *file_in, loff_t pos_in, struct file *file_out,
+	     loff_t pos_out, loff_t len)
+{
+	return fl_begin_copy(ctx, file_in, file_out, CKPT_VIA_REFLINK,
+			     clone_length(file_in, pos_in, len));
+}
+
+SEC("fexit/vfs_clone_file_range")
+int BPF_PROG(fl_clone_exit, struct file *file_in, loff_t pos_in, struct file *file_out,
+	     loff_t pos_out, loff_t len, unsigned int remap_flags, loff_t ret)
+{
+	return fl_call_exit(ctx, ret);
+}
+
 /* sendfile(2), and splice between two files. */
 SEC("fentry/do_splice_direct")
 int BPF_PROG(fl_splice_enter, struct file *in, loff_t *ppos, struct file *out, loff_t *opos,
@@ -453,6 +471,34 @@ int BPF_PROG(fl_stat_enter, int dfd, struct filename *filename, int flags)
 SEC("fexit/vfs_statx")
 int BPF_PROG(fl_stat_exit, int dfd, struct filename *filename, int flags, struct kstat *stat,
 	     __u32 request_mask, int ret)
+{
+	return fl_call_exit(ctx, ret);
+}
+
+/* chdir and fchdir: no file-layer function names the new directory, so the
+ * syscalls' own functions, which take the user registers. */
+SEC("fentry/" CKPT_SYSCALL_FN(chdir))
+int BPF_PROG(fl_chdir_enter, struct pt_regs *regs)
+{
+	return fl_path_enter(ctx, CKPT_OP_CHDIR, AT_FDCWD_ARG,
+			     (const char *)ckpt_syscall_arg(regs, 0), 0, NULL, 0, NAMES_USER);
+}
+
+SEC("fexit/" CKPT_SYSCALL_FN(chdir))
+int BPF_PROG(fl_chdir_exit, struct pt_regs *regs, long ret)
+{
+	return fl_call_exit(ctx, ret);
+}
+
+SEC("fentry/" CKPT_SYSCALL_FN(fchdir))
+int BPF_PROG(fl_fchdir_enter, struct pt_regs *regs)
+{
+	return fl_path_enter(ctx, CKPT_OP_CHDIR, (int)ckpt_syscall_arg(regs, 0), NULL, 0, NULL, 0,
+			     NAMES_USER);
+}
+
+SEC("fexit/" CKPT_SYSCALL_FN(fchdir))
+int BPF_PROG(fl_fchdir_exit, struct pt_regs *regs, long ret)
 {
 	return fl_call_exit(ctx, ret);
 }

@@ -312,6 +312,12 @@ struct path_call {
 	__u16 path_len;
 	__u16 path2_len;
 	__u32 pad;
+	/* A user-space name that read as empty at entry (its page not yet
+	 * faulted in: a child just forked shares its parent's file-backed
+	 * pages only once it touches them); read again at return, after the
+	 * kernel's own copy of it faulted the page in. 0: nothing to retry. */
+	__u64 retry_path;
+	__u64 retry_path2;
 	char path[CKPT_PATH_MAX];
 	char path2[CKPT_PATH_MAX];
 };
@@ -988,6 +994,11 @@ static __always_inline void end_copy(struct thread_state *st, long ret)
 	struct ckpt_copy_record *rec;
 
 	st->call = CALL_NONE;
+	/* A reflink's ioctl returns 0, vfs_clone_file_range the bytes (0 for
+	 * an empty source): the bytes it was asked to clone, either way
+	 * (bpf/jobio_storage_copies.bpf.h clone_length). */
+	if (st->cur.via == CKPT_VIA_REFLINK && ret == 0)
+		ret = (long)st->cur.requested;
 	flush_folds(st, pid_tgid);
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
 	if (!rec) {
@@ -1054,6 +1065,8 @@ static __always_inline void begin_path_call(struct thread_state *st, __u64 now, 
 	 * back to /proc/PID/fd for opens. */
 	call->path_len = read_name(call->path, path, space);
 	call->path2_len = read_name(call->path2, path2, space);
+	call->retry_path = space == NAMES_USER && path && !call->path_len ? (__u64)path : 0;
+	call->retry_path2 = space == NAMES_USER && path2 && !call->path2_len ? (__u64)path2 : 0;
 	if (bpf_map_update_elem(&path_calls, &tid, call, BPF_ANY)) {
 		count_drop(CKPT_DROP_INFLIGHT_FULL);
 		return;
@@ -1107,6 +1120,11 @@ static __always_inline void end_path_call(struct task_struct *task, struct threa
 		return;
 	}
 	flush_folds(st, pid_tgid);
+	if (call->retry_path)
+		call->path_len = read_name(call->path, (const char *)call->retry_path, NAMES_USER);
+	if (call->retry_path2)
+		call->path2_len =
+		    read_name(call->path2, (const char *)call->retry_path2, NAMES_USER);
 	/* A rename may make a file ruled out a checkpoint's (user space decides
 	 * by the new name): what this thread summed goes first, so that it is
 	 * there when the rename is (docs/stitching.md, "Decided late"). */
@@ -1161,7 +1179,7 @@ static __always_inline void announce_path_call(struct thread_state *st, __u64 pi
 	struct path_call *call;
 
 	st->announced = 1;
-	if (st->cur.op == CKPT_OP_STAT)
+	if (st->cur.op == CKPT_OP_STAT || st->cur.op == CKPT_OP_CHDIR)
 		return;
 	call = bpf_map_lookup_elem(&path_calls, &tid);
 	if (!call)

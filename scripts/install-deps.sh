@@ -38,8 +38,11 @@ packages=(
   # tests/vm scenario file-layer packs fio, cp, dd, python3 and numpy into its guest
   # (coreutils' cp 9.1 copies with copy_file_range); torch runs on the host only
   fio coreutils python3-numpy python3-torch
-  # rsync: a write-then-rename client of tests/clients (real_clients.py rsync:, run by hand)
+  # rsync: a write-then-rename client of tests/clients (group renames)
   rsync
+  # xfsprogs: an XFS file system on a loop device, where GNU cp's ioctl(FICLONE)
+  # succeeds (tests/bpf reflink records, tests/clients group cp)
+  xfsprogs
   # the HTML report test (tests/html/): headless Chromium renders `ckptscope report`'s
   # page and proves it makes no network request and logs no error; no display needed
   chromium

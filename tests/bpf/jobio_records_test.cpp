@@ -50,6 +50,7 @@ struct Records {
   std::vector<ckpt_io_record> starts;  // CKPT_REC_IO_START: calls announced in flight
   std::vector<ckpt_copy_record> copies;
   std::vector<ckpt_mmap_record> mmaps;
+  std::vector<ckpt_path_record> paths;
   std::vector<ckpt_record_header> arrival;  // every record's header, in ring order
   size_t other = 0;
 
@@ -66,6 +67,8 @@ struct Records {
       copies.push_back(*static_cast<const ckpt_copy_record*>(data));
     } else if (h.kind == CKPT_REC_MMAP && size >= sizeof(ckpt_mmap_record)) {
       mmaps.push_back(*static_cast<const ckpt_mmap_record*>(data));
+    } else if (h.kind == CKPT_REC_PATH && size >= sizeof(ckpt_path_record)) {
+      paths.push_back(*static_cast<const ckpt_path_record*>(data));
     } else {
       ++other;
     }
@@ -258,6 +261,73 @@ TEST_F(JobIoRecords, CopiesBetweenFilesAreOneRecordNamingBothFiles) {
   // The copies moved no bytes through read or write calls of the job.
   EXPECT_TRUE(io_on(d, CKPT_OP_WRITE).empty());
   expect_no_drops();
+}
+
+// chdir and fchdir, each with what it named and how it ended: user space
+// resolves the relative names after them there (rsync's receiver), never
+// through a /proc that has moved on.
+TEST_F(JobIoRecords, ChdirAndFchdirAreReportedWithWhatTheyNamed) {
+  const std::string before = std::filesystem::current_path();
+  std::filesystem::create_directory(dir_ / "sub");
+  const int fd = open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(chdir(dir_.path().c_str()), 0);
+  ASSERT_EQ(chdir("sub"), 0);
+  ASSERT_NE(chdir("no-such-dir"), 0);
+  ASSERT_EQ(fchdir(fd), 0);
+  ASSERT_EQ(chdir(before.c_str()), 0);
+  close(fd);
+  drain();
+
+  std::vector<std::pair<std::string, int64_t>> named;
+  for (const auto& r : records_.paths) {
+    if (r.hdr.op != CKPT_OP_CHDIR || r.hdr.tgid != static_cast<uint32_t>(getpid())) continue;
+    EXPECT_LE(r.hdr.start_ns, r.hdr.end_ns);
+    std::string path(r.path, strnlen(r.path, std::min<size_t>(r.path_len, CKPT_PATH_MAX)));
+    if (path.empty()) {
+      EXPECT_EQ(r.dirfd, fd) << "fchdir names its fd";
+      named.emplace_back("fd", r.ret);
+    } else {
+      EXPECT_EQ(r.dirfd, AT_FDCWD);
+      named.emplace_back(path, r.ret);
+    }
+  }
+  const std::vector<std::pair<std::string, int64_t>> expected = {
+      {dir_.path(), 0}, {"sub", 0}, {"no-such-dir", -ENOENT}, {"fd", 0}, {before, 0}};
+  EXPECT_EQ(named, expected);
+  expect_no_drops();
+}
+
+// A name whose page is not mapped yet when the call starts (a child just
+// forked touches its parent's file-backed pages only on use: rsync's
+// receiver opens "." so): read again as the call returns, after the
+// kernel's own copy of the name faulted the page in.
+TEST_F(JobIoRecords, ANameNotYetFaultedInIsReadAsTheCallReturns) {
+  const std::string name_file = dir_ / "name.bin";
+  const std::string name = dir_ / "no-such-file.pt";
+  {
+    std::ofstream out(name_file, std::ios::binary);
+    out.write(name.c_str(), static_cast<std::streamsize>(name.size() + 1));
+  }
+  const int fd = open(name_file.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* page = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  close(fd);
+  struct stat st {};
+  EXPECT_NE(stat(static_cast<const char*>(page), &st), 0);  // the first touch of the page
+  munmap(page, 4096);
+  drain();
+
+  size_t seen = 0;
+  for (const auto& r : records_.paths) {
+    if (r.hdr.op != CKPT_OP_STAT || r.hdr.tgid != static_cast<uint32_t>(getpid())) continue;
+    if (r.ret != -ENOENT) continue;
+    std::string path(r.path, strnlen(r.path, std::min<size_t>(r.path_len, CKPT_PATH_MAX)));
+    EXPECT_EQ(path, name);
+    ++seen;
+  }
+  EXPECT_EQ(seen, 1u);
 }
 
 TEST_F(JobIoRecords, FaultsOnAMappingReportTheFilesPagesOnce) {

@@ -16,13 +16,19 @@ bytes_by_via, probe_mode) and the trace's files table:
   fio    ioengine=io_uring then psync: a write and a read of 8 MiB each
   aio    ioengine=libaio direct=1 (DeepSpeed's async I/O): a write and a read
          of 256 MiB in 1 MiB requests, 16 out at once, on the local disk
-  cp     `cp -r` of 3 shards within the local disk (copy_file_range) and from
+  cp     `cp -r` of 3 shards within the local disk (copy_file_range), from
          tmpfs (/dev/shm) to the local disk (read/write: the kernel refuses
-         copy_file_range across file systems), and shutil.copytree of 3 x 64 MiB
-         within the local disk (sendfile): each a load and a save
+         copy_file_range across file systems) and within an XFS loop mount
+         (ioctl FICLONE: via reflink, the file system's own copy), and
+         shutil.copytree of 3 x 64 MiB within the local disk (sendfile): each
+         a load and a save
   dd     `dd oflag=direct bs=1M` of 4 MiB onto the local disk
+  renames  a safetensors-style atomic save (*.tmp, fsync, os.replace), a
+         file renamed into a checkpoint's name, a staging directory renamed
+         into checkpoints/step_K, and `rsync -a` of 4 shards (64 MiB; its
+         receiver chdir()s and writes .NAME.XXXXXX, then renames)
 A client that is missing fails the test (scripts/install-deps.sh installs
-fio, coreutils, python3-numpy, python3-torch). Needs root (eBPF): skips,
+fio, coreutils, rsync, xfsprogs, python3-numpy, python3-torch). Needs root (eBPF): skips,
 saying so, otherwise. Exit 0 pass, 1 fail, 77 skip.
 """
 import argparse
@@ -38,23 +44,59 @@ sys.path.insert(0, HERE)
 import expect  # noqa: E402
 
 GROUPS = {
-    "torch": lambda disk, shm: [f"torch:{disk}"],
+    "torch": lambda disk, shm, xfs: [f"torch:{disk}"],
     # A 4 MiB memmap cold; 256 MiB cold and warm (large folios, mapped whole).
-    "numpy": lambda disk, shm: [f"numpy:{disk}", f"numpy:{disk}:256", f"numpy:{disk}:256:warm"],
-    "fio": lambda disk, shm: [f"fio_uring:{disk}", f"fio_psync:{disk}"],
+    "numpy": lambda disk, shm, xfs: [f"numpy:{disk}", f"numpy:{disk}:256", f"numpy:{disk}:256:warm"],
+    "fio": lambda disk, shm, xfs: [f"fio_uring:{disk}", f"fio_psync:{disk}"],
     # libaio with O_DIRECT on the disk (tmpfs may refuse O_DIRECT): 256 MiB each way.
-    "aio": lambda disk, shm: [f"fio_libaio:{disk}"],
+    "aio": lambda disk, shm, xfs: [f"fio_libaio:{disk}"],
     # Stores through a shared mapping: 256 MiB written by fio's mmap engine.
-    "mmap": lambda disk, shm: [f"fio_mmap:{disk}"],
-    "cp": lambda disk, shm: [f"cp:{disk}:{disk}", f"cp:{shm}:{disk}", f"copytree:{disk}:{disk}"],
-    "dd": lambda disk, shm: [f"dd:{shm}:{disk}"],
-    # rsync (real_clients.py rsync:SRC:DST) is left out: its receiver
-    # chdir()s into the destination and exits within milliseconds; chdir is
-    # not traced, so its relative names resolve only while /proc still shows
-    # it, and under load its writes land, named relative, in the
-    # unrecognised-I/O notice instead (docs/stitching.md, "Decided late").
-    "renames": lambda disk, shm: [f"atomic:{disk}", f"renamed:{disk}", f"dirrename:{disk}"],
+    "mmap": lambda disk, shm, xfs: [f"fio_mmap:{disk}"],
+    # cp within an XFS file system shares extents (its FICLONE: via reflink).
+    "cp": lambda disk, shm, xfs: [f"cp:{disk}:{disk}", f"cp:{shm}:{disk}", f"cp:{xfs}:{xfs}",
+                                  f"copytree:{disk}:{disk}"],
+    "dd": lambda disk, shm, xfs: [f"dd:{shm}:{disk}"],
+    # rsync's receiver chdir()s into the destination, writes each shard as
+    # .NAME.XXXXXX by its relative name, renames it, and exits within
+    # milliseconds: the names resolve where the traced chdir put it.
+    "renames": lambda disk, shm, xfs: [f"atomic:{disk}", f"renamed:{disk}", f"dirrename:{disk}",
+                                  f"rsync:{disk}:{disk}"],
 }
+
+NEEDS_XFS = {"cp"}
+
+
+class XfsMount:
+    """An XFS file system (reflink=1, mkfs.xfs's default) on a loop device over
+    a sparse 512 MiB file in DIR, mounted at DIR/xfs; close() unmounts it
+    (the loop device goes with it). mkfs.xfs comes with xfsprogs
+    (scripts/install-deps.sh); `error` says what failed."""
+
+    def __init__(self, directory):
+        self.image = os.path.join(directory, "xfs.img")
+        self.point = os.path.join(directory, "xfs")
+        self.mounted = False
+        self.error = ""
+        os.makedirs(self.point)
+        with open(self.image, "wb") as f:
+            f.truncate(512 << 20)
+        mkfs = shutil.which("mkfs.xfs") or "/usr/sbin/mkfs.xfs"
+        for cmd, what in (([mkfs, "-q", "-m", "reflink=1", self.image], "mkfs.xfs (xfsprogs)"),
+                          (["mount", "-o", "loop", self.image, self.point], "mount -o loop")):
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True)
+            except OSError as e:
+                self.error = f"{what}: {e} (scripts/install-deps.sh installs xfsprogs)"
+                return
+            if p.returncode != 0:
+                self.error = f"{what} failed: {p.stderr.strip()}"
+                return
+        self.mounted = True
+
+    def close(self):
+        if self.mounted:
+            subprocess.run(["umount", self.point], capture_output=True)
+            self.mounted = False
 
 
 def main():
@@ -77,12 +119,19 @@ def main():
     # the renames group tests names that are not, until renamed).
     disk = tempfile.mkdtemp(prefix="real-clients-", dir="/var/tmp")
     shm = tempfile.mkdtemp(prefix="real-clients-", dir="/dev/shm")
+    xfs = XfsMount(disk) if args.clients in NEEDS_XFS else None
+    if xfs and xfs.error:
+        print(f"FAIL: {xfs.error}", file=sys.stderr)
+        xfs.close()
+        shutil.rmtree(disk, ignore_errors=True)
+        shutil.rmtree(shm, ignore_errors=True)
+        return 1
     work = args.keep or tempfile.mkdtemp(prefix="real-clients-work-")
     os.makedirs(work, exist_ok=True)
     plan, truth_path, trace = (os.path.join(work, n) for n in ("plan.json", "truth.json", "run.db"))
     errors, lines = [], []
     try:
-        p = subprocess.run([py, driver, "prepare", "--plan", plan] + GROUPS[args.clients](disk, shm),
+        p = subprocess.run([py, driver, "prepare", "--plan", plan] + GROUPS[args.clients](disk, shm, xfs.point if xfs else None),
                            capture_output=True, text=True)
         if p.returncode != 0:
             print(f"FAIL: preparing the clients: {p.stderr.strip()}", file=sys.stderr)
@@ -118,6 +167,8 @@ def main():
 
         expect.compare(check, lines.append, summary, truth, expect.trace_files(trace), args.probe_mode)
     finally:
+        if xfs:
+            xfs.close()
         shutil.rmtree(disk, ignore_errors=True)
         shutil.rmtree(shm, ignore_errors=True)
         if not args.keep:

@@ -9,7 +9,9 @@ compare() asserts, for each checkpoint a client made:
     (cp, rsync) is two, a load of its sources and a save of its destinations
     in the same window, one of each direction;
   - its direction, its bytes and
-    its bytes_by_via exactly as the client reported them;
+    its bytes_by_via exactly as the client reported them; a copy the
+    storage made (server_copy, reflink) charged to no stage of the node
+    (host_io, the NFS and transport stages) and said in a note;
   - its files: as many as the client touched, and per file (the trace's
     `files` table) the bytes written and read; a mapped file's read bytes may
     hold its mmap bytes or leave them to an mmap_bytes column (checked when
@@ -19,7 +21,11 @@ dropped, no checkpoint outside every client's window.
 """
 import sqlite3
 
-VIA_KEYS = ("syscall", "io_uring", "copy_file_range", "sendfile", "mmap", "summed", "aio")
+VIA_KEYS = ("syscall", "io_uring", "copy_file_range", "sendfile", "mmap", "summed", "aio",
+            "server_copy", "reflink")
+# Copies the storage made itself: no stage of the node moved their bytes.
+STORAGE_COPIES = ("server_copy", "reflink")
+NODE_STAGES = ("host_io", "nfs_client", "rpc_queue", "rpc_rtt", "transport")
 
 
 def _overlaps(cp, t):
@@ -104,6 +110,21 @@ def compare(check, say, summary, truth, files_by_cp, probe_mode):
                       f"{name}: bytes_by_via {nonzero}, want {t['bytes_by_via']}")
             unknown = set(via) - set(VIA_KEYS)
             check(not unknown, f"{name}: bytes_by_via has unknown keys {sorted(unknown)}")
+            if set(t["bytes_by_via"]) <= set(STORAGE_COPIES):
+                # The storage copied every byte: no stage of this node moved
+                # them. The transport stage still carries the RPCs that asked
+                # for the copy (OPEN, COPY, GETATTR: a few KiB on the wire),
+                # never the copied bytes (under 1% of them).
+                for c in got:
+                    charged = {s.get("name"): s.get("bytes") for s in c.get("stages") or []
+                               if s.get("name") in NODE_STAGES and s.get("bytes")
+                               and (s.get("name") != "transport"
+                                    or s.get("bytes") * 100 >= t["bytes"])}
+                    check(not charged, f"{name}: the storage copied its bytes, yet checkpoint "
+                          f"{c.get('id')} charges {charged}")
+                    check(any("the storage copied" in n for n in c.get("notes") or []),
+                          f"{name}: checkpoint {c.get('id')} does not say the storage copied "
+                          f"its bytes: notes {c.get('notes')}")
         want_files = {f["path"]: f for f in t["files"]}
         if t["direction"]:
             check(got[0].get("files") == len(want_files),

@@ -23,9 +23,10 @@ DIR/checkpoints/step_K/ (K counts the clients, so no two share one):
                    (default 256; truth: fio's JSON io_bytes; via aio)
   cp:SRC:DST       `cp -r` of a checkpoint directory of 3 shards from SRC to DST:
                    a load of the sources and a save of the destinations
-                   (truth: the shards' sizes; via copy_file_range when the
-                   kernel copies between SRC and DST, else read/write: probed
-                   with os.copy_file_range on two scratch files first)
+                   (truth: the shards' sizes; via as cp 9 copies there, probed
+                   on two scratch files first: "reflink" where FICLONE works
+                   (xfs), "server_copy" within one NFS 4.2 mount,
+                   "copy_file_range" where the kernel copies, else "syscall")
   copytree:SRC:DST Python's shutil.copytree of a checkpoint directory of 3
                    shards (192 MiB + 7 B) from SRC to DST (sendfile on Linux):
                    a load of the sources and a save of the destinations
@@ -51,7 +52,7 @@ bytes each write(2) returned, summed by the client, equal to the files' sizes:
   dirrename:DIR    two shards written in DIR/out/tmp_save_K/ (Orbax's and HF's
                    staging directory), the directory renamed to
                    DIR/checkpoints/step_K
-  rsync:SRC:DST    `rsync -a` of a checkpoint directory of 4 shards (64 MiB):
+  rsync:SRC:DST[:MIB]  `rsync -a` of a checkpoint directory of 4 shards (64 MiB):
                    each written as .NAME.XXXXXX, then renamed (truth: the
                    shards' sizes; a copy, like cp)
 
@@ -61,6 +62,7 @@ client that is missing is an error naming the package, never a skip.
 Python 3 standard library only (numpy and torch only inside their clients).
 """
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -174,16 +176,18 @@ def prepare(args):
             os.makedirs(dst_parent, exist_ok=True)
             plan.append({"client": "cp", "src": src, "dst": os.path.join(dst_parent, f"step_{k}"),
                          "dst_parent": dst_parent, "shards": shards,
-                         "kernel_copies": kernel_copies(src_root, dst_root)})
+                         "via": copy_via(src_root, dst_root)})
         elif name in ("copytree", "rsync"):
             if name == "rsync":
                 program("rsync")
-            src_root, dst_root = dirs
+            src_root, dst_root = dirs[:2]
+            sizes = SIZES[f"{name}_shards"]
+            if len(dirs) > 2:  # :MIB, the whole copy's size, in four shards
+                sizes = [int(dirs[2]) << 18] * 4
             src = os.path.join(src_root, "source", step)
             dst = os.path.join(dst_root, step)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
-            plan.append({"client": name, "src": src, "dst": dst,
-                         "shards": write_shards(src, SIZES[f"{name}_shards"])})
+            plan.append({"client": name, "src": src, "dst": dst, "shards": write_shards(src, sizes)})
         elif name == "dd":
             program("dd")
             src_root, dst_root = dirs
@@ -239,18 +243,50 @@ def prepare(args):
         json.dump({"clients": plan, "page_cache_dropped": dropped}, f, indent=1)
 
 
-def kernel_copies(src_root, dst_root):
-    """Does the kernel copy between these two file systems (copy_file_range), or
-    would cp fall back to read/write (EXDEV and the like)? Two scratch files
-    with names no checkpoint glob matches."""
+FICLONE = 0x40049409  # _IOW(0x94, 9, int), include/uapi/linux/fs.h
+
+
+def mount_of(path):
+    """(mount point, fstype, options) of the mount holding PATH (/proc/self/mounts)."""
+    path = os.path.realpath(path)
+    best = ("/", "", "")
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) < 4:
+                continue
+            point = fields[1].replace("\\040", " ")
+            inside = path == point or path.startswith(point.rstrip("/") + "/")
+            if inside and len(point) >= len(best[0]):
+                best = (point, fields[2], fields[3])
+    return best
+
+
+def copy_via(src_root, dst_root):
+    """How GNU cp 9 copies a file between these two directories, as the trace
+    should name it: it tries ioctl(FICLONE) first ("reflink": xfs, btrfs),
+    then copy_file_range, which an NFS 4.2 server serves itself within one
+    mount ("server_copy"), else the kernel copies ("copy_file_range"); where
+    the kernel refuses (EXDEV across file systems) it reads and writes
+    ("syscall"). Two scratch files with names no checkpoint glob matches."""
     a, b = os.path.join(src_root, ".cfr-probe-src"), os.path.join(dst_root, ".cfr-probe-dst")
     try:
         with open(a, "wb") as f:
             f.write(b"x" * 4096)
         with open(a, "rb") as fa, open(b, "wb") as fb:
-            return os.copy_file_range(fa.fileno(), fb.fileno(), 4096) == 4096
+            try:
+                fcntl.ioctl(fb.fileno(), FICLONE, fa.fileno())
+                return "reflink"
+            except OSError:
+                pass
+            if os.copy_file_range(fa.fileno(), fb.fileno(), 4096) != 4096:
+                return "syscall"
+        src_mount, dst_mount = mount_of(src_root), mount_of(dst_root)
+        if src_mount == dst_mount and dst_mount[1] == "nfs4" and "vers=4.2" in dst_mount[2]:
+            return "server_copy"
+        return "copy_file_range"
     except OSError:
-        return False
+        return "syscall"
     finally:
         for p in (a, b):
             if os.path.exists(p):
@@ -318,9 +354,8 @@ def client_cp(c, gap, scratch):
     sh([program("cp"), "-r", c["src"], c["dst_parent"]])
     t1 = time.monotonic_ns()
     size = sum(s["size"] for s in c["shards"])
-    via = "copy_file_range" if c["kernel_copies"] else "syscall"
-    return copy_sides("cp", c, c["dst"], via, t0, t1,
-                      f"cp -r: {len(c['shards'])} shards, {size} bytes, kernel copies: {c['kernel_copies']}")
+    return copy_sides("cp", c, c["dst"], c["via"], t0, t1,
+                      f"cp -r: {len(c['shards'])} shards, {size} bytes, copied by: {c['via']}")
 
 
 def client_copytree(c, gap, scratch):

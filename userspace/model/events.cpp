@@ -46,6 +46,10 @@ std::string_view to_string(IoVia via) {
       return "summed";
     case IoVia::Aio:
       return "aio";
+    case IoVia::ServerCopy:
+      return "server_copy";
+    case IoVia::Reflink:
+      return "reflink";
   }
   return "unknown";
 }

@@ -47,10 +47,32 @@ inline bool is_read_direction(IoOp op) { return op == IoOp::Read || op == IoOp::
 // the sums were taken over (an upper bound of the calls' own).
 // Aio: a Linux AIO request (io_submit, as libaio makes), from its submission
 // to its reaping by io_getevents (bpf/jobio_aio.bpf.h).
-enum class IoVia : uint8_t { Syscall, IoUring, CopyFileRange, Sendfile, Mmap, Summed, Aio };
-inline constexpr size_t kIoVias = 7;
-// "syscall", "io_uring", "copy_file_range", "sendfile", "mmap", "summed", "aio"
+// ServerCopy, Reflink: copies the storage made without the bytes crossing
+// this node: a copy_file_range an NFS 4.2 server served (COPY, CLONE), an
+// ioctl(FICLONE) (bpf/jobio_storage_copies.bpf.h). Their bytes are the
+// checkpoint's; no host or network stage moved them.
+enum class IoVia : uint8_t {
+  Syscall,
+  IoUring,
+  CopyFileRange,
+  Sendfile,
+  Mmap,
+  Summed,
+  Aio,
+  ServerCopy,
+  Reflink
+};
+inline constexpr size_t kIoVias = 9;
+// "syscall", "io_uring", "copy_file_range", "sendfile", "mmap", "summed", "aio",
+// "server_copy", "reflink"
 std::string_view to_string(IoVia via);
+// A call that reads one file and writes another (a copy record's two halves).
+inline bool is_copy_via(IoVia via) {
+  return via == IoVia::CopyFileRange || via == IoVia::Sendfile || via == IoVia::ServerCopy ||
+         via == IoVia::Reflink;
+}
+// The storage copied the bytes itself: none crossed this node.
+inline bool storage_copied(IoVia via) { return via == IoVia::ServerCopy || via == IoVia::Reflink; }
 
 struct FileId {
   uint64_t dev = 0;

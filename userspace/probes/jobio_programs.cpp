@@ -30,6 +30,14 @@ struct Optional {
   Names programs;
   std::string_view unseen;  // "<unseen> is not seen" / "are not seen"
 };
+// The syscalls' own functions, which take the user registers.
+#if defined(__x86_64__)
+#define CKPT_SYSCALL_FUNCTION_PREFIX "__x64_sys_"
+#elif defined(__aarch64__)
+#define CKPT_SYSCALL_FUNCTION_PREFIX "__arm64_sys_"
+#else
+#error "ckptscope: add this architecture's syscall function prefix"
+#endif
 const Optional kOptionalFileLayer[] = {
     {"vfs_readv", {"fl_readv_enter", "fl_readv_exit"}, "readv and preadv calls are"},
     {"vfs_writev", {"fl_writev_enter", "fl_writev_exit"}, "writev and pwritev calls are"},
@@ -41,6 +49,14 @@ const Optional kOptionalFileLayer[] = {
     {"vfs_statx", {"fl_stat_enter", "fl_stat_exit"}, "stat calls are"},
     {"vfs_copy_file_range", {"fl_copy_enter", "fl_copy_exit"}, "copy_file_range copies are"},
     {"do_splice_direct", {"fl_splice_enter", "fl_splice_exit"}, "sendfile and splice copies are"},
+    {"vfs_clone_file_range", {"fl_clone_enter", "fl_clone_exit"}, "reflinks (ioctl FICLONE) are"},
+    // The syscalls' own functions (bpf/core_fixes.bpf.h CKPT_SYSCALL_FN).
+    {CKPT_SYSCALL_FUNCTION_PREFIX "chdir",
+     {"fl_chdir_enter", "fl_chdir_exit"},
+     "chdir calls are (relative names then resolve through /proc, racily)"},
+    {CKPT_SYSCALL_FUNCTION_PREFIX "fchdir",
+     {"fl_fchdir_enter", "fl_fchdir_exit"},
+     "fchdir calls are (relative names then resolve through /proc, racily)"},
 };
 
 const Names kSyscallPrograms = {"on_sys_enter", "on_sys_exit"};
@@ -65,6 +81,9 @@ const Names kMappedStorePrograms = {"on_folio_dirtied"};
 // Syscall mode: the pages each read fault installs, counted from the mm's
 // file-page counters (bpf/jobio_mappings.bpf.h count_installed_pages).
 const Names kInstalledPagesPrograms = {"on_rss_stat"};
+// NFS 4.2 COPY and CLONE (the nfsv4 module's tracepoints): the copy the
+// server made is named so (bpf/jobio_storage_copies.bpf.h).
+const Names kServerCopyPrograms = {"on_nfs4_copy", "on_nfs4_clone"};
 const Names kUringSubmitReq = {"on_uring_submit_req"};
 const Names kUringSubmitSqe = {"on_uring_submit_sqe"};
 const Names kUringCompleteCqe = {"on_uring_complete_cqe"};
@@ -186,6 +205,13 @@ class Selection {
           "no mm_filemap_add_to_page_cache tracepoint", "page faults that read from storage are");
     add(kMappedStorePrograms, tracepoint("writeback_dirty_folio"),
         "no writeback_dirty_folio tracepoint", "stores through shared mappings are");
+    // Without the nfsv4 module there is no NFS 4 mount to copy on (a mount
+    // made after the probes started is the limit docs/probe-modes.md names).
+    if (kernel_.nfs4_module)
+      add(kServerCopyPrograms, tracepoint("nfs4_copy") && tracepoint("nfs4_clone"),
+          "the nfsv4 module has no nfs4_copy and nfs4_clone tracepoints, so a copy the server "
+          "makes counts as the client's copy_file_range",
+          "NFS 4.2 server-side copies are");
     const int params = kernel_.io_uring_complete_params;
     const Names complete = params == kUringCompleteCqeParams   ? kUringCompleteCqe
                            : params == kUringCompleteResParams ? kUringCompleteRes
@@ -255,7 +281,7 @@ const std::set<std::string>& selectable_jobio_programs() {
           &kSetPteRangePrograms, &kSetPtePrograms, &kSetPmdPrograms, &kFaultTracepointPrograms,
           &kMapPagesTracepointPrograms, &kPageCachePrograms, &kFaultKindPrograms,
           &kMappedStorePrograms, &kInstalledPagesPrograms, &kUringSubmitReq, &kUringSubmitSqe,
-          &kUringCompleteCqe, &kUringCompleteRes})
+          &kUringCompleteCqe, &kUringCompleteRes, &kServerCopyPrograms})
       put(*n);
     return out;
   }();

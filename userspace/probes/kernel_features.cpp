@@ -84,6 +84,20 @@ void read_btf_facts(KernelFeatures& f, const btf* vmlinux) {
   }
 }
 
+// NFS 4.2's copies (bpf/jobio_storage_copies.bpf.h) are tracepoints of the
+// nfsv4 module, in its own BTF; only while it is loaded can they attach.
+void read_nfs4_module_facts(KernelFeatures& f, btf* vmlinux) {
+  if (access("/sys/kernel/btf/nfsv4", R_OK) != 0) return;
+  btf* module = btf__load_module_btf("nfsv4", vmlinux);
+  if (!module) return;
+  f.nfs4_module = true;
+  for (const char* tracepoint : {"nfs4_copy", "nfs4_clone"})
+    if (btf__find_by_name_kind(module, fmt::format("btf_trace_{}", tracepoint).c_str(),
+                               BTF_KIND_TYPEDEF) > 0)
+      f.btf_tracepoints.emplace(tracepoint);
+  btf__free(module);
+}
+
 // What libbpf-tools' fentry_can_attach does, plus the attach: a two-insn
 // fentry program on vfs_read ("r0 = 0; exit"), loaded, attached, closed.
 // Some kernels load it and refuse only the attach.
@@ -133,6 +147,7 @@ KernelFeatures KernelFeatures::probe(Trampolines trampolines) {
   find_cgroup_v2(f);
   if (btf* vmlinux = f.btf_vmlinux ? btf__load_vmlinux_btf() : nullptr) {
     read_btf_facts(f, vmlinux);
+    read_nfs4_module_facts(f, vmlinux);
     if (trampolines == Trampolines::kTry)
       probe_trampolines(f, vmlinux);
     else

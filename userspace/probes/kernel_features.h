@@ -31,6 +31,10 @@ struct KernelFeatures {
   // every tracepoint (the X of a btf_trace_X typedef).
   std::set<std::string> btf_functions;
   std::set<std::string> btf_tracepoints;
+  // The nfsv4 module was loaded when the probe ran: its tracepoints (NFS
+  // 4.2's nfs4_copy and nfs4_clone, when it has them) are in
+  // btf_tracepoints, read from its own BTF.
+  bool nfs4_module = false;
   // Parameters of btf_trace_io_uring_complete's prototype, the leading
   // context pointer included: 4 = (ctx, req, cqe) (6.15+), 8 = (ctx, req,
   // user_data, res, cflags, extra1, extra2) (6.1 to 6.14); 0 = not found.

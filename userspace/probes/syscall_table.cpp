@@ -35,6 +35,9 @@ const std::vector<TracedSyscall>& traced_syscalls() {
       CKPT_SYSCALL(io_submit, CKPT_SC_IO_SUBMIT)              // io_submit(2)
       CKPT_SYSCALL(io_getevents, CKPT_SC_IO_GETEVENTS)        // io_getevents(2)
       CKPT_SYSCALL(io_pgetevents, CKPT_SC_IO_GETEVENTS)       // io_pgetevents
+      CKPT_SYSCALL(chdir, CKPT_SC_CHDIR)                      // chdir(2)
+      CKPT_SYSCALL(fchdir, CKPT_SC_FCHDIR)                    // fchdir(2)
+      CKPT_SYSCALL(ioctl, CKPT_SC_IOCTL)                      // ioctl(2): FICLONE, FICLONERANGE
 #ifdef SYS_newfstatat
       CKPT_SYSCALL(newfstatat, CKPT_SC_FSTATAT)  // fstatat(2), fstat(2) via AT_EMPTY_PATH
 #endif

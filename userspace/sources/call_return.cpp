@@ -29,12 +29,13 @@ bool one_of(long number, std::initializer_list<long> calls) {
 
 // The system calls that can run `op` through `via` (the file layer's
 // functions: vfs_read and vfs_readv, vfs_write and vfs_writev,
-// vfs_copy_file_range, do_splice_direct, filp_flush or filp_close,
+// vfs_copy_file_range, vfs_clone_file_range, do_splice_direct, filp_flush or filp_close,
 // vfs_fsync_range, do_sys_ftruncate, do_sys_openat2, do_renameat2,
 // do_mkdirat, do_unlinkat, do_rmdir; Linux AIO: io_submit_one, do_io_getevents).
 bool may_run(long number, IoOp op, IoVia via) {
   if (number == SYS_io_uring_enter) return true;
-  if (via == IoVia::CopyFileRange) return number == SYS_copy_file_range;
+  if (via == IoVia::CopyFileRange || via == IoVia::ServerCopy) return number == SYS_copy_file_range;
+  if (via == IoVia::Reflink) return number == SYS_ioctl;
   if (via == IoVia::Sendfile) return one_of(number, {SYS_sendfile, SYS_splice});
   // A Linux AIO announcement is a submission or a wait with requests out
   // (bpf/jobio_aio.bpf.h).

@@ -63,6 +63,10 @@ std::optional<IoVia> io_via(uint32_t via) {
       return IoVia::Mmap;
     case CKPT_VIA_AIO:
       return IoVia::Aio;
+    case CKPT_VIA_SERVER_COPY:
+      return IoVia::ServerCopy;
+    case CKPT_VIA_REFLINK:
+      return IoVia::Reflink;
     default:
       return std::nullopt;
   }
@@ -115,7 +119,7 @@ void JobIoSource::on_io(const ckpt_io_record& r) {
 
 void JobIoSource::on_copy(const ckpt_copy_record& r) {
   auto via = io_via(r.via);
-  if (!via || (*via != IoVia::CopyFileRange && *via != IoVia::Sendfile)) {
+  if (!via || !is_copy_via(*via)) {
     ++malformed_;
     return;
   }
@@ -202,7 +206,23 @@ void JobIoSource::on_other_io(const ckpt_other_io_record& r) {
   emit(std::move(ev));
 }
 
+void JobIoSource::on_chdir(const ckpt_path_record& r) {
+  if (r.ret == 0) {
+    std::string path = bounded_string(r.path, r.path_len);
+    // fchdir names no path, only its fd; a cut name is no directory we know.
+    std::string dir = path.empty()            ? resolver_.fd_dir(r.hdr.tgid, r.dirfd)
+                      : truncated(r.path_len) ? std::string()
+                                              : resolver_.resolve(r.hdr.tgid, r.dirfd, path);
+    resolver_.changed_dir(r.hdr.tgid, dir);
+    if (truncated(r.path_len)) ++truncated_;
+  }
+  // No I/O to stitch; the CPU the thread spent before the call still counts.
+  if (r.hdr.cpu_ns != 0)
+    emit(CpuEvent{r.hdr.cpu_window_start_ns, r.hdr.start_ns, r.hdr.tgid, r.hdr.tid, r.hdr.cpu_ns});
+}
+
 void JobIoSource::on_path(const ckpt_path_record& r) {
+  if (r.hdr.op == CKPT_OP_CHDIR) return on_chdir(r);
   auto op = io_op(r.hdr.op);
   if (!op) {
     ++malformed_;
@@ -283,7 +303,7 @@ void JobIoSource::on_io_start(const ckpt_io_record& r) {
 
 void JobIoSource::on_copy_start(const ckpt_copy_record& r) {
   auto via = io_via(r.via);
-  if (!via || (*via != IoVia::CopyFileRange && *via != IoVia::Sendfile)) {
+  if (!via || !is_copy_via(*via)) {
     ++malformed_;
     return;
   }

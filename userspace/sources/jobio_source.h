@@ -34,6 +34,8 @@ class JobIoSource : public RecordSource {
  private:
   void on_io(const ::ckpt_io_record& r);
   void on_path(const ::ckpt_path_record& r);
+  // chdir/fchdir: the resolver's working directory for the process.
+  void on_chdir(const ::ckpt_path_record& r);
   void on_copy(const ::ckpt_copy_record& r);
   void on_mmap(const ::ckpt_mmap_record& r);
   void on_other_io(const ::ckpt_other_io_record& r);

@@ -82,26 +82,39 @@ std::string normalize_path(const std::string& path) {
 }
 
 std::string PathResolver::cwd_of(uint32_t tgid) {
+  auto it = cwd_.find(tgid);
+  if (it != cwd_.end() && it->second.traced) return it->second.path;
   std::string cwd = read_link(fmt::format("{}/{}/cwd", proc_, tgid));
   if (!cwd.empty()) {
-    cwd_[tgid] = cwd;
+    cwd_[tgid] = Cwd{cwd, false};
     return cwd;
   }
-  auto it = cwd_.find(tgid);
-  return it == cwd_.end() ? std::string() : it->second;
+  return it == cwd_.end() ? std::string() : it->second.path;
+}
+
+std::string PathResolver::fd_dir(uint32_t tgid, int fd) const {
+  // The directory as the traced open that returned the fd named it: /proc
+  // shows the fd as it is when the record is read, and a process walking a
+  // tree one openat(dirfd, name) at a time (rsync's receiver) has closed
+  // and reused the number since, or is gone.
+  if (auto t = fds_.find(tgid); t != fds_.end())
+    if (auto f = t->second.find(fd); f != t->second.end()) return f->second;
+  return read_link(fmt::format("{}/{}/fd/{}", proc_, tgid, fd));  // opened before we looked
 }
 
 std::string PathResolver::resolve(uint32_t tgid, int dirfd, const std::string& path) {
   if (path.empty() || path.front() == '/') return normalize_path(path);
-  std::string base =
-      dirfd == AT_FDCWD ? cwd_of(tgid) : read_link(fmt::format("{}/{}/fd/{}", proc_, tgid, dirfd));
-  if (base.empty() && dirfd != AT_FDCWD) {
-    // The process is gone: the directory as its open named it.
-    if (auto t = fds_.find(tgid); t != fds_.end())
-      if (auto f = t->second.find(dirfd); f != t->second.end()) base = f->second;
-  }
+  std::string base = dirfd == AT_FDCWD ? cwd_of(tgid) : fd_dir(tgid, dirfd);
   if (base.empty()) return path;  // the process is gone: keep what it said
   return normalize_path(base + "/" + path);
+}
+
+void PathResolver::changed_dir(uint32_t tgid, const std::string& dir) {
+  if (dir.empty() || dir.front() != '/') {
+    cwd_.erase(tgid);
+    return;
+  }
+  cwd_[tgid] = Cwd{normalize_path(dir), true};
 }
 
 std::string PathResolver::verified_fd_path(uint32_t tgid, int fd, const FileId& file) const {
@@ -183,6 +196,8 @@ void PathResolver::rename_below(const std::string& old_dir, const std::string& n
   for (auto& [tgid, fds] : fds_)
     for (auto& [fd, path] : fds)
       if (auto renamed = renamed_below(path, old_dir, new_dir)) path = std::move(*renamed);
+  for (auto& [tgid, cwd] : cwd_)
+    if (auto renamed = renamed_below(cwd.path, old_dir, new_dir)) cwd.path = std::move(*renamed);
 }
 
 void PathResolver::opened(uint32_t tgid, int fd, const std::string& path) {

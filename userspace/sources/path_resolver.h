@@ -40,6 +40,14 @@ class PathResolver {
   // gone before we read /proc (cp -r opens each destination directory, then
   // every file relative to it, and exits within milliseconds).
   void opened(uint32_t tgid, int fd, const std::string& path);
+  // A traced chdir/fchdir made `dir` the process' working directory: from
+  // now on its relative names resolve there, not where /proc says it is
+  // when the record is read (the process may have moved on, or be gone).
+  // An unknown `dir` ("" or relative) forgets what was known.
+  void changed_dir(uint32_t tgid, const std::string& dir);
+  // The directory a process' fd names: as the traced open that returned it
+  // named it, else (an fd opened before we looked) /proc.
+  std::string fd_dir(uint32_t tgid, int fd) const;
   void forked(uint32_t parent, uint32_t child);
   void exited(uint32_t tgid) {
     cwd_.erase(tgid);
@@ -50,7 +58,14 @@ class PathResolver {
   std::string cwd_of(uint32_t tgid);
 
   std::string proc_;
-  std::unordered_map<uint32_t, std::string> cwd_;
+  // A process' working directory: `traced` when a chdir record (or a
+  // parent's, through fork) set it, which /proc cannot overrule; else the
+  // last /proc reading, kept for when the process is gone.
+  struct Cwd {
+    std::string path;
+    bool traced = false;
+  };
+  std::unordered_map<uint32_t, Cwd> cwd_;
   // Per process, the paths its traced opens returned fds for (the newest
   // open of an fd number wins), for dirfds /proc no longer shows.
   std::unordered_map<uint32_t, std::unordered_map<int, std::string>> fds_;

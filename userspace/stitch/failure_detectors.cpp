@@ -186,6 +186,12 @@ std::vector<FailureRecord> FailureDetectors::closing_failures(OpenCheckpoint& c,
                          : std::string("; no reply from it seen before the checkpoint ended");
   }
   for (const auto& ev : c.calls) {
+    // A reflink refused (ext4, tmpfs: EOPNOTSUPP; across file systems:
+    // EXDEV) is how GNU cp learns to copy, no failure; one the storage
+    // failed (EIO, ENOSPC) is one.
+    if (ev.ret < 0 && ev.via == IoVia::Reflink &&
+        failure_kind_for_errno(static_cast<int>(-ev.ret)).empty())
+      continue;
     if (ev.ret < 0 && !is_retry_errno(static_cast<int>(-ev.ret))) {
       int err = static_cast<int>(-ev.ret);
       std::string kind = failure_kind_for_errno(err);

@@ -40,7 +40,8 @@ StageRecord HostIoStages::host_io_stage(const OpenCheckpoint& c, Direction d, St
   std::vector<StageSpan> by_file;
   std::vector<FileId> files;
   for (const auto& ev : c.calls) {
-    if (!is_data_op(ev.op)) continue;
+    // A copy the storage made moved nothing through this node's file calls.
+    if (!is_data_op(ev.op) || storage_copied(ev.via)) continue;
     // Folded calls: the calls' summed time from the first start, not the
     // span they were spread over (the thread computed in between).
     const uint64_t end =

@@ -72,6 +72,15 @@ std::vector<std::pair<std::string, uint64_t>> bytes_by_via(const OpenCheckpoint&
   return out;
 }
 
+// The bytes the storage copied itself (server_copy, reflink): no stage of
+// this node moved them, the serialize stage's CPU included.
+uint64_t storage_copied_bytes(const OpenCheckpoint& c) {
+  uint64_t sum = 0;
+  for (const auto& ev : c.calls)
+    if (storage_copied(ev.via)) sum += ev.bytes_moved();
+  return sum;
+}
+
 }  // namespace
 
 std::string choose_bottleneck(const std::vector<StageRecord>& stages) {
@@ -313,12 +322,17 @@ void Stitcher::admit(IoEvent&& ev) {
   if (open_ && ev.start_ns > open_->last_activity_ns + config_.checkpoint.quiet_gap_ns)
     close_open();
   // A save followed at once by a load (or the reverse): data moving the
-  // other way on a file this burst never touched starts a new checkpoint.
-  // mmap faults read. The destination half of a copy whose source half
-  // joined this checkpoint stays with it: one copy is one checkpoint.
+  // other way on a file this burst never touched, once the burst's calls
+  // have ended, starts a new checkpoint. mmap faults read. The destination
+  // half of a copy whose source half joined this checkpoint stays with it:
+  // one copy is one checkpoint; so does a call that started while the
+  // burst's calls were still running the other way (rsync's receiver
+  // writes what its sender, another process, is still reading; its writes
+  // to a temporary name come in when the rename decides them).
   const bool copy_of_joined_source =
       ev.copy_source && open_ && open_->files_touched.contains(*ev.copy_source);
-  if (open_ && moves_bytes(ev.op) && !copy_of_joined_source &&
+  const bool while_burst_ran = open_ && ev.start_ns < open_->end_ns;
+  if (open_ && moves_bytes(ev.op) && !copy_of_joined_source && !while_burst_ran &&
       !open_->files_touched.contains(call_key(ev))) {
     bool saving = open_->write_calls > 0 && open_->read_calls == 0;
     bool loading = open_->read_calls > 0 && open_->write_calls == 0;
@@ -436,7 +450,8 @@ void Stitcher::emit(OpenCheckpoint&& c) {
   StageSpans spans;
   if (available_.gpu && !copy_load)
     if (auto g = gpu_.stage(c, rec)) rec.stages.push_back(std::move(*g));
-  if (available_.job_io) host_io_.add_stages(c, rec.direction, bytes, rec.stages, spans);
+  if (available_.job_io)
+    host_io_.add_stages(c, rec.direction, bytes - storage_copied_bytes(c), rec.stages, spans);
   if (available_.nfs)
     nfs_.add_stages(c, rec, failures, out_rpc_calls_, transport_, available_.transport, spans);
   if (available_.transport) {

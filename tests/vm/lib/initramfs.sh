@@ -232,7 +232,7 @@ vm_conf_segment() {
 
 # The real clients a scenario with `# vm-clients: yes` runs (file-layer):
 # fio, GNU coreutils' cp and dd (under /opt/clients/bin, so busybox's stay
-# where they are) and Debian's python3 with numpy, all from this host (Debian
+# where they are), rsync and Debian's python3 with numpy, all from this host (Debian
 # 12, the guest's release: `scripts/install-deps.sh` installs fio and
 # python3-numpy). python3-torch is not here: with its libraries it is over 1 GiB,
 # the guest's whole memory (torch runs in tests/clients/ on the host only).
@@ -243,14 +243,15 @@ vm_clients_segment() {
   local work=$1 root="$1/clients" f so
   rm -rf "$root"
   vm_skeleton "$root"
-  for f in /usr/bin/fio /usr/bin/cp /usr/bin/dd "/usr/bin/$VM_PYTHON"; do
-    [ -x "$f" ] || vm_die "the file-layer clients need $f on this host: run scripts/install-deps.sh (fio, coreutils, python3-numpy)"
+  for f in /usr/bin/fio /usr/bin/cp /usr/bin/dd /usr/bin/rsync "/usr/bin/$VM_PYTHON"; do
+    [ -x "$f" ] || vm_die "the file-layer clients need $f on this host: run scripts/install-deps.sh (fio, coreutils, rsync, python3-numpy)"
   done
   [ -f /usr/lib/python3/dist-packages/numpy/__init__.py ] ||
     vm_die "no numpy for /usr/bin/python3 on this host: run scripts/install-deps.sh (python3-numpy)"
   vm_install "$root" /usr/bin/fio /usr/bin/fio
   vm_install "$root" /usr/bin/cp /opt/clients/bin/cp
   vm_install "$root" /usr/bin/dd /opt/clients/bin/dd
+  vm_install "$root" /usr/bin/rsync /usr/bin/rsync
   vm_install "$root" "/usr/bin/$VM_PYTHON" "/usr/bin/$VM_PYTHON"
   ln -sfn "$VM_PYTHON" "$root/usr/bin/python3"
   mkdir -p "$root/usr/lib/$VM_PYTHON" "$root/usr/lib/python3/dist-packages"

@@ -23,8 +23,11 @@
 #     one PMD entry each (do_set_pmd), no fault per page
 #   the write-then-rename commit on NFS (issue 35, docs/stitching.md "Decided
 #     late"): a safetensors-style atomic save (48 MiB), a plain name renamed
-#     to a checkpoint's (40 MiB, the kernel's sums), and a staging directory
-#     renamed to checkpoints/step_K (40 MiB in two shards)
+#     to a checkpoint's (40 MiB, the kernel's sums), a staging directory
+#     renamed to checkpoints/step_K (40 MiB in two shards), and rsync -a of 4
+#     shards (16 MiB: the server's files are in the guest's memory) within NFS: its receiver fchdir()s into the destination
+#     (fentry on the syscall's own function) and writes .NAME.XXXXXX, then
+#     renames
 # The clients and their ground truth: tests/clients/real_clients.py (also run
 # on the host by tests/clients/); the host-side check: check_file_layer.py.
 # (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
@@ -43,7 +46,7 @@ clients="$clients cp:$local_dir:$VM_MNT cp:$local_dir:$local_dir"
 clients="$clients cp:$VM_MNT:$VM_MNT dd:$local_dir:$VM_MNT numpy:$VM_MNT"
 clients="$clients numpy:$VM_MNT:64 numpy:$VM_MNT:64:warm numpy:$local_dir:64:warm"
 clients="$clients numpy:$huge_dir:64:warm"
-clients="$clients atomic:$VM_MNT renamed:$VM_MNT dirrename:$VM_MNT"
+clients="$clients atomic:$VM_MNT renamed:$VM_MNT dirrename:$VM_MNT rsync:$VM_MNT:$VM_MNT:16"
 # shellcheck disable=SC2086 # one word per client
 vm_step "real clients: prepare" python3 /vm/real_clients.py prepare --plan /tmp/plan.json $clients
 cp /tmp/plan.json "$VM_OUT/plan.json"

@@ -7,6 +7,8 @@
 // and notes.
 #include "probes/jobio_programs.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,18 +18,21 @@
 namespace ckpt {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using Set = std::set<std::string>;
 
 const Set kAllFunctions = {
-    "vfs_read",        "vfs_write",       "vfs_readv",           "vfs_writev",
-    "vfs_fsync_range", "filp_flush",      "filp_close",          "do_sys_ftruncate",
-    "do_sys_openat2",  "do_renameat2",    "do_mkdirat",          "do_unlinkat",
-    "do_rmdir",        "vfs_statx",       "vfs_copy_file_range", "do_splice_direct",
-    "filemap_fault",   "set_pte_range",   "do_set_pte",          "do_set_pmd",
-    "io_submit_one",   "do_io_getevents", "ksys_read",           "__x64_sys_openat"};
+    "vfs_read",        "vfs_write",        "vfs_readv",           "vfs_writev",
+    "vfs_fsync_range", "filp_flush",       "filp_close",          "do_sys_ftruncate",
+    "do_sys_openat2",  "do_renameat2",     "do_mkdirat",          "do_unlinkat",
+    "do_rmdir",        "vfs_statx",        "vfs_copy_file_range", "do_splice_direct",
+    "filemap_fault",   "set_pte_range",    "do_set_pte",          "do_set_pmd",
+    "io_submit_one",   "do_io_getevents",  "ksys_read",           "__x64_sys_openat",
+    "__x64_sys_chdir", "__x64_sys_fchdir", "vfs_clone_file_range"};
 const Set kAllTracepoints = {"sys_enter",
                              "sys_exit",
                              "sched_switch",
@@ -95,7 +100,8 @@ const Set kFileLayerCore = {
     "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",    "fl_splice_exit",
     "fl_fault_enter",      "fl_fault_exit",      "fl_do_set_pmd_exit", "on_page_cache_add",
     "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter",  "fl_aio_wait_exit",
-    "on_folio_dirtied"};
+    "on_folio_dirtied",    "fl_chdir_enter",     "fl_chdir_exit",      "fl_fchdir_enter",
+    "fl_fchdir_exit",      "fl_clone_enter",     "fl_clone_exit"};
 
 Set plus(Set s, const Set& more) {
   s.insert(more.begin(), more.end());
@@ -346,7 +352,7 @@ TEST(JobioPrograms, EveryPlannedProgramIsSelectableAndTheSchedulersAreNot) {
 // only those must not change any kernel's plan.
 TEST(JobioPrograms, TheFunctionsTheProbeKeepsAreAllTheSelectionAsksAbout) {
   const auto& kept = jobio_btf_functions();
-  EXPECT_EQ(kept.size(), 22u);
+  EXPECT_EQ(kept.size(), 25u);
   for (auto k : {linux_6_1(), linux_6_12(), this_host()}) {
     auto full = select_jobio_programs(RequestedProbeMode::Auto, k);
     std::erase_if(k.btf_functions, [&kept](const std::string& f) { return !kept.contains(f); });
@@ -354,6 +360,37 @@ TEST(JobioPrograms, TheFunctionsTheProbeKeepsAreAllTheSelectionAsksAbout) {
     ASSERT_TRUE(full && trimmed);
     EXPECT_EQ(full->load, trimmed->load) << k.release;
     EXPECT_EQ(full->unseen, trimmed->unseen) << k.release;
+  }
+}
+
+// NFS 4.2's COPY and CLONE are the nfsv4 module's tracepoints: loaded
+// with it, a note when the module lacks them, nothing without an NFS 4
+// client at all (no copy for the server to make).
+TEST(JobioPrograms, ServerSideCopiesNeedTheNfsv4ModulesTracepoints) {
+  const Set server_copy = {"on_nfs4_copy", "on_nfs4_clone"};
+  auto has_all = [](const Set& load, const Set& names) {
+    return std::all_of(names.begin(), names.end(), [&](const auto& n) { return load.contains(n); });
+  };
+  for (auto k : {linux_6_12(), this_host()}) {
+    auto no_module = select_jobio_programs(RequestedProbeMode::Auto, k);
+    ASSERT_TRUE(no_module);
+    EXPECT_FALSE(no_module->load.contains("on_nfs4_copy")) << k.release;
+    for (const auto& u : no_module->unseen)
+      EXPECT_THAT(u, Not(HasSubstr("server-side"))) << k.release;
+
+    k.nfs4_module = true;
+    auto without = select_jobio_programs(RequestedProbeMode::Auto, k);
+    ASSERT_TRUE(without);
+    EXPECT_FALSE(without->load.contains("on_nfs4_copy"));
+    EXPECT_THAT(without->unseen, Contains(HasSubstr("NFS 4.2 server-side copies are not seen: the "
+                                                    "nfsv4 module has no nfs4_copy")))
+        << k.release;
+
+    k.btf_tracepoints.insert({"nfs4_copy", "nfs4_clone"});
+    auto with = select_jobio_programs(RequestedProbeMode::Auto, k);
+    ASSERT_TRUE(with);
+    EXPECT_TRUE(has_all(with->load, server_copy)) << k.release;
+    EXPECT_EQ(with->unseen, no_module->unseen) << k.release;
   }
 }
 

@@ -137,6 +137,89 @@ TEST(JobIoSourceTest, OpenResolvesRelativePathsAndRemembersTheFile) {
   EXPECT_EQ(resolver.path_of(1, 1, FileId{makedev(253, 1), 4242}), expect);
 }
 
+// rsync's receiver: chdir into the destination, then relative names, read
+// after the process has moved on (or is gone): they resolve where the
+// chdir records put it, not where /proc says it is now. fchdir names only
+// its fd. A chdir is no I/O: only the CPU before it is an event.
+TEST(JobIoSourceTest, ChdirRecordsMoveTheWorkingDirectoryRelativeNamesResolveIn) {
+  CaptureSink sink;
+  PathResolver resolver("/nonexistent-proc");
+  JobIoSource src(sink, resolver);
+  auto path_record = [](uint32_t op, int dirfd, const char* path, int64_t ret) {
+    ckpt_path_record r{};
+    r.hdr = header(CKPT_REC_PATH, op);
+    r.ret = ret;
+    r.dirfd = dirfd;
+    std::strcpy(r.path, path);
+    r.path_len = path[0] ? static_cast<uint16_t>(std::strlen(path) + 1) : 0;
+    return r;
+  };
+  auto chdir_to = path_record(CKPT_OP_CHDIR, AT_FDCWD, "/mnt/nfs/ckpt", 0);
+  src.on_record(&chdir_to, sizeof(chdir_to));
+  ASSERT_EQ(sink.events.size(), 1u);
+  const auto& cpu = std::get<CpuEvent>(sink.events[0]);
+  EXPECT_EQ(cpu.window_start_ns, 500u);
+  EXPECT_EQ(cpu.end_ns, 1000u) << "the window ends where the call starts";
+  EXPECT_EQ(cpu.cpu_ns, 400u);
+
+  auto into_step = path_record(CKPT_OP_CHDIR, AT_FDCWD, "step_1/../step_2", 0);
+  src.on_record(&into_step, sizeof(into_step));
+  auto failed = path_record(CKPT_OP_CHDIR, AT_FDCWD, "/elsewhere", -2);
+  src.on_record(&failed, sizeof(failed));
+  auto open = path_record(CKPT_OP_OPEN, AT_FDCWD, ".shard-0.pt.Ab12Cd", 5);
+  src.on_record(&open, sizeof(open));
+  EXPECT_EQ(std::get<IoEvent>(sink.events.back()).path, "/mnt/nfs/ckpt/step_2/.shard-0.pt.Ab12Cd");
+
+  resolver.opened(open.hdr.tgid, 7, "/mnt/nfs/other");
+  auto by_fd = path_record(CKPT_OP_CHDIR, 7, "", 0);
+  src.on_record(&by_fd, sizeof(by_fd));
+  src.on_record(&open, sizeof(open));
+  EXPECT_EQ(std::get<IoEvent>(sink.events.back()).path, "/mnt/nfs/other/.shard-0.pt.Ab12Cd");
+  for (const auto& e : sink.events) {
+    if (const auto* io = std::get_if<IoEvent>(&e)) {
+      EXPECT_EQ(io->op, IoOp::Open);
+    }
+  }
+  EXPECT_EQ(src.drops()[0].count, 0u) << "a chdir record is not malformed";
+}
+
+// Copies the storage made (bpf/jobio_storage_copies.bpf.h): a copy record
+// with via CKPT_VIA_SERVER_COPY or CKPT_VIA_REFLINK is a read of its source
+// and a write of its destination under that via, as any copy.
+TEST(JobIoSourceTest, CopiesTheStorageMadeKeepTheirVia) {
+  for (auto [kernel_via, via] : {std::pair{CKPT_VIA_SERVER_COPY, IoVia::ServerCopy},
+                                 std::pair{CKPT_VIA_REFLINK, IoVia::Reflink}}) {
+    CaptureSink sink;
+    PathResolver resolver;
+    JobIoSource src(sink, resolver);
+    ckpt_copy_record r{};
+    r.hdr = header(CKPT_REC_COPY, 0);
+    r.ret = 8 << 20;
+    r.requested = 8 << 20;
+    r.src_dev = (253ull << 20) | 1;
+    r.src_ino = 11;
+    r.dst_dev = (253ull << 20) | 1;
+    r.dst_ino = 12;
+    r.src_fd = -1;
+    r.dst_fd = -1;
+    r.src_type = CKPT_FT_REGULAR;
+    r.dst_type = CKPT_FT_REGULAR;
+    r.via = kernel_via;
+    src.on_record(&r, sizeof(r));
+    ASSERT_EQ(sink.events.size(), 2u) << to_string(via);
+    const auto& read = std::get<IoEvent>(sink.events[0]);
+    const auto& write = std::get<IoEvent>(sink.events[1]);
+    EXPECT_EQ(read.op, IoOp::Read);
+    EXPECT_EQ(read.via, via);
+    EXPECT_EQ(write.via, via);
+    EXPECT_EQ(write.ret, 8 << 20);
+    ASSERT_TRUE(write.copy_source);
+    EXPECT_EQ(write.copy_source->ino, 11u);
+    EXPECT_TRUE(storage_copied(via));
+    EXPECT_EQ(src.drops()[0].count, 0u);
+  }
+}
+
 // Calls in flight (bpf/jobio.h CKPT_REC_*_START), as the kernel lays them
 // out: a call on one file, a copy, a path call; each one CallStartEvent
 // naming what the call's own record will name.

@@ -80,6 +80,23 @@ TEST(PathResolverTest, DeadProcessKeepsLastKnownCwd) {
   EXPECT_EQ(r.resolve(999998, AT_FDCWD, "a.pt"), "a.pt") << "unknown: kept as given";
 }
 
+// A traced chdir outranks /proc, which shows where the process is when the
+// record is read, not when the call was made; a child inherits it; a
+// directory renamed takes the working directories below it along.
+TEST(PathResolverTest, ATracedChdirOutranksProc) {
+  PathResolver r;
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  r.changed_dir(self, "/mnt/nfs/ckpt/./step_1");
+  EXPECT_EQ(r.resolve(self, AT_FDCWD, "a.pt"), "/mnt/nfs/ckpt/step_1/a.pt")
+      << "not our real cwd, " << std::filesystem::current_path();
+  r.forked(self, 999999);
+  EXPECT_EQ(r.resolve(999999, AT_FDCWD, "b.pt"), "/mnt/nfs/ckpt/step_1/b.pt");
+  r.renamed("/mnt/nfs/ckpt", "/mnt/nfs/ckpt-old");
+  EXPECT_EQ(r.resolve(999999, AT_FDCWD, "b.pt"), "/mnt/nfs/ckpt-old/step_1/b.pt");
+  r.changed_dir(self, "");  // fchdir of an fd we cannot name: back to /proc
+  EXPECT_EQ(r.resolve(self, AT_FDCWD, "a.pt"), std::filesystem::current_path().string() + "/a.pt");
+}
+
 // cp -r: the destination directory opened, then each file relative to its
 // fd, by a process gone before /proc is read.
 TEST(PathResolverTest, ADeadProcessesDirfdResolvesThroughItsOpen) {
@@ -93,6 +110,22 @@ TEST(PathResolverTest, ADeadProcessesDirfdResolvesThroughItsOpen) {
   EXPECT_EQ(r.resolve(4343, 4, "x.pt"), "/mnt/nfs/ckpt/step_2/x.pt") << "inherited by a child";
   r.exited(4242);
   EXPECT_EQ(r.resolve(4242, 4, "shard-1.pt"), "shard-1.pt");
+}
+
+// rsync's receiver walks to its destination one openat(dirfd, name) at a
+// time, closing and reusing fd numbers: by the time a record is read, /proc
+// shows the number as something else (here: our own stdin). The traced open
+// that returned the fd names it; /proc only for an fd no open we saw returned.
+TEST(PathResolverTest, ATracedOpenOfAnFdOutranksWhatProcShowsNow) {
+  PathResolver r;
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  r.opened(self, 0, "/mnt/nfs/ckpt/step_2");
+  EXPECT_EQ(r.resolve(self, 0, "shard-0.pt"), "/mnt/nfs/ckpt/step_2/shard-0.pt");
+  EXPECT_EQ(r.fd_dir(self, 0), "/mnt/nfs/ckpt/step_2");
+  const int dir = open("/", O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(dir, 0);
+  EXPECT_EQ(r.resolve(self, dir, "etc"), "/etc") << "no open of it seen: /proc";
+  close(dir);
 }
 
 // A staging directory renamed into a checkpoint's (Orbax, Hugging Face):

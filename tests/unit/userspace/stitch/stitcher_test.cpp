@@ -270,6 +270,105 @@ TEST_F(StitcherTest, ACopyOrARenameInFlightKeepsItsCheckpointOpen) {
   }
 }
 
+// A copy's two halves as the jobio source makes them from one copy record.
+std::pair<IoEvent, IoEvent> copy_halves(IoVia via, uint32_t tid, uint64_t t0, uint64_t t1,
+                                        int64_t ret, uint64_t n) {
+  IoEvent src;
+  src.tgid = 100;
+  src.tid = tid;
+  src.op = IoOp::Read;
+  src.via = via;
+  src.start_ns = src.cpu_window_start_ns = t0;
+  src.end_ns = t1;
+  src.file = FileId{42, 2000 + n};
+  src.path = "/nfs/run/checkpoint-1/shard-" + std::to_string(n) + ".pt";
+  src.ret = ret;
+  IoEvent dst = src;
+  dst.op = IoOp::Write;
+  dst.file = FileId{42, 3000 + n};
+  dst.path = "/nfs/run/checkpoint-2/shard-" + std::to_string(n) + ".pt";
+  dst.copy_source = src.file;
+  return {std::move(src), std::move(dst)};
+}
+
+// A copy the storage made (an NFS 4.2 COPY, a reflink): a load and a save
+// of its bytes, via its own name, charged to no stage of the node (host_io,
+// serialize count none of it); a reflink the file system refused first (GNU
+// cp's first try on ext4) is no failure, one the storage failed is.
+TEST_F(StitcherTest, ACopyTheStorageMadeChargesNoStageOfTheNode) {
+  const uint64_t T = 1000 * kMs;
+  for (IoVia via : {IoVia::ServerCopy, IoVia::Reflink}) {
+    Stitcher s = make();
+    auto [refused_src, refused_dst] =
+        copy_halves(IoVia::Reflink, 7, T, T + 1 * kMs, -EOPNOTSUPP, 0);
+    s.on_event(std::move(refused_src));
+    s.on_event(std::move(refused_dst));
+    for (uint64_t n = 0; n < 2; ++n) {
+      auto [src, dst] = copy_halves(via, 7, T + (2 + 10 * n) * kMs, T + (10 + 10 * n) * kMs,
+                                    static_cast<int64_t>(3 * kMiB), n);
+      s.on_event(std::move(src));
+      s.on_event(std::move(dst));
+    }
+    s.advance(T + 10'000 * kMs);
+    auto cps = s.take_checkpoints();
+    ASSERT_EQ(cps.size(), 2u) << to_string(via);
+    for (const auto& c : cps) {
+      EXPECT_EQ(c.bytes, 6 * kMiB);
+      ASSERT_EQ(c.bytes_by_via.size(), 1u);
+      EXPECT_EQ(c.bytes_by_via[0].first, to_string(via));
+      EXPECT_EQ(c.bytes_by_via[0].second, 6 * kMiB);
+      EXPECT_EQ(stage(c, kStageHostIo).bytes, 0u);
+      EXPECT_EQ(stage(c, kStageHostIo).busy_ns, 0u);
+      EXPECT_EQ(stage(c, kStageSerialize).bytes, 0u);
+      EXPECT_TRUE(c.failures.empty()) << c.failures[0].evidence;
+    }
+  }
+  Stitcher s = make();
+  auto [src, dst] = copy_halves(IoVia::Reflink, 7, T, T + 1 * kMs, -EIO, 0);
+  s.on_event(std::move(src));
+  s.on_event(std::move(dst));
+  s.advance(T + 10'000 * kMs);
+  auto cps = s.take_checkpoints();
+  ASSERT_FALSE(cps.empty());
+  ASSERT_FALSE(cps[0].failures.empty()) << "a reflink the storage failed (EIO)";
+  EXPECT_EQ(cps[0].failures[0].kind, kFailureEio);
+}
+
+// rsync: the sender (one process) reads a shard while the receiver (another)
+// writes it under a temporary name; those writes come in only when the
+// rename decides them, after reads that began later. Writes that started
+// while the burst's reads were still running are the same copy; a load that
+// starts after a save's calls have all ended is a checkpoint of its own.
+TEST_F(StitcherTest, DataMovingTheOtherWayWhileTheBurstRanIsTheSameCopy) {
+  const uint64_t T = 1000 * kMs;
+  {
+    Stitcher s = make();
+    StreamBuilder b(s);
+    b.data(7, IoOp::Read, kShard0, kId0, T, T + 10 * kMs, 4 * kMiB);
+    b.data(7, IoOp::Read, kShard1, kId1, T + 10 * kMs, T + 20 * kMs, 4 * kMiB);
+    b.data(8, IoOp::Write, "/nfs/run/checkpoint-2/shard-0.pt", FileId{42, 9}, T + 1 * kMs,
+           T + 12 * kMs, 4 * kMiB);
+    b.data(8, IoOp::Write, "/nfs/run/checkpoint-2/shard-1.pt", FileId{42, 10}, T + 12 * kMs,
+           T + 21 * kMs, 4 * kMiB);
+    s.advance(T + 10'000 * kMs);
+    auto cps = s.take_checkpoints();
+    ASSERT_EQ(cps.size(), 2u) << "one copy: a load and a save";
+    EXPECT_EQ(cps[0].direction, Direction::Load);
+    EXPECT_EQ(cps[0].bytes, 8 * kMiB);
+    EXPECT_EQ(cps[1].direction, Direction::Save);
+    EXPECT_EQ(cps[1].bytes, 8 * kMiB);
+  }
+  Stitcher s = make();
+  StreamBuilder b(s);
+  b.data(7, IoOp::Write, kShard0, kId0, T, T + 10 * kMs, 4 * kMiB);
+  b.data(7, IoOp::Read, kShard1, kId1, T + 11 * kMs, T + 20 * kMs, 4 * kMiB);
+  s.advance(T + 10'000 * kMs);
+  auto cps = s.take_checkpoints();
+  ASSERT_EQ(cps.size(), 2u) << "a save, then a load";
+  EXPECT_EQ(cps[0].direction, Direction::Save);
+  EXPECT_EQ(cps[1].direction, Direction::Load);
+}
+
 // A call that never returns (a hard-mounted server gone for good) holds its
 // checkpoint open up to checkpoint.in_flight_limit_s after it started: the
 // stall is said at stall_s, the checkpoint ends at the limit with it, and
