@@ -9,6 +9,7 @@
 #include <map>
 
 #include "analysis/above_max_note.h"
+#include "analysis/io_accounting_notice.h"
 #include "analysis/json_values.h"
 #include "analysis/nfs_crosscheck.h"
 #include "analysis/storage_copy_note.h"
@@ -341,6 +342,7 @@ nlohmann::json summary_json(const Trace& trace) {
       {"drops", drops_json(trace.drops)},
       {"nfs_mounts", std::move(nfs_mounts)},
       {"unrecognised_io", unrecognised_io_json(trace.unrecognised_io)},
+      {"io_accounting", io_accounting_json(trace.io_accounting)},
   };
 }
 

@@ -71,7 +71,11 @@ namespace ckpt {
 //                                          "bytes_read", "bytes_written",
 //                                          "checkpoint_glob": string|null,
 //                                          "checkpoint_dir": string|null}],
-//                               "hint"}}
+//                               "hint"},
+//    "io_accounting": null | {"threads", "processes_running", "kernel_read_bytes",
+//                             "kernel_written_bytes", "traced_written_bytes",
+//                             "unseen_written_bytes", "allowance_bytes",
+//                             "notice": string|null}}
 //
 // where RPC_OP is {"op", "count", "errors", "major_timeouts", "transmissions",
 // "bytes_sent", "bytes_received", "queue_ns", "rtt_ns", "execute_ns"} (sums
@@ -100,6 +104,14 @@ namespace ckpt {
 // the "evidence" lines in the classifier's order, each with its 1-based
 // "line" (0 when not from a log) in its "source" (the job log's path, "kmsg"
 // or "exit_status"), and the "symptoms", other classes seen, as text.
+//
+// "io_accounting" is the end-of-run accounting (docs/stitching.md): the bytes
+// the kernel counted the job's threads writing (summed as each exited) against
+// the bytes the trace attributed to checkpoints and unrecognised files; null
+// when not counted (not traced, a kernel without per-task I/O counters, or a
+// trace older than schema version 9). "notice" says the difference in words
+// when it is above "allowance_bytes" (the notice threshold and two pages a
+// file written); nothing is compared while "processes_running" is not 0.
 //
 // "unrecognised_io" is the notice that the job moved more than "notice_bytes"
 // (checkpoint.unrecognised_notice_mib) through regular files that no

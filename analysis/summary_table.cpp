@@ -11,6 +11,7 @@
 
 #include "analysis/above_max_note.h"
 #include "analysis/format.h"
+#include "analysis/io_accounting_notice.h"
 #include "analysis/nfs_crosscheck.h"
 #include "analysis/storage_copy_note.h"
 #include "analysis/summary.h"
@@ -440,6 +441,12 @@ std::string summary_table(const Trace& trace) {
   if (trace.checkpoints.empty()) out += "\ncheckpoints: none detected\n";
   for (const CheckpointRecord& c : trace.checkpoints) checkpoint_lines(out, c, trace.job);
   unrecognised_lines(out, trace.unrecognised_io);
+  if (trace.io_accounting) {
+    out += "\n";
+    wrapped_line(out, "written:", words_of(io_accounting_line(*trace.io_accounting)), 2);
+    if (auto n = io_accounting_notice(*trace.io_accounting))
+      wrapped_line(out, "  note:", words_of(*n), 8);
+  }
   nfs_mount_lines(out, trace.nfs_mounts);
   failure_lines(out, trace);
   connection_lines(out, trace.connections);

@@ -393,7 +393,19 @@ static __always_inline void emit_proc(__u32 op, __u32 tgid, __u32 tid, __u32 chi
 	rec->gid = BPF_CORE_READ(task, cred, gid.val);
 	rec->egid = BPF_CORE_READ(task, cred, egid.val);
 	rec->secure_exec = secure_exec;
-	rec->pad = 0;
+	rec->io_accounting = 0;
+	rec->io_read_bytes = 0;
+	rec->io_write_bytes = 0;
+	rec->io_cancelled_write_bytes = 0;
+	/* An exiting thread's own I/O counters: final here (release_task folds
+	 * them into its process' later). */
+	if ((op == CKPT_PROC_EXIT || op == CKPT_PROC_THREAD_EXIT) &&
+	    bpf_core_field_exists(task->ioac.write_bytes)) {
+		rec->io_accounting = 1;
+		rec->io_read_bytes = BPF_CORE_READ(task, ioac.read_bytes);
+		rec->io_write_bytes = BPF_CORE_READ(task, ioac.write_bytes);
+		rec->io_cancelled_write_bytes = BPF_CORE_READ(task, ioac.cancelled_write_bytes);
+	}
 	/* Process events are rare and end a trace: always wake the reader. */
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 }

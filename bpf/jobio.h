@@ -296,7 +296,17 @@ struct ckpt_proc_record {
 	__u32 egid;
 	/* CKPT_PROC_EXEC_PRIVILEGED: bprm->secureexec (the kernel's AT_SECURE). */
 	__u32 secure_exec;
-	__u32 pad;
+	/* CKPT_PROC_EXIT, CKPT_PROC_THREAD_EXIT: io_accounting says the three
+	 * counters below are the exiting thread's own (task->ioac, its whole
+	 * life; CONFIG_TASK_IO_ACCOUNTING): the bytes it read from storage,
+	 * the page-cache bytes it dirtied (and O_DIRECT bytes it wrote), and
+	 * the dirty bytes a truncate or unlink dropped before writeback. User
+	 * space sums them over the job's threads against what the trace
+	 * attributed (docs/stitching.md, "End-of-run accounting"). */
+	__u32 io_accounting;
+	__u64 io_read_bytes;
+	__u64 io_write_bytes;
+	__u64 io_cancelled_write_bytes;
 };
 
 /* Files open for writing at a signalled death; fd -1 (dev and ino 0) says the

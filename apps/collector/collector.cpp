@@ -1,5 +1,7 @@
 #include "apps/collector/collector.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <functional>
 
@@ -12,6 +14,7 @@
 #include "sources/nfs_mounts.h"
 #include "sources/nfs_source.h"
 #include "sources/tcp_source.h"
+#include "sources/thread_io.h"
 
 namespace ckpt {
 namespace {
@@ -167,6 +170,9 @@ void Collector::warn_in_trace(const std::string& message) {
 Expected<void> Collector::trace_tgid(uint32_t tgid) {
   live_tgids_.insert(tgid);
   if (!probes_) return {};
+  // What its threads had moved before: only what they move from now on is
+  // the job's under the trace (attach; for run, the child before its exec).
+  for (const auto& t : read_threads_io(tgid)) accounting_.baseline(t.tid, t.io);
   return probes_->trace_tgid(tgid);
 }
 
@@ -178,6 +184,7 @@ void Collector::on_event(Event&& event) {
       live_tgids_.erase(p->tgid);
       resolver_.exited(p->tgid);
     }
+    accounting_.on_exit(*p);
   }
   stitcher_->on_event(std::move(event));
 }
@@ -290,6 +297,20 @@ void Collector::await_storage_acks() {
   }
 }
 
+void Collector::write_io_accounting() {
+  // Nothing to compare without the probes, or on a kernel whose exit
+  // records carry no counters.
+  if (!probes_ || !stitcher_) return;
+  const IoAccounting::OutsideCheckpoints outside{stitcher_->written_outside_checkpoints(),
+                                                 stitcher_->files_written_outside_checkpoints(),
+                                                 stitcher_->unrecognised_io().notice_bytes};
+  IoAccountingRecord io = accounting_.record(trace_.checkpoints, outside, live_tgids_.size(),
+                                             static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+  if (io.threads == 0 && accounting_.threads_without_counters() > 0) return;
+  if (auto ok = writer_.set_io_accounting(io); !ok) ++write_errors_;
+  trace_.io_accounting = std::move(io);
+}
+
 Expected<Trace> Collector::finish(const JobRecord& job) {
   if (probes_ && probes_->tcp_enabled()) await_storage_acks();
   if (probes_) {
@@ -316,6 +337,7 @@ Expected<Trace> Collector::finish(const JobRecord& job) {
   }
   trace_.connections = stitcher_ ? stitcher_->connections() : std::vector<ConnectionRecord>{};
   trace_.drops = current_drops();
+  write_io_accounting();
   bool traced = trace_.job.traced;
   std::string warning = trace_.job.trace_warning;
   std::string probe_mode = trace_.job.probe_mode;

@@ -20,6 +20,7 @@
 #include "sources/mountstats.h"
 #include "sources/path_resolver.h"
 #include "sources/source.h"
+#include "stitch/io_accounting.h"
 #include "stitch/stitcher.h"
 
 namespace ckpt {
@@ -80,6 +81,9 @@ class Collector : public EventSink {
   // Adds a storage server to endpoints_ unless one there covers it; true if added.
   bool follow_endpoint(const StorageEndpoint& ep);
   std::vector<DropRecord> current_drops() const;
+  // The end-of-run accounting row, from what the job's exited threads
+  // carried and what the trace attributed.
+  void write_io_accounting();
 
   Config config_;
   TraceWriter writer_;
@@ -101,6 +105,9 @@ class Collector : public EventSink {
   std::vector<NfsMountStats> mounts_before_;
   std::vector<StorageEndpoint> endpoints_;  // followed by the transport probes
   uint64_t last_nfs_check_ns_ = 0;
+  // The job's threads' own write counters against the trace's (the
+  // io_accounting row, written at the end).
+  IoAccounting accounting_;
 };
 
 }  // namespace ckpt

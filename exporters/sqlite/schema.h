@@ -38,8 +38,10 @@ namespace ckpt {
 // job.probe_mode. Version 7 added stages.exclusive_ns, the part of a
 // stage's busy time the stages below it do not explain. Version 8 added
 // unrecognised_io and unrecognised_files, the job's data through files no
-// checkpoint pattern recognised. Version 1 to 7 files still read.
-inline constexpr int kTraceSchemaVersion = 8;
+// checkpoint pattern recognised. Version 9 added io_accounting, the bytes
+// the kernel counted the job's threads writing against the trace's. Version
+// 1 to 8 files still read.
+inline constexpr int kTraceSchemaVersion = 9;
 
 // The oldest schema version read_trace still reads.
 inline constexpr int kOldestTraceSchemaVersion = 1;
@@ -98,6 +100,7 @@ inline constexpr std::string_view kSchemaHistory[] = {
     "-- (\"not known\": their bottleneck was chosen by busy time).\n",
     "-- Version 8 added unrecognised_io and unrecognised_files; older files lack\n"
     "-- them and mean \"not counted\".\n",
+    "-- Version 9 added io_accounting; older files lack it and mean \"not counted\".\n",
 };
 // NOLINTEND(bugprone-suspicious-missing-comma)
 
@@ -804,6 +807,46 @@ inline constexpr table::Table<UnrecognisedFileRecord> kUnrecognisedFilesTable{
     .columns = kUnrecognisedFilesColumns,
 };
 
+inline constexpr table::Column<IoAccountingRecord> kIoAccountingColumns[] = {
+    constant<IoAccountingRecord>("id", "INTEGER PRIMARY KEY CHECK (id = 1)", 1),
+    field<&IoAccountingRecord::threads>("threads", "INTEGER NOT NULL",
+                                        "the job's threads whose exit carried their counters"),
+    field<&IoAccountingRecord::processes_running>(
+        "processes_running", "INTEGER NOT NULL",
+        "the job's processes still running when the trace ended\n"
+        "(their threads are not in the sums: nothing is compared)"),
+    field<&IoAccountingRecord::kernel_read_bytes>("kernel_read_bytes", "INTEGER NOT NULL",
+                                                  "read from storage (task->ioac.read_bytes)"),
+    field<&IoAccountingRecord::kernel_written_bytes>(
+        "kernel_written_bytes", "INTEGER NOT NULL",
+        "written (page-cache bytes dirtied, O_DIRECT bytes) less the\n"
+        "dirty bytes a truncate or unlink dropped"),
+    field<&IoAccountingRecord::traced_written_bytes>(
+        "traced_written_bytes", "INTEGER NOT NULL",
+        "what the trace attributed: the checkpoints' writes and the\n"
+        "unrecognised files'"),
+    field<&IoAccountingRecord::files_written>("files_written", "INTEGER NOT NULL",
+                                              "files the trace saw written"),
+    field<&IoAccountingRecord::page_bytes>("page_bytes", "INTEGER NOT NULL",
+                                           "the kernel's page: it counts whole ones"),
+    field<&IoAccountingRecord::notice_bytes>(
+        "notice_bytes", "INTEGER NOT NULL",
+        "checkpoint.unrecognised_notice_mib in bytes: a kernel count\n"
+        "above the trace's by more than it (and two pages a file\n"
+        "written) is told"),
+};
+
+inline constexpr table::Table<IoAccountingRecord> kIoAccountingTable{
+    .name = "io_accounting",
+    .since = 9,
+    .comment =
+        "End-of-run accounting (since version 9): the bytes the kernel counted the\n"
+        "job's threads writing, summed as each exited, against the bytes the trace\n"
+        "attributed. One row, id = 1, written at the end; absent: not counted\n"
+        "(untraced, or the kernel keeps no per-task I/O counters).",
+    .columns = kIoAccountingColumns,
+};
+
 // Calls `f` with every table, in the order of the schema.
 template <typename F>
 constexpr void for_each_table(F&& f) {
@@ -827,6 +870,7 @@ constexpr void for_each_table(F&& f) {
   f(kCheckpointGpuTable);
   f(kUnrecognisedIoTable);
   f(kUnrecognisedFilesTable);
+  f(kIoAccountingTable);
 }
 
 }  // namespace trace_tables

@@ -112,6 +112,14 @@ class Reader {
     if (auto r = read_list(kDropsTable, t.drops); !r) return r.error();
     if (auto r = read_nfs_mounts(t.nfs_mounts); !r) return r.error();
     if (auto r = read_unrecognised_io(t); !r) return r.error();
+    // Absent before version 9 (not counted), and in a file with no row.
+    if (auto r = read_table(kIoAccountingTable,
+                            [&](IoAccountingRecord&& io, const table::RowFound&) {
+                              t.io_accounting = std::move(io);
+                              return Expected<void>{};
+                            });
+        !r)
+      return r.error();
     return t;
   }
 

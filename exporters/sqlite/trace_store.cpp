@@ -38,6 +38,9 @@ Expected<void> write_all(TraceWriter& w, const Trace& trace) {
   if (trace.unrecognised_io) {
     if (auto r = w.set_unrecognised_io(*trace.unrecognised_io); !r) return r;
   }
+  if (trace.io_accounting) {
+    if (auto r = w.set_io_accounting(*trace.io_accounting); !r) return r;
+  }
   return w.close();
 }
 

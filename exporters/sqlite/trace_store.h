@@ -65,6 +65,8 @@ class TraceWriter {
   Expected<void> set_nfs_mounts(const std::vector<NfsMountRecord>& mounts);
   // Replaces the unrecognised-I/O figures (the row and its largest files).
   Expected<void> set_unrecognised_io(const UnrecognisedIoRecord& io);
+  // Replaces the end-of-run accounting row.
+  Expected<void> set_io_accounting(const IoAccountingRecord& io);
 
   // Makes everything appended so far durable, then starts the next batch.
   Expected<void> commit();

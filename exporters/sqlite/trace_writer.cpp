@@ -60,7 +60,7 @@ struct TraceWriter::Impl {
   Stmt job, job_evidence_clear, job_evidence, checkpoint, stage, failure, file, io_call, rpc_call,
       connection_insert, connection_update, tcp_sample, drops_clear, drop, checkpoint_nfs,
       checkpoint_gpu, rpc_op, nfs_mount, nfs_mount_op, nfs_mount_ebpf_op, unrecognised_clear,
-      unrecognised_io, unrecognised_file;
+      unrecognised_io, unrecognised_file, io_accounting;
 
   // Every statement but the clears comes from its table's descriptor.
   Expected<void> prepare_all() {
@@ -95,6 +95,7 @@ struct TraceWriter::Impl {
         // The single row is replaced, never added to.
         {&unrecognised_io, table::insert_sql(kUnrecognisedIoTable, "INSERT OR REPLACE")},
         {&unrecognised_file, table::insert_sql(kUnrecognisedFilesTable)},
+        {&io_accounting, table::insert_sql(kIoAccountingTable, "INSERT OR REPLACE")},
     };
     for (const auto& e : entries) {
       auto stmt = Stmt::prepare(db.get(), e.sql);
@@ -405,6 +406,16 @@ Expected<void> TraceWriter::set_unrecognised_io(const UnrecognisedIoRecord& io) 
   if (!impl) return impl.error();
   Impl& w = **impl;
   return w.atomically("unrecognised I/O", [&]() { return w.replace_unrecognised_io(io); });
+}
+
+Expected<void> TraceWriter::set_io_accounting(const IoAccountingRecord& io) {
+  auto impl = live();
+  if (!impl) return impl.error();
+  Impl& w = **impl;
+  return w.atomically("I/O accounting", [&]() {
+    using namespace trace_tables;  // NOLINT(google-build-using-namespace): the table names
+    return w.insert(w.io_accounting, kIoAccountingTable, io);
+  });
 }
 
 Expected<void> TraceWriter::commit() {

@@ -17,7 +17,9 @@ compare() asserts, for each checkpoint a client made:
     hold its mmap bytes or leave them to an mmap_bytes column (checked when
     there is one);
 and for the run: probe_mode as expected, the job traced and exit 0, nothing
-dropped, no checkpoint outside every client's window.
+dropped, no checkpoint outside every client's window, and the end-of-run
+accounting without a notice (the kernel's count of the job's writes within
+the pages' slack of the trace's).
 """
 import sqlite3
 
@@ -161,3 +163,11 @@ def compare(check, say, summary, truth, files_by_cp, probe_mode):
                       f"{name}: {path} mmap_bytes {row['mmap_bytes']}, want {mmap_want}")
     extra = [(c.get("id"), c.get("direction"), c.get("bytes")) for c in cps if c.get("id") not in claimed]
     check(not extra, f"checkpoints no client made: {extra}")
+    # The end-of-run accounting: the kernel's count of what the job's threads
+    # wrote is within the pages' slack of the trace's (every write seen).
+    io = summary.get("io_accounting")
+    if check(isinstance(io, dict), f"no end-of-run accounting in the summary: {io!r}"):
+        say(f"io_accounting: kernel wrote {io.get('kernel_written_bytes')} over {io.get('threads')} "
+            f"threads, the trace {io.get('traced_written_bytes')}, unseen "
+            f"{io.get('unseen_written_bytes')} (slack {io.get('allowance_bytes')})")
+        check(io.get("notice") is None, f"end-of-run accounting: {io.get('notice')}")

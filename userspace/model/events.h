@@ -237,6 +237,14 @@ struct ProcEvent {
   // writing (the kernel listed them before closing them), when the list is
   // complete.
   std::optional<std::vector<FileId>> open_for_write;
+  // Exit, ThreadExit: the exiting thread's own I/O counters, its whole life
+  // (task->ioac), when the kernel keeps them.
+  struct ThreadIo {
+    uint64_t read_bytes = 0;             // read from storage
+    uint64_t write_bytes = 0;            // page-cache bytes dirtied, O_DIRECT bytes written
+    uint64_t cancelled_write_bytes = 0;  // dirty bytes dropped before writeback
+  };
+  std::optional<ThreadIo> thread_io;
 };
 
 struct TcpEvent {

@@ -408,6 +408,41 @@ struct UnrecognisedIoRecord {
 };
 inline constexpr size_t kUnrecognisedFilesKept = 5;
 
+// End-of-run accounting (docs/stitching.md, "End-of-run accounting"): the
+// bytes the kernel counted the job's threads writing (task->ioac, summed
+// over every traced thread as it exited) against the bytes the trace
+// attributed (the checkpoints' writes and the unrecognised files'), so a
+// write by a way no probe sees is named, never silent. Reads are shown,
+// not compared: readahead and the pages of the programs' own libraries
+// count there too.
+struct IoAccountingRecord {
+  uint64_t threads = 0;  // exited threads whose counters are summed
+  // The job's processes still running when the trace ended: their threads'
+  // bytes are not in the sums, so nothing is compared (0: all counted).
+  uint64_t processes_running = 0;
+  uint64_t kernel_read_bytes = 0;     // from storage
+  uint64_t kernel_written_bytes = 0;  // dirtied (or O_DIRECT), less the dirty bytes dropped
+  uint64_t traced_written_bytes = 0;  // checkpoints' and unrecognised files' writes
+  uint64_t files_written = 0;         // files the trace saw written
+  // Slack for what the kernel counts in whole pages: two per file written.
+  uint64_t page_bytes = 4096;
+  // checkpoint.unrecognised_notice_mib: a difference above it (and the
+  // pages' slack) is told.
+  uint64_t notice_bytes = 0;
+
+  [[nodiscard]] uint64_t unseen_written_bytes() const {
+    return kernel_written_bytes > traced_written_bytes ? kernel_written_bytes - traced_written_bytes
+                                                       : 0;
+  }
+  [[nodiscard]] uint64_t allowance_bytes() const {
+    return notice_bytes + 2 * page_bytes * files_written;
+  }
+  [[nodiscard]] bool notice() const {
+    return processes_running == 0 && threads > 0 && unseen_written_bytes() > allowance_bytes();
+  }
+  bool operator==(const IoAccountingRecord&) const = default;
+};
+
 struct Trace {
   JobRecord job;
   std::vector<CheckpointRecord> checkpoints;
@@ -420,6 +455,9 @@ struct Trace {
   std::vector<NfsMountRecord> nfs_mounts;
   // Absent when not known: untraced, or a trace from before schema version 8.
   std::optional<UnrecognisedIoRecord> unrecognised_io;
+  // Absent when not counted: untraced, a kernel without the counters, or a
+  // trace from before schema version 9.
+  std::optional<IoAccountingRecord> io_accounting;
 
   bool operator==(const Trace&) const = default;
 };

@@ -402,6 +402,9 @@ void JobIoSource::on_record(const void* data, size_t size) {
       ev.child_tgid = r.child_tgid;
       ev.exit_code = r.exit_code;
       ev.comm = std::string(r.comm, strnlen(r.comm, sizeof(r.comm)));
+      if (ev.kind != ProcEvent::Kind::Fork && r.io_accounting)
+        ev.thread_io =
+            ProcEvent::ThreadIo{r.io_read_bytes, r.io_write_bytes, r.io_cancelled_write_bytes};
       if (ev.kind == ProcEvent::Kind::Fork) resolver_.forked(ev.tgid, ev.child_tgid);
       if (ev.kind == ProcEvent::Kind::Exit && (ev.exit_code & 0x7f) != 0) {
         // The kernel listed the files still open for writing just before.

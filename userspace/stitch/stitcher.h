@@ -93,6 +93,14 @@ class Stitcher : public EventSink {
 
   // The job's data through files not recognised as checkpoints, so far.
   [[nodiscard]] UnrecognisedIoRecord unrecognised_io() const { return unrecognised_.record(); }
+  // Written outside checkpoints, to files excluded by name too, and to how
+  // many files (the end-of-run accounting's side of the trace).
+  [[nodiscard]] uint64_t written_outside_checkpoints() const {
+    return unrecognised_.all_bytes_written();
+  }
+  [[nodiscard]] uint64_t files_written_outside_checkpoints() const {
+    return unrecognised_.all_files_written();
+  }
   // Off: that accounting is skipped (the node exporter, which reports none of it).
   void count_unrecognised_io(bool yes) { count_unrecognised_ = yes; }
 

@@ -91,6 +91,8 @@ void UnrecognisedIo::add(const FileId& file, const std::string& path, const Move
   if (fresh) ++counted_files_;  // counted until a name excludes it
   set_path(e, path);
   Moved& m = e.moved;
+  if (m.bytes_written == 0 && moved.bytes_written > 0) ++all_files_written_;
+  all_bytes_written_ += moved.bytes_written;
   m.first_ns = fresh ? moved.first_ns : std::min(m.first_ns, moved.first_ns);
   m.last_ns = std::max(m.last_ns, moved.last_ns);
   m.bytes_read += moved.bytes_read;
@@ -139,6 +141,9 @@ std::optional<UnrecognisedIo::Moved> UnrecognisedIo::take(const FileId& file) {
     bytes_read_ -= taken->bytes_read;
     bytes_written_ -= taken->bytes_written;
     --counted_files_;
+    // The checkpoint has its writes now.
+    all_bytes_written_ -= taken->bytes_written;
+    if (taken->bytes_written > 0) --all_files_written_;
   }
   files_.erase(it);
   return taken;

@@ -57,6 +57,10 @@ class UnrecognisedIo {
 
   // The totals and the largest kUnrecognisedFilesKept files, largest first.
   [[nodiscard]] UnrecognisedIoRecord record() const;
+  // Written to every file here, excluded ones too, and to how many: what
+  // the trace saw written outside checkpoints (the end-of-run accounting).
+  [[nodiscard]] uint64_t all_bytes_written() const { return all_bytes_written_; }
+  [[nodiscard]] uint64_t all_files_written() const { return all_files_written_; }
 
   // Distinct files kept per file; past it the smaller half is dropped (their
   // bytes stay in the totals, and in the count of files).
@@ -78,6 +82,10 @@ class UnrecognisedIo {
   uint64_t bytes_read_ = 0;
   uint64_t bytes_written_ = 0;
   uint64_t counted_files_ = 0;
+  // Over every entry, excluded and pruned ones included; less what was
+  // taken into a checkpoint.
+  uint64_t all_bytes_written_ = 0;
+  uint64_t all_files_written_ = 0;
 };
 
 }  // namespace ckpt

@@ -194,10 +194,11 @@ std::set<std::string> keys_of(const json& object) {
 TEST(SummaryJsonTest, TopLevelKeys) {
   const json j = summary_json(known_trace());
   ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(keys_of(j),
-            (std::set<std::string>{"checkpoints", "drops", "job", "failures", "connections",
-                                   "nfs_mounts", "probe_mode", "unrecognised_io"}));
+  EXPECT_EQ(keys_of(j), (std::set<std::string>{"checkpoints", "drops", "job", "failures",
+                                               "connections", "nfs_mounts", "probe_mode",
+                                               "unrecognised_io", "io_accounting"}));
   EXPECT_TRUE(j["unrecognised_io"].is_null()) << "the trace did not count it";
+  EXPECT_TRUE(j["io_accounting"].is_null()) << "the trace did not count it";
   EXPECT_EQ(j["probe_mode"], "") << "the trace does not say";
   ASSERT_TRUE(j["checkpoints"].is_array());
   EXPECT_EQ(j["checkpoints"].size(), 2u);

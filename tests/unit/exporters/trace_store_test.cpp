@@ -538,14 +538,21 @@ TEST_F(TraceStoreTest, SchemaTextIsStillVersion7AsShipped) {
   EXPECT_EQ(fnv1a(sql), 0xf9601aad162bbebbull);
 }
 
-TEST_F(TraceStoreTest, SchemaTextIsVersion8AsShipped) {
+TEST_F(TraceStoreTest, SchemaTextIsStillVersion8AsShipped) {
+  // Rebuilt without version 9's table, it is what version 8 wrote.
+  const std::string sql = trace_schema_sql_of(8);
+  EXPECT_EQ(sql.size(), 25316u);
+  EXPECT_EQ(fnv1a(sql), 0xa6360dd49030ab11ull);
+}
+
+TEST_F(TraceStoreTest, SchemaTextIsVersion9AsShipped) {
   // A deliberate change bumps kTraceSchemaVersion and adds a fingerprint:
   // compare `sqlite3 TRACE.db .schema` of traces from before and after.
   const std::string& sql = trace_schema_sql();
-  EXPECT_EQ(kTraceSchemaVersion, 8);
-  EXPECT_EQ(sql, trace_schema_sql_of(8));
-  EXPECT_EQ(sql.size(), 25316u);
-  EXPECT_EQ(fnv1a(sql), 0xa6360dd49030ab11ull);
+  EXPECT_EQ(kTraceSchemaVersion, 9);
+  EXPECT_EQ(sql, trace_schema_sql_of(9));
+  EXPECT_EQ(sql.size(), 26945u);
+  EXPECT_EQ(fnv1a(sql), 0xb5f53d8f19f04398ull);
   const std::string path = file("schema.db");
   ASSERT_TRUE(write_trace(path, Trace{}));
   EXPECT_EQ(query_text(path,
@@ -553,7 +560,8 @@ TEST_F(TraceStoreTest, SchemaTextIsVersion8AsShipped) {
                        "WHERE type = 'table' ORDER BY rowid)"),
             "meta,job,checkpoints,stages,failures,files,io_calls,connections,tcp_samples,drops,"
             "checkpoint_nfs,rpc_ops,nfs_mounts,nfs_mount_ops,nfs_mount_ebpf_ops,"
-            "job_failure_evidence,rpc_calls,checkpoint_gpu,unrecognised_io,unrecognised_files");
+            "job_failure_evidence,rpc_calls,checkpoint_gpu,unrecognised_io,unrecognised_files,"
+            "io_accounting");
   // Only columns were added, at the ends of their tables.
   EXPECT_EQ(query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('io_calls')"),
             "seq,start_ns,end_ns,tgid,tid,op,ret,bytes,path,checkpoint_id,calls,via,busy_ns,"
@@ -1481,6 +1489,40 @@ TEST_F(TraceStoreTest, TheIncrementalWriterReplacesTheUnrecognisedFigures) {
   EXPECT_EQ(query_text(path, "SELECT count(*) FROM unrecognised_io"), "1");
 }
 
+// The end-of-run accounting (version 9): one row, as written; absent when
+// not counted; a version 8 file has none.
+TEST_F(TraceStoreTest, IoAccountingRoundTripsAndAnOlderFileHasNone) {
+  Trace t;
+  t.job.traced = true;
+  IoAccountingRecord& io = t.io_accounting.emplace();
+  io.threads = 12;
+  io.processes_running = 0;
+  io.kernel_read_bytes = 40 << 20;
+  io.kernel_written_bytes = kBelow63;
+  io.traced_written_bytes = 1ull << 30;
+  io.files_written = 9;
+  io.page_bytes = 4096;
+  io.notice_bytes = 16 << 20;
+  const std::string path = file("v9.db");
+  ASSERT_TRUE(write_trace(path, t));
+  auto read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_TRUE(read->io_accounting);
+  EXPECT_TRUE(*read->io_accounting == io);
+  EXPECT_EQ(query_text(path, "SELECT threads || '/' || files_written FROM io_accounting"), "12/9");
+  t.io_accounting.reset();
+  ASSERT_TRUE(write_trace(path, t));
+  read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->io_accounting) << "not counted: no row";
+  exec_sql(path,
+           "DROP TABLE io_accounting; PRAGMA user_version = 8; "
+           "UPDATE meta SET value = '8' WHERE key = 'schema_version'");
+  read = read_trace(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->io_accounting) << "a version 8 file: not counted";
+}
+
 TEST_F(TraceStoreTest, Version7FileReadsWithoutUnrecognisedIo) {
   // A version 7 file: the version 8 writer's file without its new tables.
   const std::string path = file("v7-older.db");
@@ -1573,8 +1615,8 @@ TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
 TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
   const std::string path = file("meta.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "8");
-  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "8");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "9");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "9");
   EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
               ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
   EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
@@ -1909,7 +1951,7 @@ TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message,
               HasSubstr("'" + path +
-                        "' has trace schema version 99, this ckptscope reads up to 8: "
+                        "' has trace schema version 99, this ckptscope reads up to 9: "
                         "upgrade ckptscope"));
 }
 

@@ -183,6 +183,31 @@ TEST(JobIoSourceTest, ChdirRecordsMoveTheWorkingDirectoryRelativeNamesResolveIn)
   EXPECT_EQ(src.drops()[0].count, 0u) << "a chdir record is not malformed";
 }
 
+// A thread's exit carries its own I/O counters (task->ioac) when the kernel
+// keeps them; a fork never does.
+TEST(JobIoSourceTest, AThreadsExitCarriesItsIoCounters) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  ckpt_proc_record r{};
+  r.hdr = header(CKPT_REC_PROC, CKPT_PROC_THREAD_EXIT);
+  r.io_accounting = 1;
+  r.io_read_bytes = 4096;
+  r.io_write_bytes = 64 << 20;
+  r.io_cancelled_write_bytes = 8192;
+  src.on_record(&r, sizeof(r));
+  r.io_accounting = 0;  // a kernel without the counters
+  src.on_record(&r, sizeof(r));
+  ASSERT_EQ(sink.events.size(), 2u);
+  const auto& counted = std::get<ProcEvent>(sink.events[0]);
+  EXPECT_EQ(counted.kind, ProcEvent::Kind::ThreadExit);
+  ASSERT_TRUE(counted.thread_io);
+  EXPECT_EQ(counted.thread_io->read_bytes, 4096u);
+  EXPECT_EQ(counted.thread_io->write_bytes, 64u << 20);
+  EXPECT_EQ(counted.thread_io->cancelled_write_bytes, 8192u);
+  EXPECT_FALSE(std::get<ProcEvent>(sink.events[1]).thread_io);
+}
+
 // Copies the storage made (bpf/jobio_storage_copies.bpf.h): a copy record
 // with via CKPT_VIA_SERVER_COPY or CKPT_VIA_REFLINK is a read of its source
 // and a write of its destination under that via, as any copy.
