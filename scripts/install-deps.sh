@@ -38,6 +38,8 @@ packages=(
   # tests/vm scenario file-layer packs fio, cp, dd, python3 and numpy into its guest
   # (coreutils' cp 9.1 copies with copy_file_range); torch runs on the host only
   fio coreutils python3-numpy python3-torch
+  # tar and h5py: the clients group formats (GNU tar -cf/-xf of a checkpoint, an HDF5 save)
+  tar python3-h5py
   # rsync: a write-then-rename client of tests/clients (group renames)
   rsync
   # xfsprogs: an XFS file system on a loop device, where GNU cp's ioctl(FICLONE)

@@ -2,7 +2,7 @@
 """Real checkpoint clients under `ckptscope run --probe-mode syscall` on this
 host: programs no one here wrote, against their own reports (issue 18).
 
-  clients_test.py --ckptscope PATH --source-dir DIR --clients torch|numpy|fio|aio|cp|dd|renames
+  clients_test.py --ckptscope PATH --source-dir DIR --clients torch|numpy|fio|aio|mmap|cp|dd|formats|renames
                   [--probe-mode syscall] [--keep DIR]
 
 Each --clients group is one `ckptscope run` of real_clients.py (its ground
@@ -23,12 +23,16 @@ bytes_by_via, probe_mode) and the trace's files table:
          shutil.copytree of 3 x 64 MiB within the local disk (sendfile): each
          a load and a save
   dd     `dd oflag=direct bs=1M` of 4 MiB onto the local disk
+  formats  GNU tar -cf of a checkpoint directory (a load; the archive is
+         unrecognised I/O) and tar -xf of it elsewhere (a save); h5py saving
+         and loading model.weights.h5 (the bytes its calls moved, from
+         /proc/self/io)
   renames  a safetensors-style atomic save (*.tmp, fsync, os.replace), a
          file renamed into a checkpoint's name, a staging directory renamed
          into checkpoints/step_K, and `rsync -a` of 4 shards (64 MiB; its
          receiver chdir()s and writes .NAME.XXXXXX, then renames)
 A client that is missing fails the test (scripts/install-deps.sh installs
-fio, coreutils, rsync, xfsprogs, python3-numpy, python3-torch). Needs root (eBPF): skips,
+fio, coreutils, tar, rsync, xfsprogs, python3-numpy, python3-h5py, python3-torch). Needs root (eBPF): skips,
 saying so, otherwise. Exit 0 pass, 1 fail, 77 skip.
 """
 import argparse
@@ -59,6 +63,8 @@ GROUPS = {
     # rsync's receiver chdir()s into the destination, writes each shard as
     # .NAME.XXXXXX by its relative name, renames it, and exits within
     # milliseconds: the names resolve where the traced chdir put it.
+    # Archives and HDF5: GNU tar (archive a checkpoint, extract it elsewhere), h5py.
+    "formats": lambda disk, shm, xfs: [f"tar:{disk}", f"h5py:{disk}"],
     "renames": lambda disk, shm, xfs: [f"atomic:{disk}", f"renamed:{disk}", f"dirrename:{disk}",
                                   f"rsync:{disk}:{disk}"],
 }

@@ -52,6 +52,14 @@ bytes each write(2) returned, summed by the client, equal to the files' sizes:
   dirrename:DIR    two shards written in DIR/out/tmp_save_K/ (Orbax's and HF's
                    staging directory), the directory renamed to
                    DIR/checkpoints/step_K
+  tar:DIR          GNU tar -cf of a checkpoint directory of 3 shards (33 MiB)
+                   into DIR/transfer/step_K.tar (a load of the shards; the
+                   archive is unrecognised I/O), then tar -xf of it into
+                   DIR/restored (a save of the shards): truth, their sizes
+  h5py:DIR         h5py (HDF5's sec2 driver) saving two datasets (7 MiB) to
+                   DIR/checkpoints/step_K/model.weights.h5, then loading them:
+                   truth, the bytes its calls moved (/proc/self/io wchar and
+                   rchar around each)
   rsync:SRC:DST[:MIB]  `rsync -a` of a checkpoint directory of 4 shards (64 MiB):
                    each written as .NAME.XXXXXX, then renamed (truth: the
                    shards' sizes; a copy, like cp)
@@ -73,13 +81,15 @@ import time
 
 # What to install when a client is missing (scripts/install-deps.sh has them).
 PACKAGES = {"fio": "fio", "cp": "coreutils", "dd": "coreutils", "numpy": "python3-numpy",
+            "tar": "tar", "h5py": "python3-h5py",
             "torch": "python3-torch"}
 # The guest keeps GNU cp and dd apart from busybox's (tests/vm/lib/initramfs.sh).
 GNU_DIRS = ["/opt/clients/bin", "/usr/bin", "/bin"]
 SIZES = {"fio": 8 << 20, "fio_libaio": 256 << 20, "fio_mmap": 256 << 20, "cp_shards": [3 << 20, 1 << 20, (2 << 20) + 12345], "dd": 4 << 20,
          "numpy_elems": (1 << 20) + 3, "atomic": 48 << 20, "renamed": 40 << 20,
          "dirrename": [(24 << 20) + 4321, 16 << 20],
-         "copytree_shards": [64 << 20, 64 << 20, (64 << 20) + 7], "rsync_shards": [16 << 20] * 4}
+         "copytree_shards": [64 << 20, 64 << 20, (64 << 20) + 7], "rsync_shards": [16 << 20] * 4,
+         "tar_shards": [(24 << 20) + 513, 8 << 20, 1000001], "h5py_datasets": [(4 << 20) + 3, 3 << 20]}
 
 
 def die(msg):
@@ -228,9 +238,24 @@ def prepare(args):
             plan.append({"client": name, "staging": staging, "final": final,
                          "shards": [{"name": f"shard-{i}.bin", "size": n}
                                     for i, n in enumerate(SIZES["dirrename"])]})
+        elif name == "tar":
+            program("tar")
+            src = os.path.join(dirs[0], "source", step)
+            plan.append({"client": "tar", "src_parent": os.path.dirname(src),
+                         "step": os.path.basename(src),
+                         "archive": os.path.join(dirs[0], "transfer", f"step_{k}.tar"),
+                         "restored": os.path.join(dirs[0], "restored"),
+                         "shards": write_shards(src, SIZES["tar_shards"])})
+            os.makedirs(os.path.join(dirs[0], "transfer"), exist_ok=True)
+            os.makedirs(os.path.join(dirs[0], "restored"), exist_ok=True)
+        elif name == "h5py":
+            py = python_with("h5py")
+            d = os.path.join(dirs[0], step)
+            os.makedirs(d, exist_ok=True)
+            plan.append({"client": "h5py", "python": py, "file": os.path.join(d, "model.weights.h5")})
         else:
             die(f"unknown client {spec!r} (fio_uring, fio_psync, fio_libaio, fio_mmap, cp, copytree, dd, numpy, torch, atomic, "
-                "renamed, dirrename, rsync)")
+                "renamed, dirrename, rsync, tar, h5py)")
     dropped = drop_caches()
     # A warm client's file is read back into the page cache here, before the
     # run: its load is served by the cache, with no read of the job's own.
@@ -538,9 +563,82 @@ def client_rsync(c, gap, scratch):
                       f"rsync -a: {len(c['shards'])} shards, {size} bytes")
 
 
+def client_tar(c, gap, scratch):
+    """GNU tar: the checkpoint directory archived (a load of its shards; the
+    archive, a name no pattern knows, is unrecognised I/O), then, after a
+    quiet gap, extracted elsewhere (a save of the shards)."""
+    size = sum(s["size"] for s in c["shards"])
+    t0 = time.monotonic_ns()
+    sh([program("tar"), "-cf", c["archive"], "-C", c["src_parent"], c["step"]])
+    t1 = time.monotonic_ns()
+    sources = [(os.path.join(c["src_parent"], c["step"], s["name"]), 0, s["size"])
+               for s in c["shards"]]
+    out = [checkpoint("tar", "load", sources, {"syscall": size}, t0, t1,
+                      report=f"tar -cf: {len(c['shards'])} shards, {size} bytes read")]
+    time.sleep(gap)
+    t2 = time.monotonic_ns()
+    sh([program("tar"), "-xf", c["archive"], "-C", c["restored"]])
+    t3 = time.monotonic_ns()
+    dests = []
+    for s in c["shards"]:
+        path = os.path.join(c["restored"], c["step"], s["name"])
+        if os.path.getsize(path) != s["size"]:
+            die(f"tar: {path} has {os.path.getsize(path)} bytes, its source {s['size']}")
+        dests.append((path, s["size"], 0))
+    out.append(checkpoint("tar", "save", dests, {"syscall": size}, t2, t3,
+                          report=f"tar -xf: {len(c['shards'])} shards, {size} bytes written"))
+    return out
+
+
+# h5py with HDF5's default (sec2) driver: its pread/pwrite calls counted from
+# /proc/self/io around the save and the load (nothing else of the process
+# moves data then): wchar is what its writes moved, rchar what its reads did,
+# less the first snapshot's own read, which the kernel adds after it.
+H5PY_CLIENT = r"""
+import json, os, sys, h5py, numpy as np
+mode, path = sys.argv[1], sys.argv[2]
+sizes = [int(n) for n in sys.argv[3].split(",")]
+fd = os.open("/proc/self/io", os.O_RDONLY)
+def counters():
+    text = os.pread(fd, 4096, 0)
+    return {k: int(v) for k, v in (l.split(b": ") for l in text.splitlines())}, len(text)
+before, before_len = counters()
+if mode == "save":
+    with h5py.File(path, "w") as f:
+        for i, n in enumerate(sizes):
+            f.create_dataset(f"layer{i}/weight", data=np.arange(n, dtype=np.uint8))
+else:
+    with h5py.File(path, "r") as f:
+        total = sum(int(f[f"layer{i}/weight"][...].astype(np.uint64).sum()) for i in range(len(sizes)))
+after, _ = counters()
+print(json.dumps({"written": after[b"wchar"] - before[b"wchar"],
+                  "read": after[b"rchar"] - before[b"rchar"] - before_len,
+                  "size": os.path.getsize(path)}))
+"""
+
+
+def client_h5py(c, gap, scratch):
+    sizes = ",".join(str(n) for n in SIZES["h5py_datasets"])
+    out = []
+    for mode in ("save", "load"):
+        if out:
+            time.sleep(gap)
+        t0 = time.monotonic_ns()
+        r = json.loads(sh([c["python"], "-c", H5PY_CLIENT, mode, c["file"], sizes]).stdout)
+        t1 = time.monotonic_ns()
+        if mode == "save" and r["written"] < sum(SIZES["h5py_datasets"]):
+            die(f"h5py: wrote {r['written']} bytes for {sum(SIZES['h5py_datasets'])} of data")
+        moved = r["written"] + r["read"]
+        out.append(checkpoint("h5py", mode, [(c["file"], r["written"], r["read"])],
+                              {"syscall": moved}, t0, t1,
+                              report=f"h5py {mode}: {r['written']} bytes written, {r['read']} read "
+                                     f"(/proc/self/io), file {r['size']} bytes"))
+    return out
+
+
 CLIENTS = {"atomic": client_renamed, "renamed": client_renamed, "dirrename": client_dirrename,
            "rsync": client_rsync, "fio_uring": client_fio, "fio_psync": client_fio, "fio_libaio": client_fio, "fio_mmap": client_fio, "cp": client_cp, "copytree": client_copytree, "dd": client_dd,
-           "numpy": client_numpy, "torch": client_torch}
+           "numpy": client_numpy, "torch": client_torch, "tar": client_tar, "h5py": client_h5py}
 
 
 def run(args):
