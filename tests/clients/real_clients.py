@@ -52,11 +52,11 @@ bytes each write(2) returned, summed by the client, equal to the files' sizes:
   dirrename:DIR    two shards written in DIR/out/tmp_save_K/ (Orbax's and HF's
                    staging directory), the directory renamed to
                    DIR/checkpoints/step_K
-  tar:DIR          GNU tar -cf of a checkpoint directory of 3 shards (33 MiB)
+  tar:DIR[:MIB]    GNU tar -cf of a checkpoint directory of 3 shards (33 MiB)
                    into DIR/transfer/step_K.tar (a load of the shards; the
                    archive is unrecognised I/O), then tar -xf of it into
                    DIR/restored (a save of the shards): truth, their sizes
-  h5py:DIR         h5py (HDF5's sec2 driver) saving two datasets (7 MiB) to
+  h5py:DIR[:MIB]   h5py (HDF5's sec2 driver) saving two datasets (7 MiB) to
                    DIR/checkpoints/step_K/model.weights.h5, then loading them:
                    truth, the bytes its calls moved (/proc/self/io wchar and
                    rchar around each)
@@ -83,7 +83,7 @@ import time
 PACKAGES = {"fio": "fio", "cp": "coreutils", "dd": "coreutils", "numpy": "python3-numpy",
             "tar": "tar", "h5py": "python3-h5py",
             "torch": "python3-torch"}
-# The guest keeps GNU cp and dd apart from busybox's (tests/vm/lib/initramfs.sh).
+# The guest keeps GNU cp, dd and tar apart from busybox's (tests/vm/lib/initramfs.sh).
 GNU_DIRS = ["/opt/clients/bin", "/usr/bin", "/bin"]
 SIZES = {"fio": 8 << 20, "fio_libaio": 256 << 20, "fio_mmap": 256 << 20, "cp_shards": [3 << 20, 1 << 20, (2 << 20) + 12345], "dd": 4 << 20,
          "numpy_elems": (1 << 20) + 3, "atomic": 48 << 20, "renamed": 40 << 20,
@@ -97,7 +97,7 @@ def die(msg):
 
 
 def program(name):
-    for d in GNU_DIRS if name in ("cp", "dd") else []:
+    for d in GNU_DIRS if name in ("cp", "dd", "tar") else []:
         if os.access(os.path.join(d, name), os.X_OK):
             return os.path.join(d, name)
     found = shutil.which(name)
@@ -241,18 +241,26 @@ def prepare(args):
         elif name == "tar":
             program("tar")
             src = os.path.join(dirs[0], "source", step)
+            sizes = SIZES["tar_shards"]
+            if len(dirs) > 1:  # :MIB, the whole checkpoint's size, about
+                mib = int(dirs[1]) << 20
+                sizes = [mib // 2 + 513, mib // 4, 1000001]
             plan.append({"client": "tar", "src_parent": os.path.dirname(src),
                          "step": os.path.basename(src),
                          "archive": os.path.join(dirs[0], "transfer", f"step_{k}.tar"),
                          "restored": os.path.join(dirs[0], "restored"),
-                         "shards": write_shards(src, SIZES["tar_shards"])})
+                         "shards": write_shards(src, sizes)})
             os.makedirs(os.path.join(dirs[0], "transfer"), exist_ok=True)
             os.makedirs(os.path.join(dirs[0], "restored"), exist_ok=True)
         elif name == "h5py":
             py = python_with("h5py")
             d = os.path.join(dirs[0], step)
             os.makedirs(d, exist_ok=True)
-            plan.append({"client": "h5py", "python": py, "file": os.path.join(d, "model.weights.h5")})
+            sizes = SIZES["h5py_datasets"]
+            if len(dirs) > 1:  # :MIB, the datasets' size
+                sizes = [(int(dirs[1]) << 19) + 3, int(dirs[1]) << 19]
+            plan.append({"client": "h5py", "python": py, "file": os.path.join(d, "model.weights.h5"),
+                         "datasets": sizes})
         else:
             die(f"unknown client {spec!r} (fio_uring, fio_psync, fio_libaio, fio_mmap, cp, copytree, dd, numpy, torch, atomic, "
                 "renamed, dirrename, rsync, tar, h5py)")
@@ -618,7 +626,8 @@ print(json.dumps({"written": after[b"wchar"] - before[b"wchar"],
 
 
 def client_h5py(c, gap, scratch):
-    sizes = ",".join(str(n) for n in SIZES["h5py_datasets"])
+    datasets = c.get("datasets", SIZES["h5py_datasets"])
+    sizes = ",".join(str(n) for n in datasets)
     out = []
     for mode in ("save", "load"):
         if out:
@@ -626,8 +635,8 @@ def client_h5py(c, gap, scratch):
         t0 = time.monotonic_ns()
         r = json.loads(sh([c["python"], "-c", H5PY_CLIENT, mode, c["file"], sizes]).stdout)
         t1 = time.monotonic_ns()
-        if mode == "save" and r["written"] < sum(SIZES["h5py_datasets"]):
-            die(f"h5py: wrote {r['written']} bytes for {sum(SIZES['h5py_datasets'])} of data")
+        if mode == "save" and r["written"] < sum(datasets):
+            die(f"h5py: wrote {r['written']} bytes for {sum(datasets)} of data")
         moved = r["written"] + r["read"]
         out.append(checkpoint("h5py", mode, [(c["file"], r["written"], r["read"])],
                               {"syscall": moved}, t0, t1,

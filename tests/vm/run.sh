@@ -57,6 +57,7 @@ kernels='' nfsvers='' scenarios='' out='' build="$VM_REPO/build" verbose=0 keep=
 VM_CACHE=${CKPTSCOPE_VM_CACHE:-$VM_REPO/build-vm/cache}
 export VM_REFRESH=0
 smp_given=${VM_SMP:+1}
+memory_given=${VM_MEMORY:+1}
 VM_TIMEOUT=${VM_TIMEOUT:-420} VM_MEMORY=${VM_MEMORY:-1024} VM_SMP=${VM_SMP:-1} VM_ICOUNT=
 # No CX16: QEMU 7.2's TCG corrupts EFLAGS on `cmpxchg16b %gs:(...)`, which 6.12's
 # SLUB runs on every allocation (random double faults, spurious #DB, oopses).
@@ -71,7 +72,7 @@ while [ $# -gt 0 ]; do
     --cache) VM_CACHE=${2:?--cache needs a value}; shift 2 ;;
     --refresh) VM_REFRESH=1; shift ;;
     --timeout) VM_TIMEOUT=${2:?--timeout needs a value}; shift 2 ;;
-    --memory) VM_MEMORY=${2:?--memory needs a value}; shift 2 ;;
+    --memory) VM_MEMORY=${2:?--memory needs a value} memory_given=1; shift 2 ;;
     --smp) VM_SMP=${2:?--smp needs a value} smp_given=1; shift 2 ;;
     --tcg-thread) VM_TCG_THREAD=${2:?--tcg-thread needs single or multi}; shift 2 ;;
     --icount) VM_ICOUNT=${2:?--icount needs a value}; shift 2 ;;
@@ -154,6 +155,18 @@ scenario_header_allows() { # SCENARIO KEY VALUE: no such header, or VALUE is in 
 scenario_runs_on_kernel() { scenario_header_allows "$1" kernels "$2"; }
 # `# vm-smp: 2`: the scenario's guest CPUs, unless --smp (or VM_SMP) says, or
 # --icount needs one (scale: eight ckptscope runs at once saturated one CPU).
+# `# vm-memory: 1536`: the scenario's guest memory in MiB, unless --memory (or
+# VM_MEMORY) says (file-layer: its NFS server's files and its tmpfs
+# directories all live in the guest's memory).
+scenario_memory() {
+  local want
+  want=$(scenario_headers "$1" | awk '$1 == "memory" {print $2}')
+  if [ -n "$memory_given" ] || ! [[ $want =~ ^[0-9]+$ ]]; then
+    echo "$VM_MEMORY"
+  else
+    echo "$want"
+  fi
+}
 scenario_smp() {
   local want
   want=$(scenario_headers "$1" | awk '$1 == "smp" {print $2}')
@@ -211,7 +224,9 @@ vm_log "prepared in $((SECONDS - t_start)) s (cache: $VM_CACHE)"
 # vm_boot NAME KERNEL NFS SCENARIO: one VM; prints its verdict; returns 0 on success.
 vm_boot() {
   local name=$1 k=$2 nfs=$3 scenario=$4 dir="$out/$1" vmlinuz modcpio kpkg key value rc=0 t0=$SECONDS smp
+  local memory
   smp=$(scenario_smp "$scenario")
+  memory=$(scenario_memory "$scenario")
   read -r vmlinuz modcpio kpkg <<<"${kinfo[$k]}"
   rm -rf "$dir"
   mkdir -p "$dir"
@@ -249,7 +264,7 @@ vm_boot() {
   # the boot, in 3 of 11 runs of scenario scale). Taking turns, a vCPU never
   # runs while another writes code.
   timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
-    -accel "tcg,thread=$VM_TCG_THREAD" "${icount[@]}" -cpu "$VM_CPU" -smp "$smp" -m "$VM_MEMORY" -nodefaults -no-user-config -display none -no-reboot \
+    -accel "tcg,thread=$VM_TCG_THREAD" "${icount[@]}" -cpu "$VM_CPU" -smp "$smp" -m "$memory" -nodefaults -no-user-config -display none -no-reboot \
     -kernel "$vmlinuz" -initrd "$work/initrd-$name.img" \
     -append "console=ttyS0 quiet panic=-1 oops=panic softlockup_panic=1 rdinit=/init" \
     -chardev "file,id=con,path=$dir/console.log" -serial chardev:con \

@@ -231,8 +231,9 @@ vm_conf_segment() {
 }
 
 # The real clients a scenario with `# vm-clients: yes` runs (file-layer):
-# fio, GNU coreutils' cp and dd (under /opt/clients/bin, so busybox's stay
-# where they are), rsync and Debian's python3 with numpy, all from this host (Debian
+# fio, GNU coreutils' cp and dd and GNU tar (under /opt/clients/bin, so
+# busybox's stay where they are), rsync and Debian's python3 with numpy and
+# h5py, all from this host (Debian
 # 12, the guest's release: `scripts/install-deps.sh` installs fio and
 # python3-numpy). python3-torch is not here: with its libraries it is over 1 GiB,
 # the guest's whole memory (torch runs in tests/clients/ on the host only).
@@ -243,15 +244,18 @@ vm_clients_segment() {
   local work=$1 root="$1/clients" f so
   rm -rf "$root"
   vm_skeleton "$root"
-  for f in /usr/bin/fio /usr/bin/cp /usr/bin/dd /usr/bin/rsync "/usr/bin/$VM_PYTHON"; do
-    [ -x "$f" ] || vm_die "the file-layer clients need $f on this host: run scripts/install-deps.sh (fio, coreutils, rsync, python3-numpy)"
+  for f in /usr/bin/fio /usr/bin/cp /usr/bin/dd /usr/bin/tar /usr/bin/rsync "/usr/bin/$VM_PYTHON"; do
+    [ -x "$f" ] || vm_die "the file-layer clients need $f on this host: run scripts/install-deps.sh (fio, coreutils, tar, rsync, python3-numpy)"
   done
   [ -f /usr/lib/python3/dist-packages/numpy/__init__.py ] ||
     vm_die "no numpy for /usr/bin/python3 on this host: run scripts/install-deps.sh (python3-numpy)"
+  [ -f /usr/lib/python3/dist-packages/h5py/__init__.py ] ||
+    vm_die "no h5py for /usr/bin/python3 on this host: run scripts/install-deps.sh (python3-h5py)"
   vm_install "$root" /usr/bin/fio /usr/bin/fio
   vm_install "$root" /usr/bin/cp /opt/clients/bin/cp
   vm_install "$root" /usr/bin/dd /opt/clients/bin/dd
   vm_install "$root" /usr/bin/rsync /usr/bin/rsync
+  vm_install "$root" /usr/bin/tar /opt/clients/bin/tar
   vm_install "$root" "/usr/bin/$VM_PYTHON" "/usr/bin/$VM_PYTHON"
   ln -sfn "$VM_PYTHON" "$root/usr/bin/python3"
   mkdir -p "$root/usr/lib/$VM_PYTHON" "$root/usr/lib/python3/dist-packages"
@@ -262,11 +266,14 @@ vm_clients_segment() {
   (cd /usr/lib/python3/dist-packages && tar -cf - --exclude=tests --exclude=numpy/f2py \
     --exclude=numpy/distutils --exclude='*.pyi' numpy) |
     (cd "$root/usr/lib/python3/dist-packages" && tar -xf -) || vm_die "copying numpy failed"
+  # h5py whole: it imports its own tests package at import time.
+  (cd /usr/lib/python3/dist-packages && tar -cf - h5py) |
+    (cd "$root/usr/lib/python3/dist-packages" && tar -xf -) || vm_die "copying h5py failed"
   # The extension modules' own libraries (libblas, liblapack, libgfortran, libffi, ...).
   while IFS= read -r -d '' so; do
     vm_copy_libs "$root" "$so"
   done < <(find "$root/usr/lib/$VM_PYTHON/lib-dynload" "$root/usr/lib/python3/dist-packages/numpy" \
-    -name '*.so' -print0)
+    "$root/usr/lib/python3/dist-packages/h5py" -name '*.so' -print0)
   VM_CLIENTS_CPIO=$(vm_cached_cpio "$root" clients)
   rm -rf "$root"
 }

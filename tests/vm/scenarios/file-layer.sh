@@ -28,10 +28,17 @@
 #     shards (16 MiB: the server's files are in the guest's memory) within NFS: its receiver fchdir()s into the destination
 #     (fentry on the syscall's own function) and writes .NAME.XXXXXX, then
 #     renames
+#   GNU tar -cf of a checkpoint directory on NFS (a load; the archive is
+#     unrecognised I/O) and tar -xf of it (a save), 8 MiB; h5py saving and
+#     loading model.weights.h5 (2 MiB; the bytes its calls moved)
+# The guest has 1.5 GiB (vm-memory): the NFS server's files, the tmpfs
+# directories and the clients' own libraries all live in its memory, and at
+# 1 GiB the OOM killer ended the run once tar and h5py joined.
 # The clients and their ground truth: tests/clients/real_clients.py (also run
 # on the host by tests/clients/); the host-side check: check_file_layer.py.
 # (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
 # vm-clients: yes
+# vm-memory: 1536
 # vm-nfs-versions: 4.2
 # shellcheck disable=SC2154 # vm_rc: set by vm_ckptscope (guest/lib.sh)
 set -eu
@@ -47,6 +54,7 @@ clients="$clients cp:$VM_MNT:$VM_MNT dd:$local_dir:$VM_MNT numpy:$VM_MNT"
 clients="$clients numpy:$VM_MNT:64 numpy:$VM_MNT:64:warm numpy:$local_dir:64:warm"
 clients="$clients numpy:$huge_dir:64:warm"
 clients="$clients atomic:$VM_MNT renamed:$VM_MNT dirrename:$VM_MNT rsync:$VM_MNT:$VM_MNT:16"
+clients="$clients tar:$VM_MNT:8 h5py:$VM_MNT:2"
 # shellcheck disable=SC2086 # one word per client
 vm_step "real clients: prepare" python3 /vm/real_clients.py prepare --plan /tmp/plan.json $clients
 cp /tmp/plan.json "$VM_OUT/plan.json"

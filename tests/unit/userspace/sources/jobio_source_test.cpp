@@ -36,6 +36,24 @@ ckpt_record_header header(uint32_t kind, uint32_t op) {
   return h;
 }
 
+// A copy between two regular files on the kernel device `dev`, named by
+// no fd (as the file layer reports it).
+ckpt_copy_record regular_copy(uint32_t kind, uint64_t dev, uint64_t src_ino, uint64_t dst_ino,
+                              uint32_t via) {
+  ckpt_copy_record r{};
+  r.hdr = header(kind, 0);
+  r.src_dev = dev;
+  r.src_ino = src_ino;
+  r.dst_dev = dev;
+  r.dst_ino = dst_ino;
+  r.src_fd = -1;
+  r.dst_fd = -1;
+  r.src_type = CKPT_FT_REGULAR;
+  r.dst_type = CKPT_FT_REGULAR;
+  r.via = via;
+  return r;
+}
+
 TEST(JobIoSourceTest, DecodesAnIoRecordAndConvertsTheDevice) {
   CaptureSink sink;
   PathResolver resolver;
@@ -217,19 +235,9 @@ TEST(JobIoSourceTest, CopiesTheStorageMadeKeepTheirVia) {
     CaptureSink sink;
     PathResolver resolver;
     JobIoSource src(sink, resolver);
-    ckpt_copy_record r{};
-    r.hdr = header(CKPT_REC_COPY, 0);
+    ckpt_copy_record r = regular_copy(CKPT_REC_COPY, (253ull << 20) | 1, 11, 12, kernel_via);
     r.ret = 8 << 20;
     r.requested = 8 << 20;
-    r.src_dev = (253ull << 20) | 1;
-    r.src_ino = 11;
-    r.dst_dev = (253ull << 20) | 1;
-    r.dst_ino = 12;
-    r.src_fd = -1;
-    r.dst_fd = -1;
-    r.src_type = CKPT_FT_REGULAR;
-    r.dst_type = CKPT_FT_REGULAR;
-    r.via = kernel_via;
     src.on_record(&r, sizeof(r));
     ASSERT_EQ(sink.events.size(), 2u) << to_string(via);
     const auto& read = std::get<IoEvent>(sink.events[0]);
@@ -267,18 +275,9 @@ TEST(JobIoSourceTest, DecodesTheStartRecordsOfCallsInFlight) {
   read.via = CKPT_VIA_SYSCALL;
   src.on_record(&read, sizeof(read));
 
-  ckpt_copy_record copy{};
-  copy.hdr = header(CKPT_REC_COPY_START, 0);
+  ckpt_copy_record copy =
+      regular_copy(CKPT_REC_COPY_START, (8ull << 20) | 3, 78, 77, CKPT_VIA_COPY_FILE_RANGE);
   copy.hdr.end_ns = 0;
-  copy.src_dev = (8ull << 20) | 3;
-  copy.src_ino = 78;
-  copy.dst_dev = (8ull << 20) | 3;
-  copy.dst_ino = 77;
-  copy.src_fd = -1;
-  copy.dst_fd = -1;
-  copy.src_type = CKPT_FT_REGULAR;
-  copy.dst_type = CKPT_FT_REGULAR;
-  copy.via = CKPT_VIA_COPY_FILE_RANGE;
   src.on_record(&copy, sizeof(copy));
 
   ckpt_path_record ren{};
