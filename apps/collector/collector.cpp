@@ -308,7 +308,7 @@ void Collector::write_io_accounting() {
                                              static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
   if (io.threads == 0 && accounting_.threads_without_counters() > 0) return;
   if (auto ok = writer_.set_io_accounting(io); !ok) ++write_errors_;
-  trace_.io_accounting = std::move(io);
+  trace_.io_accounting = io;
 }
 
 Expected<Trace> Collector::finish(const JobRecord& job) {

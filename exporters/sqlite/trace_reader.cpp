@@ -115,7 +115,7 @@ class Reader {
     // Absent before version 9 (not counted), and in a file with no row.
     if (auto r = read_table(kIoAccountingTable,
                             [&](IoAccountingRecord&& io, const table::RowFound&) {
-                              t.io_accounting = std::move(io);
+                              t.io_accounting = io;
                               return Expected<void>{};
                             });
         !r)

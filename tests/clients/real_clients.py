@@ -27,7 +27,7 @@ DIR/checkpoints/step_K/ (K counts the clients, so no two share one):
                    on two scratch files first: "reflink" where FICLONE works
                    (xfs), "server_copy" within one NFS 4.2 mount,
                    "copy_file_range" where the kernel copies, else "syscall")
-  copytree:SRC:DST Python's shutil.copytree of a checkpoint directory of 3
+  copytree:SRC:DST[:MIB] Python's shutil.copytree of a checkpoint directory of 3
                    shards (192 MiB + 7 B) from SRC to DST (sendfile on Linux):
                    a load of the sources and a save of the destinations
                    (truth: the shards' sizes; via sendfile)

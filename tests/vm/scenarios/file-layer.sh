@@ -30,7 +30,9 @@
 #     renames
 #   GNU tar -cf of a checkpoint directory on NFS (a load; the archive is
 #     unrecognised I/O) and tar -xf of it (a save), 8 MiB; h5py saving and
-#     loading model.weights.h5 (2 MiB; the bytes its calls moved)
+#     loading model.weights.h5 (2 MiB; the bytes its calls moved);
+#     shutil.copytree of 4 shards (16 MiB) within NFS (sendfile: the client
+#     copies, via sendfile)
 # The guest has 1.5 GiB (vm-memory): the NFS server's files, the tmpfs
 # directories and the clients' own libraries all live in its memory, and at
 # 1 GiB the OOM killer ended the run once tar and h5py joined.
@@ -54,7 +56,7 @@ clients="$clients cp:$VM_MNT:$VM_MNT dd:$local_dir:$VM_MNT numpy:$VM_MNT"
 clients="$clients numpy:$VM_MNT:64 numpy:$VM_MNT:64:warm numpy:$local_dir:64:warm"
 clients="$clients numpy:$huge_dir:64:warm"
 clients="$clients atomic:$VM_MNT renamed:$VM_MNT dirrename:$VM_MNT rsync:$VM_MNT:$VM_MNT:16"
-clients="$clients tar:$VM_MNT:8 h5py:$VM_MNT:2"
+clients="$clients tar:$VM_MNT:8 h5py:$VM_MNT:2 copytree:$VM_MNT:$VM_MNT:16"
 # shellcheck disable=SC2086 # one word per client
 vm_step "real clients: prepare" python3 /vm/real_clients.py prepare --plan /tmp/plan.json $clients
 cp /tmp/plan.json "$VM_OUT/plan.json"
