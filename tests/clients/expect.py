@@ -17,7 +17,8 @@ compare() asserts, for each checkpoint a client made:
     hold its mmap bytes or leave them to an mmap_bytes column (checked when
     there is one);
 and for the run: probe_mode as expected, the job traced and exit 0, nothing
-dropped, no checkpoint outside every client's window, and the end-of-run
+dropped, no checkpoint outside every client's window, no failure in any
+checkpoint, and the end-of-run
 accounting without a notice (the kernel's count of the job's writes within
 the pages' slack of the trace's).
 """
@@ -163,6 +164,11 @@ def compare(check, say, summary, truth, files_by_cp, probe_mode):
                       f"{name}: {path} mmap_bytes {row['mmap_bytes']}, want {mmap_want}")
     extra = [(c.get("id"), c.get("direction"), c.get("bytes")) for c in cps if c.get("id") not in claimed]
     check(not extra, f"checkpoints no client made: {extra}")
+    # The clients fail nothing: a failure named is a probe's refusal read
+    # as one (cp's copy_file_range across file systems, EXDEV), or real.
+    failed = [(c.get("id"), f.get("kind"), f.get("evidence")) for c in cps
+              for f in c.get("failures") or []]
+    check(not failed, f"failures in the clients' checkpoints: {failed[:4]}")
     # The end-of-run accounting: the kernel's count of what the job's threads
     # wrote is within the pages' slack of the trace's (every write seen).
     io = summary.get("io_accounting")

@@ -1,6 +1,7 @@
 #include "stitch/failure_detectors.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <unordered_map>
 
@@ -10,6 +11,18 @@
 
 namespace ckpt {
 namespace {
+
+// A kernel copy refused, which is how GNU cp learns to copy another way, no
+// failure: a reflink the file system cannot make (ext4, tmpfs: EOPNOTSUPP),
+// a copy_file_range across file systems (EXDEV) or one they do not offer
+// (EOPNOTSUPP, ENOSYS, EINVAL). One the storage failed (EIO, ENOSPC) is one.
+bool is_refused_copy(const IoEvent& ev) {
+  if (ev.ret >= 0 || !is_copy_via(ev.via)) return false;
+  const int err = static_cast<int>(-ev.ret);
+  if (!failure_kind_for_errno(err).empty()) return false;
+  return ev.via == IoVia::Reflink || err == EXDEV || err == EOPNOTSUPP || err == ENOSYS ||
+         err == EINVAL;
+}
 
 std::string describe_call(const IoEvent& ev) {
   std::string target =
@@ -186,12 +199,7 @@ std::vector<FailureRecord> FailureDetectors::closing_failures(OpenCheckpoint& c,
                          : std::string("; no reply from it seen before the checkpoint ended");
   }
   for (const auto& ev : c.calls) {
-    // A reflink refused (ext4, tmpfs: EOPNOTSUPP; across file systems:
-    // EXDEV) is how GNU cp learns to copy, no failure; one the storage
-    // failed (EIO, ENOSPC) is one.
-    if (ev.ret < 0 && ev.via == IoVia::Reflink &&
-        failure_kind_for_errno(static_cast<int>(-ev.ret)).empty())
-      continue;
+    if (is_refused_copy(ev)) continue;
     if (ev.ret < 0 && !is_retry_errno(static_cast<int>(-ev.ret))) {
       int err = static_cast<int>(-ev.ret);
       std::string kind = failure_kind_for_errno(err);

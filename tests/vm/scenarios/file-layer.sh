@@ -33,14 +33,16 @@
 #     loading model.weights.h5 (2 MiB; the bytes its calls moved);
 #     shutil.copytree of 4 shards (16 MiB) within NFS (sendfile: the client
 #     copies, via sendfile)
-# The guest has 1.5 GiB (vm-memory): the NFS server's files, the tmpfs
-# directories and the clients' own libraries all live in its memory, and at
-# 1 GiB the OOM killer ended the run once tar and h5py joined.
+# The guest has 1.5 GiB (vm-memory) and its export 768 MiB (vm-export-size):
+# the NFS server's files, the tmpfs directories and the clients' own
+# libraries all live in its memory; at 1 GiB the OOM killer ended the run
+# once tar and h5py joined, and copytree filled the default 512 MiB export.
 # The clients and their ground truth: tests/clients/real_clients.py (also run
 # on the host by tests/clients/); the host-side check: check_file_layer.py.
 # (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
 # vm-clients: yes
 # vm-memory: 1536
+# vm-export-size: 768m
 # vm-nfs-versions: 4.2
 # shellcheck disable=SC2154 # vm_rc: set by vm_ckptscope (guest/lib.sh)
 set -eu

@@ -294,7 +294,8 @@ std::pair<IoEvent, IoEvent> copy_halves(IoVia via, uint32_t tid, uint64_t t0, ui
 // A copy the storage made (an NFS 4.2 COPY, a reflink): a load and a save
 // of its bytes, via its own name, charged to no stage of the node (host_io,
 // serialize count none of it); a reflink the file system refused first (GNU
-// cp's first try on ext4) is no failure, one the storage failed is.
+// cp's first try on ext4), or a copy_file_range across file systems (EXDEV),
+// is no failure; one the storage failed is.
 TEST_F(StitcherTest, ACopyTheStorageMadeChargesNoStageOfTheNode) {
   const uint64_t T = 1000 * kMs;
   for (IoVia via : {IoVia::ServerCopy, IoVia::Reflink}) {
@@ -322,6 +323,22 @@ TEST_F(StitcherTest, ACopyTheStorageMadeChargesNoStageOfTheNode) {
       EXPECT_EQ(stage(c, kStageSerialize).bytes, 0u);
       EXPECT_TRUE(c.failures.empty()) << c.failures[0].evidence;
     }
+  }
+  {
+    // GNU cp from tmpfs to NFS: copy_file_range refused across file systems
+    // (EXDEV), then read and write; the refusal is no failure.
+    Stitcher s = make();
+    auto [src, dst] = copy_halves(IoVia::CopyFileRange, 7, T, T + 1 * kMs, -EXDEV, 0);
+    s.on_event(std::move(src));
+    s.on_event(std::move(dst));
+    StreamBuilder b(s);
+    b.data(7, IoOp::Read, "/nfs/run/checkpoint-1/shard-0.pt", FileId{42, 2000}, T + 2 * kMs,
+           T + 3 * kMs, kMiB);
+    b.data(7, IoOp::Write, "/nfs/run/checkpoint-2/shard-0.pt", FileId{42, 3000}, T + 3 * kMs,
+           T + 4 * kMs, kMiB);
+    s.advance(T + 10'000 * kMs);
+    for (const auto& c : s.take_checkpoints())
+      EXPECT_TRUE(c.failures.empty()) << c.failures[0].evidence;
   }
   Stitcher s = make();
   auto [src, dst] = copy_halves(IoVia::Reflink, 7, T, T + 1 * kMs, -EIO, 0);
