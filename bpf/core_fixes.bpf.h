@@ -67,10 +67,6 @@ static __always_inline struct file *ckpt_fd_to_file(struct task_struct *task, in
  * arm64: x0-x5, the number in syscallno).
  */
 #if defined(__TARGET_ARCH_x86)
-/* The syscall's own function, which takes the user registers
- * (arch/x86/include/asm/syscall_wrapper.h): fentry on a call that no
- * file-layer function sees (chdir). */
-#define CKPT_SYSCALL_FN(name) "__x64_sys_" #name
 static __always_inline long ckpt_syscall_arg(struct pt_regs *regs, int n)
 {
 	switch (n) {
@@ -94,7 +90,6 @@ static __always_inline long ckpt_syscall_nr(struct pt_regs *regs)
 	return regs->orig_ax;
 }
 #elif defined(__TARGET_ARCH_arm64)
-#define CKPT_SYSCALL_FN(name) "__arm64_sys_" #name
 static __always_inline long ckpt_syscall_arg(struct pt_regs *regs, int n)
 {
 	/* x0 is overwritten by the return value; orig_x0 keeps the argument. */

@@ -220,10 +220,11 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	struct thread_state *st;
 
 	long nr = ckpt_syscall_nr(regs);
+	__u32 kind = kind_of(nr);
 
-	if (floor_only || kind_of(nr) == CKPT_SC_NONE)
+	if (floor_only || kind == CKPT_SC_NONE)
 		return 0;
-	if (kind_of(nr) == CKPT_SC_IOCTL && !is_clone_ioctl(ckpt_syscall_arg(regs, 1)))
+	if (kind == CKPT_SC_IOCTL && !is_clone_ioctl(ckpt_syscall_arg(regs, 1)))
 		return 0;
 	task = bpf_get_current_task_btf();
 	st = running_state(task);

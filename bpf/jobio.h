@@ -361,6 +361,18 @@ enum ckpt_syscall_kind {
 
 #define CKPT_MAX_SYSCALLS 512
 
+/* The prefix of a syscall's own function, which takes the user registers
+ * (arch/x86/include/asm/syscall_wrapper.h, arch/arm64's likewise): the file
+ * layer hooks chdir there, no VFS function names the new directory. The BPF
+ * side knows the target by __TARGET_ARCH_*, user space by the compiler's. */
+#if defined(__TARGET_ARCH_x86) || (!defined(__bpf__) && defined(__x86_64__))
+#define CKPT_SYSCALL_FN_PREFIX "__x64_sys_"
+#elif defined(__TARGET_ARCH_arm64) || (!defined(__bpf__) && defined(__aarch64__))
+#define CKPT_SYSCALL_FN_PREFIX "__arm64_sys_"
+#else
+#error "ckptscope: add this architecture's syscall function prefix"
+#endif
+
 /*
  * The head of each CPU's `hot_slots` element (bpf/jobio_state.bpf.h): which
  * thread's state is there now. User space reads only this part (diagnostics,

@@ -477,27 +477,27 @@ int BPF_PROG(fl_stat_exit, int dfd, struct filename *filename, int flags, struct
 
 /* chdir and fchdir: no file-layer function names the new directory, so the
  * syscalls' own functions, which take the user registers. */
-SEC("fentry/" CKPT_SYSCALL_FN(chdir))
+SEC("fentry/" CKPT_SYSCALL_FN_PREFIX "chdir")
 int BPF_PROG(fl_chdir_enter, struct pt_regs *regs)
 {
 	return fl_path_enter(ctx, CKPT_OP_CHDIR, AT_FDCWD_ARG,
 			     (const char *)ckpt_syscall_arg(regs, 0), 0, NULL, 0, NAMES_USER);
 }
 
-SEC("fexit/" CKPT_SYSCALL_FN(chdir))
+SEC("fexit/" CKPT_SYSCALL_FN_PREFIX "chdir")
 int BPF_PROG(fl_chdir_exit, struct pt_regs *regs, long ret)
 {
 	return fl_call_exit(ctx, ret);
 }
 
-SEC("fentry/" CKPT_SYSCALL_FN(fchdir))
+SEC("fentry/" CKPT_SYSCALL_FN_PREFIX "fchdir")
 int BPF_PROG(fl_fchdir_enter, struct pt_regs *regs)
 {
 	return fl_path_enter(ctx, CKPT_OP_CHDIR, (int)ckpt_syscall_arg(regs, 0), NULL, 0, NULL, 0,
 			     NAMES_USER);
 }
 
-SEC("fexit/" CKPT_SYSCALL_FN(fchdir))
+SEC("fexit/" CKPT_SYSCALL_FN_PREFIX "fchdir")
 int BPF_PROG(fl_fchdir_exit, struct pt_regs *regs, long ret)
 {
 	return fl_call_exit(ctx, ret);

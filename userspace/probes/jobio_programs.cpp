@@ -30,14 +30,6 @@ struct Optional {
   Names programs;
   std::string_view unseen;  // "<unseen> is not seen" / "are not seen"
 };
-// The syscalls' own functions, which take the user registers.
-#if defined(__x86_64__)
-#define CKPT_SYSCALL_FUNCTION_PREFIX "__x64_sys_"
-#elif defined(__aarch64__)
-#define CKPT_SYSCALL_FUNCTION_PREFIX "__arm64_sys_"
-#else
-#error "ckptscope: add this architecture's syscall function prefix"
-#endif
 const Optional kOptionalFileLayer[] = {
     {"vfs_readv", {"fl_readv_enter", "fl_readv_exit"}, "readv and preadv calls are"},
     {"vfs_writev", {"fl_writev_enter", "fl_writev_exit"}, "writev and pwritev calls are"},
@@ -50,11 +42,11 @@ const Optional kOptionalFileLayer[] = {
     {"vfs_copy_file_range", {"fl_copy_enter", "fl_copy_exit"}, "copy_file_range copies are"},
     {"do_splice_direct", {"fl_splice_enter", "fl_splice_exit"}, "sendfile and splice copies are"},
     {"vfs_clone_file_range", {"fl_clone_enter", "fl_clone_exit"}, "reflinks (ioctl FICLONE) are"},
-    // The syscalls' own functions (bpf/core_fixes.bpf.h CKPT_SYSCALL_FN).
-    {CKPT_SYSCALL_FUNCTION_PREFIX "chdir",
+    // The syscalls' own functions (bpf/jobio.h CKPT_SYSCALL_FN_PREFIX).
+    {CKPT_SYSCALL_FN_PREFIX "chdir",
      {"fl_chdir_enter", "fl_chdir_exit"},
      "chdir calls are (relative names then resolve through /proc, racily)"},
-    {CKPT_SYSCALL_FUNCTION_PREFIX "fchdir",
+    {CKPT_SYSCALL_FN_PREFIX "fchdir",
      {"fl_fchdir_enter", "fl_fchdir_exit"},
      "fchdir calls are (relative names then resolve through /proc, racily)"},
 };
