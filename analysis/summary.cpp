@@ -79,6 +79,8 @@ json stage_json(const StageRecord& s) {
       {"max_Bps", or_null(s.max_Bps)},
       {"max_source", text(s.max_source)},
       {"fraction_of_max", or_null(s.fraction_of_max())},
+      // Above 105% of its maximum: the maximum is wrong (analysis/above_max_note.h).
+      {"calibration_warning", calibration_fault(s)},
   };
 }
 
@@ -200,6 +202,7 @@ json checkpoint_json(const CheckpointRecord& c, const JobRecord& job) {
       {"duration_ns", duration_or_null(c.start_ns, c.end_ns)},
       {"bytes", c.bytes},
       {"bytes_by_via", bytes_by_via_json(c.bytes_by_via)},
+      {"dirty_at_end_bytes", or_null(c.dirty_at_end_bytes)},
       {"files", c.files},
       {"bottleneck", c.bottleneck.empty() ? json(nullptr) : text(c.bottleneck)},
       {"stages", std::move(stages)},

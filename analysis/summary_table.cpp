@@ -262,6 +262,13 @@ void checkpoint_lines(std::string& out, const CheckpointRecord& c, const JobReco
   for (const std::string& note : above_max_notes(c))
     wrapped_line(out, "  note:", words_of(note), 8);
   if (auto note = storage_copy_note(c)) wrapped_line(out, "  note:", words_of(*note), 8);
+  if (c.dirty_at_end_bytes && *c.dirty_at_end_bytes > 0)
+    wrapped_line(out, "  note:",
+                 words_of(fmt::format("{} of this save was still dirty in the page cache when it "
+                                      "ended (no fsync): the storage got it later, outside the "
+                                      "storage stage",
+                                      format_bytes(*c.dirty_at_end_bytes))),
+                 8);
   via_line(out, c);
   if (c.nfs) nfs_line(out, *c.nfs);
   if (c.gpu) {

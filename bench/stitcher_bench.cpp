@@ -13,7 +13,7 @@ namespace {
 
 class NoMaxima : public MaximaProvider {
  public:
-  StageMax host_io(Direction, const std::vector<FileId>&) override { return {}; }
+  StageMax storage(Direction, const std::vector<FileId>&) override { return {}; }
   StageMax serialize(size_t /*threads*/) override { return {}; }
   StageMax transport(const std::string&) override { return {}; }
 };

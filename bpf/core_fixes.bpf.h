@@ -104,6 +104,19 @@ static __always_inline long ckpt_syscall_nr(struct pt_regs *regs)
 #error "ckptscope: add this architecture's syscall registers to core_fixes.bpf.h"
 #endif
 
+/* O_DIRECT differs by architecture (include/uapi/asm-generic/fcntl.h 040000;
+ * arch/arm64/include/uapi/asm/fcntl.h 0200000), and vmlinux.h has no macros. */
+#if defined(__TARGET_ARCH_arm64)
+#define CKPT_O_DIRECT 0200000
+#else
+#define CKPT_O_DIRECT 040000
+#endif
+
+static __always_inline __u32 ckpt_file_is_direct(struct file *file)
+{
+	return (BPF_CORE_READ(file, f_flags) & CKPT_O_DIRECT) != 0;
+}
+
 /*
  * Whether the exiting task is the last of its thread group. do_exit()
  * decrements signal->live before trace_sched_process_exit() on every kernel we

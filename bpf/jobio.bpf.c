@@ -259,6 +259,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 #include "jobio_file_layer.bpf.h"
 #include "jobio_async.bpf.h"
 #include "jobio_mappings.bpf.h"
+#include "jobio_storage.bpf.h"
 
 /* ---- scheduler: on-CPU time outside I/O ---------------------------------- */
 

@@ -56,6 +56,10 @@ enum ckpt_record_kind {
 	 * that timed out, or reaped nothing user space is told of. Just a
 	 * struct ckpt_record_header, start_ns = end_ns = the return. */
 	CKPT_REC_CALL_END = 12,
+	/* A block device had the job's bios in flight, from the first one
+	 * queued while it was idle to the completion that left none:
+	 * struct ckpt_storage_busy_record (bpf/jobio_storage.bpf.h). */
+	CKPT_REC_STORAGE_BUSY = 13,
 };
 
 /* Calls on an open file descriptor. */
@@ -179,6 +183,34 @@ struct ckpt_io_record {
 	__u32 via;	 /* enum ckpt_io_via */
 	__u64 busy_ns;	 /* the calls' durations summed (end - start for one) */
 	__u64 last_start_ns;
+	/* What the storage did inside these calls for this file (summed when
+	 * folded). storage_bytes: bytes the calling thread sent to the file's
+	 * own block device or read from it (block_bio_queue: read misses and
+	 * the readahead they start, an fsync's writeback, O_SYNC writes), or,
+	 * on a file opened O_DIRECT, the bytes moved; 0 on a file with no
+	 * block device of its own (NFS: its RPCs say it; tmpfs). */
+	__u64 storage_bytes;
+	/* Page-cache bytes the calls turned dirty (writeback_dirty_folio): what
+	 * writeback still owes the storage once they return. */
+	__u64 dirtied_bytes;
+	/* Time the calls were held in balance_dirty_pages for dirty pages the
+	 * storage had not yet taken (its `pause`, in ns). */
+	__u64 throttle_ns;
+};
+
+/*
+ * One interval a block device was busy with the job's bios (those counted in
+ * some call's storage_bytes): hdr.start_ns when the first was queued on the
+ * idle device, hdr.end_ns when the last completed; hdr.tgid/tid the thread
+ * that queued the first. Async readahead and writeback run on after the call
+ * that started them: this is the storage's own time.
+ */
+struct ckpt_storage_busy_record {
+	struct ckpt_record_header hdr;
+	__u64 dev;   /* the device's dev_t, the kernel's encoding (= the super block's s_dev) */
+	__u64 bytes; /* the bios' bytes that completed in the interval */
+	__u32 bios;
+	__u32 pad;
 };
 
 /* A copy from one file to another inside the kernel. */
@@ -413,7 +445,10 @@ enum ckpt_jobio_drop {
 	 * could not be told apart from another thread's (the fault moved to
 	 * another CPU while it slept; bpf/jobio_mappings.bpf.h) */
 	CKPT_DROP_MMAP_UNATTRIBUTED = 10,
-	CKPT_JOBIO_DROP_MAX = 11,
+	/* a bio counted in a call's storage_bytes that could not be remembered
+	 * until it completed: the storage's busy time misses it */
+	CKPT_DROP_STORAGE_BIOS_FULL = 11,
+	CKPT_JOBIO_DROP_MAX = 12,
 };
 
 /* Which processes are traced; set before load (rodata). */

@@ -203,8 +203,10 @@ static __always_inline void aio_submitted(struct task_struct *task, __u32 tgid, 
 		r.c.requested = cb.aio_nbytes; /* the vectored forms: an iovec count */
 	file = r.c.op ? ckpt_fd_to_file(task, r.c.fd) : NULL;
 	inode = file ? BPF_CORE_READ(file, f_inode) : NULL;
-	if (inode)
+	if (inode) {
 		describe_inode(&r.c, inode);
+		r.c.direct = ckpt_file_is_direct(file);
+	}
 	/* Regular files only (a directory's fsync too: durable renames); the
 	 * rest is remembered as op 0, so its completion is known and ignored. */
 	if (r.c.file_type != CKPT_FT_REGULAR &&
@@ -419,6 +421,9 @@ static __always_inline void aio_announce(struct thread_state *st, __u32 tgid, __
 	rec->via = CKPT_VIA_AIO;
 	rec->busy_ns = 0;
 	rec->last_start_ns = st->cur.start_ns;
+	rec->storage_bytes = 0;
+	rec->dirtied_bytes = 0;
+	rec->throttle_ns = 0;
 	bpf_ringbuf_submit(rec, submit_flags());
 }
 

@@ -124,6 +124,7 @@ static __always_inline int uring_completed(struct io_kiocb *req, int res)
 		return 0;
 	c.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	c.ino = BPF_CORE_READ(inode, i_ino);
+	c.direct = ckpt_file_is_direct(file);
 	if (res >= 0 && thread_file_verdict(st, c.dev, c.ino) == CKPT_VERDICT_OTHER) {
 		if (res > 0 && other_io_counting())
 			count_other_io(st, c.dev, c.ino, c.op == CKPT_OP_WRITE, res);

@@ -149,6 +149,7 @@ static __always_inline bool fl_identify(struct thread_state *st, struct file *fi
 	if (!inode)
 		return false;
 	describe_inode(&st->cur, inode);
+	st->cur.direct = ckpt_file_is_direct(file);
 	return true;
 }
 

@@ -131,6 +131,9 @@ struct io_fold {
 	__u64 last_end_ns;
 	__u64 cpu_window_start_ns;
 	__u64 cpu_ns;
+	__u64 storage_bytes;
+	__u64 dirtied_bytes;
+	__u64 throttle_ns;
 };
 
 /* Page faults of one thread on one mapped file, not yet reported: the
@@ -176,6 +179,12 @@ struct call_desc {
 	__u32 via;
 	__s32 fd;
 	__u32 file_type;
+	/* What the storage did for the call (struct ckpt_io_record). */
+	__u64 storage_bytes;
+	__u64 dirtied_bytes;
+	__u64 throttle_ns;
+	__u32 direct; /* the file was open O_DIRECT: every byte is the storage's */
+	__u32 pad;
 };
 
 /* Everything a traced thread needs between events. */
@@ -215,6 +224,7 @@ struct thread_state {
 	__u64 cached_dev;
 	__u64 cached_ino;
 	__u32 cached_type;
+	__u32 cached_direct;
 	/* The verdict of the file last asked about (thread_file_verdict), good
 	 * while verdict_generation still equals verdict_gen - 1 (0: none): the
 	 * same thread's next call on that file skips the map lookup. */
@@ -560,6 +570,9 @@ static __always_inline void flush_io_fold(struct thread_state *st, __u64 pid_tgi
 	rec->via = f->via;
 	rec->busy_ns = f->busy_ns;
 	rec->last_start_ns = f->last_start_ns;
+	rec->storage_bytes = f->storage_bytes;
+	rec->dirtied_bytes = f->dirtied_bytes;
+	rec->throttle_ns = f->throttle_ns;
 	bpf_ringbuf_submit(rec, submit_flags());
 	f->calls = 0;
 }
@@ -733,6 +746,7 @@ static __always_inline void report_data_call(struct thread_state *st, const stru
 	__u64 pid_tgid;
 	bool small = fold_window_ns && ret >= 0 && (__u64)ret <= fold_max_bytes &&
 		     (c->op == CKPT_OP_READ || c->op == CKPT_OP_WRITE);
+	__u64 storage = c->direct && ret > 0 ? (__u64)ret : c->storage_bytes;
 
 	if (small && f->calls && f->dev == c->dev && f->ino == c->ino && f->op == c->op &&
 	    f->via == c->via && c->start_ns - f->first_start_ns < fold_window_ns &&
@@ -744,6 +758,9 @@ static __always_inline void report_data_call(struct thread_state *st, const stru
 		f->last_start_ns = c->start_ns;
 		f->last_end_ns = now;
 		f->cpu_ns += cpu->cpu_ns;
+		f->storage_bytes += storage;
+		f->dirtied_bytes += c->dirtied_bytes;
+		f->throttle_ns += c->throttle_ns;
 		return;
 	}
 	pid_tgid = bpf_get_current_pid_tgid();
@@ -764,6 +781,9 @@ static __always_inline void report_data_call(struct thread_state *st, const stru
 		f->last_end_ns = now;
 		f->cpu_window_start_ns = cpu->cpu_window_start_ns;
 		f->cpu_ns = cpu->cpu_ns;
+		f->storage_bytes = storage;
+		f->dirtied_bytes = c->dirtied_bytes;
+		f->throttle_ns = c->throttle_ns;
 		return;
 	}
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
@@ -784,6 +804,9 @@ static __always_inline void report_data_call(struct thread_state *st, const stru
 	rec->via = c->via;
 	rec->busy_ns = now - c->start_ns;
 	rec->last_start_ns = c->start_ns;
+	rec->storage_bytes = storage;
+	rec->dirtied_bytes = c->dirtied_bytes;
+	rec->throttle_ns = c->throttle_ns;
 	bpf_ringbuf_submit(rec, submit_flags());
 }
 
@@ -839,6 +862,9 @@ static __always_inline void announce_file_call(struct thread_state *st, __u64 pi
 	rec->via = st->cur.via;
 	rec->busy_ns = 0;
 	rec->last_start_ns = st->cur.start_ns;
+	rec->storage_bytes = 0;
+	rec->dirtied_bytes = 0;
+	rec->throttle_ns = 0;
 	bpf_ringbuf_submit(rec, submit_flags());
 }
 
@@ -867,6 +893,9 @@ static __always_inline void begin_file_call(struct thread_state *st, __u64 now, 
 	st->cur.via = via;
 	st->cur.fd = fd;
 	st->cur.requested = requested;
+	st->cur.storage_bytes = 0;
+	st->cur.dirtied_bytes = 0;
+	st->cur.throttle_ns = 0;
 	if (thread_file_verdict(st, st->cur.dev, st->cur.ino) == CKPT_VERDICT_OTHER) {
 		st->call = CALL_OTHER;
 		return;
@@ -1093,12 +1122,14 @@ static __always_inline bool resolve_fd(struct task_struct *task, struct thread_s
 		st->cached_type = mode_file_type(BPF_CORE_READ(inode, i_mode));
 		st->cached_dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		st->cached_ino = BPF_CORE_READ(inode, i_ino);
+		st->cached_direct = ckpt_file_is_direct(file);
 		st->cached_file = (__u64)file;
 		st->cached_inode = (__u64)inode;
 	}
 	st->cur.dev = st->cached_dev;
 	st->cur.ino = st->cached_ino;
 	st->cur.file_type = st->cached_type;
+	st->cur.direct = st->cached_direct;
 	return true;
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis/above_max_note.h"
 #include "analysis/format.h"
 #include "analysis/report/report.h"
 #include "analysis/report/report_internal.h"
@@ -195,10 +196,14 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
         d == Direction::Save ? options.storage_write_max_Bps : options.storage_read_max_Bps;
     if (opt) return {opt, d == Direction::Save ? "--storage-write-max" : "--storage-read-max"};
     if (const Maximum& c = d == Direction::Save ? config_write : config_read; c.first) return c;
-    if (g.nodes.size() == 1)
-      if (const StageRecord* s = find_stage(*g.nodes[0].record, kStageHostIo);
-          s && s->max_Bps && s->max_source.rfind("calibrated ", 0) == 0)
+    // The storage stage's maximum; host_io's in traces from before it.
+    if (g.nodes.size() == 1) {
+      const CheckpointRecord& rec = *g.nodes[0].record;
+      const StageRecord* s = find_stage(rec, kStageStorage);
+      if (!s) s = find_stage(rec, kStageHostIo);
+      if (s && s->max_Bps && s->max_source.rfind("calibrated ", 0) == 0)
         return {s->max_Bps, fmt::format("{} ({})", s->max_source, r.nodes[g.nodes[0].node].node)};
+    }
     return {std::nullopt, "unknown"};
   };
 
@@ -224,10 +229,23 @@ void group_checkpoints(Report& r, const ReportOptions& options) {
     g.aggregate_Bps = g.duration_ns() > 0 ? static_cast<double>(g.bytes) * 1e9 /
                                                 static_cast<double>(g.duration_ns())
                                           : 0.0;
+    // What reached the storage: a load the page cache served reached none,
+    // a buffered save only what its fsyncs wrote back.
+    uint64_t reached = 0;
+    bool every_node = true;
+    for (const NodeCheckpoint& nc : g.nodes) {
+      const StageRecord* s = find_stage(*nc.record, kStageStorage);
+      every_node = every_node && s != nullptr;
+      if (s) reached += s->bytes;
+    }
+    if (every_node && g.duration_ns() > 0) {
+      g.storage_bytes = reached;
+      g.storage_Bps = static_cast<double>(reached) * 1e9 / static_cast<double>(g.duration_ns());
+    }
     auto [max, source] = storage_max(g);
     g.storage_max_Bps = max;
     g.storage_max_source = source;
-    if (max && *max > 0) g.fraction_of_storage_max = g.aggregate_Bps / *max;
+    if (max && *max > 0) g.fraction_of_storage_max = g.storage_Bps.value_or(g.aggregate_Bps) / *max;
     if (options.keep_timelines) g.timeline = build_timeline(r, g, options.timeline_bins);
   }
 }
@@ -385,7 +403,12 @@ void decide_verdict(Report& r) {
                               ? fmt::format("{} of it its own, ", format_duration(*s->exclusive_ns))
                               : std::string(),
                           format_bandwidth(s->bandwidth_Bps()));
-    if (auto f = s->fraction_of_max())
+    if (calibration_fault(*s))
+      numbers += fmt::format(
+          ", {} of its {} maximum ({}): a calibration warning, the maximum is "
+          "wrong, not the stage",
+          format_percent(*s->fraction_of_max()), format_bandwidth(*s->max_Bps), s->max_source);
+    else if (auto f = s->fraction_of_max())
       numbers += fmt::format(", {} of its {} maximum ({})", format_percent(*f),
                              format_bandwidth(*s->max_Bps), s->max_source);
     else

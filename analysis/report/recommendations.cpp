@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 
+#include "analysis/above_max_note.h"
 #include "analysis/format.h"
 #include "analysis/report/report_internal.h"
 #include "analysis/unrecognised_notice.h"
@@ -70,8 +71,9 @@ std::string stage_figures(const StageRecord& s) {
   std::string out = fmt::format("{} {} in {} busy ({})", s.name, format_bytes(s.bytes),
                                 format_duration(s.busy_ns), format_bandwidth(s.bandwidth_Bps()));
   if (auto f = s.fraction_of_max())
-    out += fmt::format(", {} of {} ({})", format_percent(*f), format_bandwidth(*s.max_Bps),
-                       s.max_source);
+    out += fmt::format(", {} of {} ({}{})", format_percent(*f), format_bandwidth(*s.max_Bps),
+                       s.max_source,
+                       calibration_fault(s) ? "; a calibration warning: the maximum is wrong" : "");
   return out;
 }
 
@@ -268,12 +270,16 @@ Evidence below_storage_max(const Report& r, Direction d) {
     if (cp.direction != d || !cp.fraction_of_storage_max ||
         *cp.fraction_of_storage_max >= kBelowMaxFraction)
       continue;
+    // A checkpoint the page cache served entirely asked nothing of the storage.
+    if (cp.storage_bytes && *cp.storage_bytes == 0) continue;
+    const uint64_t reached = cp.storage_bytes.value_or(cp.bytes);
     ev.push_back(
         {cp.index, "",
-         fmt::format("{}: {} nodes together {} ({} in {}), {} of the storage's {} ({})",
-                     checkpoint_label(cp), cp.nodes.size(), format_bandwidth(cp.aggregate_Bps),
-                     format_bytes(cp.bytes), format_duration(cp.duration_ns()),
-                     format_percent(*cp.fraction_of_storage_max),
+         fmt::format("{}: {} nodes together {} ({} {}in {}), {} of the storage's {} ({})",
+                     checkpoint_label(cp), cp.nodes.size(),
+                     format_bandwidth(cp.storage_Bps.value_or(cp.aggregate_Bps)),
+                     format_bytes(reached), cp.storage_bytes ? "reached the storage " : "",
+                     format_duration(cp.duration_ns()), format_percent(*cp.fraction_of_storage_max),
                      format_bandwidth(*cp.storage_max_Bps), cp.storage_max_source)});
   }
   return ev;

@@ -117,6 +117,12 @@ struct CheckpointReport {
   std::vector<std::pair<std::string, uint64_t>> bytes_by_via;
   std::vector<NodeCheckpoint> nodes;
   double aggregate_Bps = 0;  // bytes / (last end - first start)
+  // The bytes that reached the storage (every node's storage stage summed),
+  // and their bandwidth over the checkpoint: what the storage maximum is
+  // for. Unknown where a node's trace has no storage stage (a file system
+  // with none, or a trace from before it): the fraction then uses `bytes`.
+  std::optional<uint64_t> storage_bytes;
+  std::optional<double> storage_Bps;
   std::optional<double> storage_max_Bps;
   std::string storage_max_source;
   std::optional<double> fraction_of_storage_max;

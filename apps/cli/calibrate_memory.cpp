@@ -34,6 +34,8 @@ Expected<MemoryCalibration> calibrate_memory(const CalibrateMemoryOptions& o,
   MemoryCalibration m;
   m.one_thread_Bps = r->one_thread_Bps;
   m.all_threads_Bps = r->all_threads_Bps;
+  m.page_cache_write_Bps = r->page_cache_write_Bps;
+  m.page_cache_read_Bps = r->page_cache_read_Bps;
   m.threads = r->threads;
   m.bytes = r->bytes;
   m.rounds = r->rounds;
@@ -42,17 +44,21 @@ Expected<MemoryCalibration> calibrate_memory(const CalibrateMemoryOptions& o,
   fmt::print(stderr, "  one thread {}, {} threads {} (best of {} rounds each)\n",
              format_bandwidth(m.one_thread_Bps), m.threads, format_bandwidth(m.all_threads_Bps),
              m.rounds);
+  fmt::print(stderr, "  page cache, one thread in 1 MiB calls: write {}, read {}\n",
+             format_bandwidth(*m.page_cache_write_Bps), format_bandwidth(*m.page_cache_read_Bps));
 
   auto saved = save_calibration(file, m);
   if (!saved) return make_error("not saved: " + saved.error().message);
   fmt::print(stderr, "calibrate: saved the memory copy in {} (max_source \"{}\")\n", file,
              m.max_source(1));
   if (report)
-    *report = {
-        {"memory", to_json(m)},
-        {"maxima_file", file},
-        {"rounds",
-         {{"one_thread_Bps", r->one_thread_rounds}, {"all_threads_Bps", r->all_threads_rounds}}}};
+    *report = {{"memory", to_json(m)},
+               {"maxima_file", file},
+               {"rounds",
+                {{"one_thread_Bps", r->one_thread_rounds},
+                 {"all_threads_Bps", r->all_threads_rounds},
+                 {"page_cache_write_Bps", r->page_cache_write_rounds},
+                 {"page_cache_read_Bps", r->page_cache_read_rounds}}}};
   return m;
 }
 

@@ -126,7 +126,7 @@ nlohmann::json beside(const Config& config, const MountEntry& mount, uint64_t de
     lines.push_back(
         "the config's storage maxima win over this calibration in jobs traced with that config");
   SystemMaxima machine(ConfiguredMaxima{});
-  const StageMax link = machine.host_io(Direction::Save, {FileId{dev, 1}});
+  const StageMax link = machine.storage(Direction::Save, {FileId{dev, 1}});
   out["sysfs"] = stage_max_json(link);
   lines.push_back("sysfs (the block device's link): " + stage_max_text(link));
   if (mount.is_nfs()) {

@@ -216,6 +216,9 @@ void NodeCollector::on_event(Event&& event) {
     workload_of(start->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* end = std::get_if<CallEndEvent>(&event)) {
     workload_of(end->tgid, now).stitcher->on_event(std::move(event));
+  } else if (auto* busy = std::get_if<StorageBusyEvent>(&event)) {
+    // The device's time goes to the job whose bio opened the interval.
+    workload_of(busy->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* cpu = std::get_if<CpuEvent>(&event)) {
     workload_of(cpu->tgid, now).stitcher->on_event(std::move(event));
   } else if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) {

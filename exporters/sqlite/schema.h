@@ -40,8 +40,10 @@ namespace ckpt {
 // unrecognised_io and unrecognised_files, the job's data through files no
 // checkpoint pattern recognised. Version 9 added io_accounting, the bytes
 // the kernel counted the job's threads writing against the trace's. Version
-// 1 to 8 files still read.
-inline constexpr int kTraceSchemaVersion = 9;
+// 10 added the storage stage's figures: checkpoints.dirty_at_end_bytes, and
+// io_calls.storage_bytes for every data call (before: mmap rows only).
+// Version 1 to 9 files still read.
+inline constexpr int kTraceSchemaVersion = 10;
 
 // The oldest schema version read_trace still reads.
 inline constexpr int kOldestTraceSchemaVersion = 1;
@@ -101,6 +103,11 @@ inline constexpr std::string_view kSchemaHistory[] = {
     "-- Version 8 added unrecognised_io and unrecognised_files; older files lack\n"
     "-- them and mean \"not counted\".\n",
     "-- Version 9 added io_accounting; older files lack it and mean \"not counted\".\n",
+    "-- Version 10 added the storage stage (a stages.name) and checkpoints.dirty_at_end_bytes,\n"
+    "-- and io_calls.storage_bytes of every data call: the bytes the file's block device\n"
+    "-- read or wrote for it (all of them under O_DIRECT; 0 on NFS and tmpfs). Older\n"
+    "-- files have no storage stage (host_io's maximum was the storage's), read NULL for\n"
+    "-- dirty_at_end_bytes and 0 for storage_bytes but on mmap rows.\n",
 };
 // NOLINTEND(bugprone-suspicious-missing-comma)
 
@@ -231,6 +238,13 @@ inline constexpr table::Column<CheckpointRecord> kCheckpointsColumns[] = {
         "\"sendfile\": ..., \"mmap\": ...}, non-zero ones only; sums\n"
         "to bytes (since version 6; older files read '{}')")
         .added_in(6, "'{}'"),
+    field<&CheckpointRecord::dirty_at_end_bytes>(
+        "dirty_at_end_bytes", "INTEGER",
+        "a save: page-cache bytes its writes left dirty on local\n"
+        "files that none of its calls wrote back (no fsync);\n"
+        "NULL when no write dirtied a page, for a load, and in\n"
+        "older files (since version 10)")
+        .added_in(10, "NULL"),
 };
 
 inline constexpr table::Table<CheckpointRecord> kCheckpointsTable{
@@ -366,6 +380,9 @@ inline constexpr table::Column<IoCallRecord> kIoCallsColumns[] = {
                                   "the calls' durations summed; older files read\n"
                                   "end_ns - start_ns (since version 6)")
         .added_in(6, "end_ns - start_ns"),
+    // Since version 10 also the other data calls' bytes the file's block
+    // device read or wrote (the history says so): the column's text stays
+    // as version 6 wrote it, which older versions' schema text is rebuilt from.
     field<&IoCallRecord::storage_bytes>("storage_bytes", "INTEGER NOT NULL",
                                         "op 'mmap': of bytes, read from storage by the\n"
                                         "faults; else 0 (since version 6)")

@@ -46,7 +46,7 @@ constexpr size_t kPage = 4096;
 
 class NoMaxima : public MaximaProvider {
  public:
-  StageMax host_io(Direction, const std::vector<FileId>&) override { return {}; }
+  StageMax storage(Direction, const std::vector<FileId>&) override { return {}; }
   StageMax serialize(size_t) override { return {}; }
   StageMax transport(const std::string&) override { return {}; }
 };

@@ -185,6 +185,12 @@ int real_main(int argc, char** argv) {
   text("--mode", raw.mode, "save, load (an earlier save with the same flags) or both [both]",
        "MODE");
   app.add_flag("--fsync", raw.fsync, "fsync each shard before close");
+  text("--buffered-checkpoints", raw.buffered_checkpoints,
+       "With --fsync: these checkpoints are saved without it", "K1,K2,...");
+  text("--cold-checkpoints", raw.cold_checkpoints,
+       "Evict these checkpoints' shards from the page cache (between two quiet gaps) before "
+       "loading them",
+       "K1,K2,...");
   app.add_flag("--o-direct", raw.o_direct, "Open shards with O_DIRECT (block size: 4096 multiple)");
   text("--block-size", raw.block_size, "Bytes per write/read/send call [1MiB]", "SIZE");
   text("--gap-ms", raw.gap_ms, "Quiet time between checkpoints [1500]", "MS");

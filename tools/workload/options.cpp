@@ -7,6 +7,7 @@
 #include <cctype>
 #include <csignal>
 #include <limits>
+#include <tuple>
 
 namespace ckpt::workload {
 namespace {
@@ -125,6 +126,19 @@ Expected<uint64_t> parse_size(std::string_view flag, std::string_view text) {
     return make_error(fmt::format("{}: '{}' is too large", flag, text));
   }
   return *base << shift;
+}
+
+// "1,3" -> {"1", "3"}; an empty item stays (its parser names it).
+std::vector<std::string_view> split_commas(std::string_view text) {
+  std::vector<std::string_view> items;
+  size_t start = 0;
+  for (size_t comma = text.find(','); comma != std::string_view::npos;
+       comma = text.find(',', start)) {
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  items.push_back(text.substr(start));
+  return items;
 }
 
 Expected<std::vector<uint64_t>> parse_size_list(std::string_view flag, std::string_view text) {
@@ -396,6 +410,20 @@ Expected<Options> resolve_options(const RawOptions& raw) {
     if (!seed) return seed.error();
     o.seed = *seed;
   }
+  for (auto [flag, text, out] :
+       {std::tuple{"--buffered-checkpoints", &raw.buffered_checkpoints, &o.buffered_checkpoints},
+        {"--cold-checkpoints", &raw.cold_checkpoints, &o.cold_checkpoints}}) {
+    if (text->empty()) continue;
+    for (std::string_view item : split_commas(*text)) {
+      auto k = parse_count(flag, item, 1, o.checkpoints);
+      if (!k) return k.error();
+      out->insert(static_cast<uint32_t>(*k));
+    }
+  }
+  if (!o.buffered_checkpoints.empty() && !o.fsync)
+    return make_error("--buffered-checkpoints: needs --fsync (without it every save is buffered)");
+  if (!o.cold_checkpoints.empty() && o.mode == Mode::Save)
+    return make_error("--cold-checkpoints: --mode save loads nothing");
   if (!raw.tcp_sink.empty()) {
     auto sink = parse_endpoint("--tcp-sink", raw.tcp_sink, false);
     if (!sink) return sink.error();

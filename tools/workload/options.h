@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,8 @@ struct RawOptions {
   std::string exit_code;
   std::string exit_signal;
   std::string sleep_ms;
+  std::string buffered_checkpoints;
+  std::string cold_checkpoints;
   bool fsync = false;
   bool o_direct = false;
   bool rename_commit = false;
@@ -108,7 +111,15 @@ struct Options {
   std::optional<int> exit_code;
   std::optional<int> exit_signal;
   uint64_t sleep_ms = 0;
+  // Checkpoints (1-based) saved without fsync even with --fsync, and those
+  // whose shards leave the page cache (posix_fadvise DONTNEED, between two
+  // quiet gaps of their own) before they are loaded.
+  std::set<uint32_t> buffered_checkpoints;
+  std::set<uint32_t> cold_checkpoints;
 
+  [[nodiscard]] bool fsyncs(uint32_t checkpoint) const {
+    return fsync && !buffered_checkpoints.contains(checkpoint);
+  }
   [[nodiscard]] uint32_t shards() const { return static_cast<uint32_t>(shard_sizes.size()); }
   [[nodiscard]] bool saves() const { return mode != Mode::Load; }
   [[nodiscard]] bool loads() const { return mode != Mode::Save; }

@@ -124,7 +124,7 @@ std::optional<IoFailure> save_file_and_stream(const Options& options, const Shar
   }
   if (!to_file) return std::nullopt;
 
-  if (options.fsync) {
+  if (options.fsyncs(task.checkpoint)) {
     int rc;
     do {
       rc = ::fsync(fd.get());
@@ -136,6 +136,14 @@ std::optional<IoFailure> save_file_and_stream(const Options& options, const Shar
   if (!file.tmp_path.empty() && ::rename(file.tmp_path.c_str(), task.path.c_str()) != 0) {
     return IoFailure{"rename", fmt::format("{} -> {}", file.tmp_path, task.path), errno, ""};
   }
+  return std::nullopt;
+}
+
+std::optional<IoFailure> evict_file_from_cache(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return IoFailure{"open", path, errno, "evicting it from the page cache"};
+  if (int rc = ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED); rc != 0)
+    return IoFailure{"posix_fadvise", path, rc, "evicting it from the page cache"};
   return std::nullopt;
 }
 
@@ -192,6 +200,8 @@ std::optional<IoFailure> load_file(const Options& options, const ShardTask& task
 }
 
 }  // namespace
+
+std::optional<IoFailure> evict_file(const std::string& path) { return evict_file_from_cache(path); }
 
 void AlignedBuffer::Free::operator()(std::byte* p) const { std::free(p); }
 

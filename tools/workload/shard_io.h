@@ -47,6 +47,10 @@ struct ShardTask {
   uint64_t key = 0;  // pattern stream key
 };
 
+// Drops the file's clean pages from the page cache (posix_fadvise
+// POSIX_FADV_DONTNEED): its next read goes to the storage.
+std::optional<IoFailure> evict_file(const std::string& path);
+
 // Saves one shard: serialize burn, then the file (unless --tcp-only) and the
 // TCP stream (when stream != nullptr), block by block. file/stream_result are
 // filled as far as the work got, also on failure. Stops early, without a

@@ -175,6 +175,23 @@ class Worker {
   std::unique_ptr<TcpStream> stream_;
 };
 
+// Before a cold checkpoint's load: a quiet gap, its shards dropped from the
+// page cache (clean pages only: a save without fsync may leave dirty ones,
+// which stay), and the caller's gap after, so that these opens make a burst
+// of their own that moves no data and is no checkpoint.
+std::optional<IoFailure> evict_before(const Options& options, const std::string& root,
+                                      const Step& step) {
+  if (step.phase != Phase::Load || !options.cold_checkpoints.contains(step.checkpoint))
+    return std::nullopt;
+  sleep_ms(options.gap_ms);
+  const std::string dir = checkpoint_dir(root, step.checkpoint);
+  for (uint32_t shard = 0; shard < options.shards(); ++shard) {
+    if (auto failure = evict_file(dir + "/" + shard_file_name(options.format, shard)))
+      return failure;
+  }
+  return std::nullopt;
+}
+
 void run_in_process(const Options& options, const std::string& root, const std::vector<Step>& steps,
                     RunResult& run) {
   run.worker_pids.push_back(static_cast<int32_t>(getpid()));
@@ -184,6 +201,10 @@ void run_in_process(const Options& options, const std::string& root, const std::
     return;
   }
   for (size_t i = 0; i < steps.size(); ++i) {
+    if (auto failure = evict_before(options, root, steps[i])) {
+      run.failures.push_back(*failure);
+      break;
+    }
     if (i > 0) sleep_ms(options.gap_ms);
     run.steps.push_back(worker.run_step(steps[i]));
     if (!run.steps.back().failures.empty()) break;
@@ -369,6 +390,10 @@ void run_forked(const Options& options, const std::string& root, const std::vect
   }
 
   for (size_t i = 0; i < steps.size() && !aborted; ++i) {
+    if (auto failure = evict_before(options, root, steps[i])) {
+      run.failures.push_back(*failure);
+      break;
+    }
     if (i > 0) sleep_ms(options.gap_ms);
     StepResult merged;
     merged.phase = steps[i].phase;

@@ -183,14 +183,32 @@ std::string MemoryCalibration::max_source(size_t stage_threads) const {
                      n == 1 ? "" : "s");
 }
 
+std::optional<double> MemoryCalibration::page_cache_ceiling_Bps(bool write,
+                                                                size_t stage_threads) const {
+  const auto& one = write ? page_cache_write_Bps : page_cache_read_Bps;
+  if (!one || one_thread_Bps <= 0) return std::nullopt;
+  const double n = static_cast<double>(std::max<size_t>(1, stage_threads));
+  const double together = std::max(1.0, all_threads_Bps / one_thread_Bps) * *one;
+  return std::min(*one * n, together);
+}
+
+std::string MemoryCalibration::page_cache_source(bool write, size_t stage_threads) const {
+  const size_t n = std::max<size_t>(1, stage_threads);
+  return fmt::format("calibrated {} (page-cache {}, {} thread{})", date.substr(0, 10),
+                     write ? "write" : "read", n, n == 1 ? "" : "s");
+}
+
 json to_json(const MemoryCalibration& m) {
-  return {{"one_thread_Bps", m.one_thread_Bps},
-          {"all_threads_Bps", m.all_threads_Bps},
-          {"threads", m.threads},
-          {"bytes", m.bytes},
-          {"rounds", m.rounds},
-          {"date", m.date},
-          {"tool_version", m.tool_version}};
+  json j = {{"one_thread_Bps", m.one_thread_Bps},
+            {"all_threads_Bps", m.all_threads_Bps},
+            {"threads", m.threads},
+            {"bytes", m.bytes},
+            {"rounds", m.rounds},
+            {"date", m.date},
+            {"tool_version", m.tool_version}};
+  if (m.page_cache_write_Bps) j["page_cache_write_Bps"] = *m.page_cache_write_Bps;
+  if (m.page_cache_read_Bps) j["page_cache_read_Bps"] = *m.page_cache_read_Bps;
+  return j;
 }
 
 Expected<MemoryCalibration> memory_calibration_from_json(const json& j, std::string_view where) {
@@ -203,6 +221,14 @@ Expected<MemoryCalibration> memory_calibration_from_json(const json& j, std::str
   if (!all) return all.error();
   m.one_thread_Bps = *one;
   m.all_threads_Bps = *all;
+  // Files calibrated before the page-cache figures lack them.
+  for (auto [key, out] : {std::pair{"page_cache_write_Bps", &m.page_cache_write_Bps},
+                          {"page_cache_read_Bps", &m.page_cache_read_Bps}}) {
+    if (!j.contains(key)) continue;
+    auto v = f.rate(key);
+    if (!v) return v.error();
+    *out = *v;
+  }
   for (auto [key, out] : {std::pair{"threads", &m.threads}, {"rounds", &m.rounds}}) {
     auto v = f.count(key);
     if (!v) return v.error();

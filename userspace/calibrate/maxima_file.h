@@ -75,12 +75,23 @@ struct MemoryCalibration {
   unsigned rounds = 0;         // timed rounds of each; the best is kept
   std::string date;            // UTC, ISO 8601
   std::string tool_version;
+  // One thread's copy into and out of the page cache through a 1 MiB
+  // buffer: host_io's ceiling (memory_bench.h). Absent in files calibrated before they were.
+  std::optional<double> page_cache_write_Bps;
+  std::optional<double> page_cache_read_Bps;
 
   // The ceiling for a stage done by `stage_threads` threads: each copies at
   // one thread's speed, and together no faster than all of them did.
   [[nodiscard]] double ceiling_Bps(size_t stage_threads) const;
   // "calibrated 2026-12-02 (memory copy, 2 threads)".
   [[nodiscard]] std::string max_source(size_t stage_threads) const;
+  // host_io's ceiling on `stage_threads` threads: one thread's page-cache
+  // copy each, together scaled as the memory copy scaled over every CPU;
+  // nullopt when the file has no page-cache figure.
+  [[nodiscard]] std::optional<double> page_cache_ceiling_Bps(bool write,
+                                                             size_t stage_threads) const;
+  // "calibrated 2026-12-02 (page-cache read, 1 thread)".
+  [[nodiscard]] std::string page_cache_source(bool write, size_t stage_threads) const;
 };
 
 // A file's entries, and what was wrong with the ones left out (one line

@@ -35,6 +35,14 @@ struct MemoryBenchResult {
   unsigned rounds = 0;
   std::vector<double> one_thread_rounds;  // each round's figure, in order
   std::vector<double> all_threads_rounds;
+  // One thread copying into and out of the page cache as write(2) and
+  // read(2) do, from and into a 1 MiB buffer reused call after call:
+  // host_io's ceiling. The buffer stays in the CPU's caches, as a job's
+  // does, so this outruns a copy between two buffers larger than the caches.
+  double page_cache_write_Bps = 0;
+  double page_cache_read_Bps = 0;
+  std::vector<double> page_cache_write_rounds;
+  std::vector<double> page_cache_read_rounds;
 };
 
 // MemAvailable from /proc/meminfo, in bytes.

@@ -162,6 +162,7 @@ uint64_t event_time_ns(const Event& e) {
     uint64_t operator()(const GpuCopyEvent& x) const { return x.end_ns; }
     uint64_t operator()(const OtherIoEvent& x) const { return x.end_ns; }
     uint64_t operator()(const CallEndEvent& x) const { return x.time_ns; }
+    uint64_t operator()(const StorageBusyEvent& x) const { return x.end_ns; }
   };
   return std::visit(Visitor{}, e);
 }

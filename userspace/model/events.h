@@ -170,7 +170,13 @@ struct IoEvent {
   // mmap: the pages mapped, and (set by the stitcher) the bytes of them read
   // from storage; ret is the bytes newly counted for the checkpoint.
   std::optional<MmapPages> mmap;
+  // What the storage did inside the calls (bpf/jobio.h ckpt_io_record): the
+  // bytes read from or written to the file's block device (all of them on a
+  // file open O_DIRECT), the page-cache bytes they left dirty, and the time
+  // they were throttled for dirty pages.
   uint64_t storage_bytes = 0;
+  uint64_t dirtied_bytes = 0;
+  uint64_t throttle_ns = 0;
   // The destination half of a copy (copy_file_range, sendfile): its source file.
   std::optional<FileId> copy_source;
 
@@ -376,8 +382,21 @@ struct OtherIoEvent {
   uint64_t write_calls = 0;
 };
 
+// A block device had the job's bios in flight over [start_ns, end_ns]
+// (bpf/jobio.h ckpt_storage_busy_record): the storage stage's time on a
+// local file system, readahead and writeback that outlive their call included.
+struct StorageBusyEvent {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t tgid = 0;  // the thread whose bio opened the interval
+  uint32_t tid = 0;
+  uint64_t dev = 0;  // the device, in user space's encoding (= its files' FileId::dev)
+  uint64_t bytes = 0;
+  uint32_t bios = 0;
+};
+
 using Event = std::variant<IoEvent, CpuEvent, ProcEvent, TcpEvent, CallStartEvent, NfsIoEvent,
-                           RpcEvent, GpuCopyEvent, OtherIoEvent, CallEndEvent>;
+                           RpcEvent, GpuCopyEvent, OtherIoEvent, CallEndEvent, StorageBusyEvent>;
 
 uint64_t event_time_ns(const Event& e);  // the time the stitcher orders by (the end of a call)
 

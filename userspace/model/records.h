@@ -177,6 +177,11 @@ struct CheckpointRecord {
   // ("copy_file_range", ...), ("sendfile", ...), ("mmap", ...), ("summed", ...); only the
   // non-zero ones, in that order. Sums to `bytes`.
   std::vector<std::pair<std::string, uint64_t>> bytes_by_via;
+  // A save: the page-cache bytes its writes left dirty on local files that
+  // none of its calls wrote back (no fsync): writeback owed them to the
+  // storage when it ended. Unknown when no write dirtied a page (tmpfs, NFS,
+  // O_DIRECT) or in traces from before it was measured.
+  std::optional<uint64_t> dirty_at_end_bytes;
 
   bool operator==(const CheckpointRecord&) const = default;
 };

@@ -17,13 +17,16 @@ inline constexpr std::string_view kStageGpuCopy = "gpu_copy";
 inline constexpr std::string_view kStageSerialize = "serialize";
 inline constexpr std::string_view kStageHostIo = "host_io";
 inline constexpr std::string_view kStageMetadata = "metadata";
+// What the storage itself did for the checkpoint's files, apart from the
+// page-cache copies host_io times (stitch/storage_stage.h).
+inline constexpr std::string_view kStageStorage = "storage";
 inline constexpr std::string_view kStageNfsClient = "nfs_client";
 inline constexpr std::string_view kStageRpcQueue = "rpc_queue";
 inline constexpr std::string_view kStageRpcRtt = "rpc_rtt";
 inline constexpr std::string_view kStageTransport = "transport";
 inline constexpr std::string_view kAllStages[] = {kStageGpuCopy,  kStageSerialize, kStageHostIo,
-                                                  kStageMetadata, kStageNfsClient, kStageRpcQueue,
-                                                  kStageRpcRtt,   kStageTransport};
+                                                  kStageMetadata, kStageStorage,   kStageNfsClient,
+                                                  kStageRpcQueue, kStageRpcRtt,    kStageTransport};
 
 // --- NFS RPCs that carry a file's pages (RpcCallRecord::op) -----------------
 

@@ -34,6 +34,7 @@ inline constexpr DropCauseName kJobioDropCauses[] = {
     {CKPT_DROP_AIO_UNMATCHED, "aio_unmatched"},
     {CKPT_DROP_AIO_UNREAPED, "aio_unreaped"},
     {CKPT_DROP_MMAP_UNATTRIBUTED, "mmap_unattributed"},
+    {CKPT_DROP_STORAGE_BIOS_FULL, "storage_bios_full"},
 };
 inline constexpr DropCauseName kTcpDropCauses[] = {
     {CKPT_TCP_DROP_RINGBUF_FULL, "ringbuf_full"},

@@ -70,6 +70,9 @@ const Names kPageCachePrograms = {"on_page_cache_add"};
 // Which faults write (x86's exceptions tracepoints): mm_filemap_fault does not say.
 const Names kFaultKindPrograms = {"on_user_fault", "on_kernel_fault"};
 const Names kMappedStorePrograms = {"on_folio_dirtied"};
+// What the storage did inside a call (bpf/jobio_storage.bpf.h).
+const Names kCallStoragePrograms = {"on_bio_queue", "on_rq_complete", "on_bio_complete"};
+const Names kCallDirtiedPrograms = {"on_call_dirtied_folio"};
 // Syscall mode: the pages each read fault installs, counted from the mm's
 // file-page counters (bpf/jobio_mappings.bpf.h count_installed_pages).
 const Names kInstalledPagesPrograms = {"on_rss_stat"};
@@ -197,6 +200,13 @@ class Selection {
           "no mm_filemap_add_to_page_cache tracepoint", "page faults that read from storage are");
     add(kMappedStorePrograms, tracepoint("writeback_dirty_folio"),
         "no writeback_dirty_folio tracepoint", "stores through shared mappings are");
+    add(kCallStoragePrograms,
+        tracepoint("block_bio_queue") && tracepoint("block_rq_complete") &&
+            tracepoint("block_bio_complete"),
+        "no block_bio_queue, block_rq_complete and block_bio_complete tracepoints",
+        "the bytes calls made the storage read and write (the storage stage of local files) are");
+    add(kCallDirtiedPrograms, tracepoint("writeback_dirty_folio"),
+        "no writeback_dirty_folio tracepoint", "the bytes a save left dirty in the page cache are");
     // Without the nfsv4 module there is no NFS 4 mount to copy on (a mount
     // made after the probes started is the limit docs/probe-modes.md names).
     if (kernel_.nfs4_module)
@@ -268,12 +278,17 @@ const std::set<std::string>& selectable_jobio_programs() {
     };
     for (const auto& r : kRequiredFileLayer) put(r.programs);
     for (const auto& o : kOptionalFileLayer) put(o.programs);
-    for (const Names* n :
-         {&kSyscallPrograms, &kAioPrograms, &kFlushPrograms, &kClosePrograms, &kFaultPrograms,
-          &kSetPteRangePrograms, &kSetPtePrograms, &kSetPmdPrograms, &kFaultTracepointPrograms,
-          &kMapPagesTracepointPrograms, &kPageCachePrograms, &kFaultKindPrograms,
-          &kMappedStorePrograms, &kInstalledPagesPrograms, &kUringSubmitReq, &kUringSubmitSqe,
-          &kUringCompleteCqe, &kUringCompleteRes, &kServerCopyPrograms})
+    for (const Names* n : {&kSyscallPrograms,         &kAioPrograms,
+                           &kFlushPrograms,           &kClosePrograms,
+                           &kFaultPrograms,           &kSetPteRangePrograms,
+                           &kSetPtePrograms,          &kSetPmdPrograms,
+                           &kFaultTracepointPrograms, &kMapPagesTracepointPrograms,
+                           &kPageCachePrograms,       &kFaultKindPrograms,
+                           &kMappedStorePrograms,     &kInstalledPagesPrograms,
+                           &kUringSubmitReq,          &kUringSubmitSqe,
+                           &kUringCompleteCqe,        &kUringCompleteRes,
+                           &kServerCopyPrograms,      &kCallStoragePrograms,
+                           &kCallDirtiedPrograms})
       put(*n);
     return out;
   }();

@@ -109,6 +109,9 @@ void JobIoSource::on_io(const ckpt_io_record& r) {
   ev.calls = r.calls;
   ev.via = *via;
   ev.busy_ns = r.busy_ns;
+  ev.storage_bytes = r.storage_bytes;
+  ev.dirtied_bytes = r.dirtied_bytes;
+  ev.throttle_ns = r.throttle_ns;
   // A folded record's CPU window ends where its last call started.
   ev.cpu_window_end_ns = r.calls > 1 && r.last_start_ns != 0 ? r.last_start_ns : r.hdr.start_ns;
   ev.file = FileId{kernel_dev_to_user(r.dev), r.ino};
@@ -375,6 +378,14 @@ void JobIoSource::on_record(const void* data, size_t size) {
     case CKPT_REC_CALL_END:
       emit(CallEndEvent{h.end_ns, h.tgid, h.tid});
       return;
+    case CKPT_REC_STORAGE_BUSY: {
+      if (size < sizeof(ckpt_storage_busy_record)) break;
+      const auto& r = *static_cast<const ckpt_storage_busy_record*>(data);
+      if (r.hdr.end_ns < r.hdr.start_ns) break;
+      emit(StorageBusyEvent{h.start_ns, h.end_ns, h.tgid, h.tid, kernel_dev_to_user(r.dev), r.bytes,
+                            r.bios});
+      return;
+    }
     case CKPT_REC_OPEN_FILE: {
       if (size < sizeof(ckpt_open_file_record)) break;
       const auto& r = *static_cast<const ckpt_open_file_record*>(data);

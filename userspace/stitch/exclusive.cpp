@@ -1,10 +1,10 @@
 #include "stitch/exclusive.h"
 
-#include <sys/sysmacros.h>
-
 #include <algorithm>
 #include <unordered_map>
 #include <utility>
+
+#include "stitch/storage_stage.h"
 
 namespace ckpt {
 namespace {
@@ -25,10 +25,6 @@ FileSets by_file(const std::vector<StageSpan>& spans) {
   for (auto& [file, v] : iv) out.emplace(file, interval_set(std::move(v)));
   return out;
 }
-
-// A block device's file is on this node; anonymous devices (major 0: NFS,
-// FUSE, tmpfs, overlay) may be on the network.
-bool on_block_device(const FileId& f) { return major(static_cast<dev_t>(f.dev)) != 0; }
 
 const IntervalSet& of_file(const FileSets& sets, const FileId& file) {
   static const IntervalSet kNone;
@@ -69,6 +65,7 @@ void set_exclusive_times(std::vector<StageRecord>& stages, const StageSpans& spa
   // Per file: a call waits on that file's page I/O, which waits on that
   // file's RPCs; and, for a file that goes over the network, on the transport.
   const FileSets host = by_file(spans.of(kStageHostIo));
+  const FileSets storage = by_file(spans.of(kStageStorage));
   const FileSets client = by_file(spans.of(kStageNfsClient));
   const FileSets queue = by_file(spans.of(kStageRpcQueue));
   const FileSets rtt = by_file(spans.of(kStageRpcRtt));
@@ -102,8 +99,19 @@ void set_exclusive_times(std::vector<StageRecord>& stages, const StageSpans& spa
     IntervalSet own = below_client(file, set);
     client_own_iv.insert(client_own_iv.end(), own.begin(), own.end());
   }
+  // A call waits on what the storage does for its file: the device's reads
+  // and writeback on a local file; on an NFS file the storage stage is the
+  // client's own spans, so its time is the client's, never twice.
+  std::vector<Interval> storage_own_iv;
+  for (const auto& [file, set] : storage) {
+    IntervalSet own = set_minus(set, of_file(client, file));
+    storage_own_iv.insert(storage_own_iv.end(), own.begin(), own.end());
+  }
   for (const auto& [file, set] : host) {
-    IntervalSet own = below_client(file, set_minus(set, of_file(client, file)));
+    // The storage's work for a local file: on it, or on its device.
+    IntervalSet own =
+        set_minus(set_minus(set, of_file(storage, file)), of_file(storage, device_key(file.dev)));
+    own = below_client(file, set_minus(own, of_file(client, file)));
     host_own_iv.insert(host_own_iv.end(), own.begin(), own.end());
   }
   // A metadata call on a file over the network is an RPC of its own (OPEN,
@@ -116,12 +124,14 @@ void set_exclusive_times(std::vector<StageRecord>& stages, const StageSpans& spa
   const uint64_t host_own = set_length(interval_set(std::move(host_own_iv)));
   const uint64_t client_own = set_length(interval_set(std::move(client_own_iv)));
   const uint64_t metadata_own = set_length(interval_set(std::move(metadata_own_iv)));
+  const uint64_t storage_own = set_length(interval_set(std::move(storage_own_iv)));
 
   for (auto& s : stages) {
     uint64_t own = s.busy_ns;
     if (s.name == kStageHostIo) own = host_own;
     if (s.name == kStageNfsClient) own = client_own;
     if (s.name == kStageMetadata) own = metadata_own;
+    if (s.name == kStageStorage) own = storage_own;
     if (s.name == kStageRpcQueue) own = queue_own;
     if (s.name == kStageRpcRtt) own = rtt_own;
     // A connection busy with none of this checkpoint's files on it (a save

@@ -38,7 +38,6 @@ StageRecord HostIoStages::host_io_stage(const OpenCheckpoint& c, Direction d, St
   s.name = std::string(kStageHostIo);
   std::vector<Interval> iv;
   std::vector<StageSpan> by_file;
-  std::vector<FileId> files;
   for (const auto& ev : c.calls) {
     // A copy the storage made moved nothing through this node's file calls.
     if (!is_data_op(ev.op) || storage_copied(ev.via)) continue;
@@ -51,11 +50,15 @@ StageRecord HostIoStages::host_io_stage(const OpenCheckpoint& c, Direction d, St
     // explains it.
     by_file.push_back(StageSpan{ev.is_directory ? FileId{} : call_key(ev), ev.start_ns, end});
     s.bytes += ev.bytes_moved();
-    if (ev.file.known() && files.size() < 16) files.push_back(ev.file);
   }
   s.busy_ns = union_length(iv, c.start_ns, c.end_ns);
   spans.add(kStageHostIo, std::move(by_file), c.start_ns, c.end_ns);
-  auto m = maxima_->host_io(d, files);
+  // The calls copy to and from the page cache: the storage has a stage of
+  // its own (stitch/storage_stage.h).
+  std::set<uint32_t> threads;
+  for (const auto& ev : c.calls)
+    if (is_data_op(ev.op)) threads.insert(ev.tid);
+  auto m = maxima_->page_cache(d, std::max<size_t>(1, threads.size()));
   s.max_Bps = m.Bps;
   s.max_source = m.source;
   return s;

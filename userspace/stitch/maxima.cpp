@@ -106,7 +106,7 @@ std::optional<StageMax> SystemMaxima::block_device_max(uint64_t dev) {
   return pcie_link_above(block.string());
 }
 
-StageMax SystemMaxima::host_io(Direction direction, const std::vector<FileId>& files) {
+StageMax SystemMaxima::storage(Direction direction, const std::vector<FileId>& files) {
   const auto& configured =
       direction == Direction::Save ? configured_.storage_write_Bps : configured_.storage_read_Bps;
   if (configured)
@@ -130,6 +130,15 @@ StageMax SystemMaxima::serialize(size_t threads) {
     if (auto m = calibrated_->memory())
       return StageMax{m->ceiling_Bps(threads), m->max_source(threads)};
   return StageMax{};
+}
+
+StageMax SystemMaxima::page_cache(Direction direction, size_t threads) {
+  const bool write = direction == Direction::Save;
+  if (calibrated_)
+    if (auto m = calibrated_->memory())
+      if (auto bps = m->page_cache_ceiling_Bps(write, threads))
+        return StageMax{*bps, m->page_cache_source(write, threads)};
+  return serialize(threads);
 }
 
 StageMax SystemMaxima::transport(const std::string& local_endpoint) {

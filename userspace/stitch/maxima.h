@@ -1,5 +1,5 @@
 // Each stage's maximum bandwidth and where it came from: the config file
-// first, then what `ckptscope calibrate` measured (the mount for host_io,
+// first, then what `ckptscope calibrate` measured (the mount for storage,
 // the node's memory copy for serialize), then what the machine says about
 // itself (sysfs), else unknown.
 #pragma once
@@ -25,11 +25,17 @@ struct StageMax {
 class MaximaProvider {
  public:
   virtual ~MaximaProvider() = default;
-  // host_io: the storage the files live on, for the direction of the checkpoint.
-  virtual StageMax host_io(Direction direction, const std::vector<FileId>& files) = 0;
+  // storage (and the NFS stages): the storage the files live on, for the
+  // direction of the checkpoint.
+  virtual StageMax storage(Direction direction, const std::vector<FileId>& files) = 0;
   // serialize: the CPU copying the checkpoint's bytes, on `threads` threads
   // (those that did its I/O).
   virtual StageMax serialize(size_t threads) = 0;
+  // host_io: the file calls copying to or from the page cache on `threads`
+  // threads; the memory copy where nothing better is known.
+  virtual StageMax page_cache(Direction /*direction*/, size_t threads) {
+    return serialize(threads);
+  }
   // transport: the link a storage connection leaves by ("addr:port" local end).
   virtual StageMax transport(const std::string& local_endpoint) = 0;
   // gpu_copy: the link between host and the GPUs at these PCI addresses.
@@ -38,9 +44,9 @@ class MaximaProvider {
   }
 };
 
-// Config values, then the calibrations (host_io: the mount the files are on;
+// Config values, then the calibrations (storage: the mount the files are on;
 // serialize: the node's memory copy), then sysfs discovery: PCIe link of the
-// block device's controller for host_io, NIC speed for transport.
+// block device's controller for storage, NIC speed for transport.
 class SystemMaxima : public MaximaProvider {
  public:
   explicit SystemMaxima(ConfiguredMaxima configured, std::string sysfs_root = "/sys",
@@ -49,7 +55,10 @@ class SystemMaxima : public MaximaProvider {
         sysfs_(std::move(sysfs_root)),
         calibrated_(std::move(calibrated)) {}
 
-  StageMax host_io(Direction direction, const std::vector<FileId>& files) override;
+  StageMax storage(Direction direction, const std::vector<FileId>& files) override;
+  // The page-cache copy `ckptscope calibrate --memory` measured (read(2) and
+  // write(2) of a cached file), else the memory copy as serialize has it.
+  StageMax page_cache(Direction direction, size_t threads) override;
   // maxima.serialize_bandwidth, else the memory-copy calibration: one
   // thread's copy rate times `threads`, at most all CPUs' together.
   StageMax serialize(size_t threads) override;

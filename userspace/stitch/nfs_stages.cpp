@@ -280,7 +280,7 @@ void NfsStages::add_stages(const OpenCheckpoint& c, CheckpointRecord& rec,
 
   std::vector<FileId> files(c.files_touched.begin(), c.files_touched.end());
   if (files.size() > 16) files.resize(16);
-  const StageMax storage = maxima_->host_io(rec.direction, files);
+  const StageMax storage = maxima_->storage(rec.direction, files);
   StageMax link = maxima_->transport("");
   if (auto toward = transport.link_toward(servers)) link = std::move(*toward);
 

@@ -81,6 +81,15 @@ uint64_t storage_copied_bytes(const OpenCheckpoint& c) {
   return sum;
 }
 
+// Puts `stage` among rec's stages in kAllStages order (the NFS stages come
+// before the storage stage, which reads them, is built).
+void insert_stage(CheckpointRecord& rec, StageRecord&& stage) {
+  auto at = std::find_if(rec.stages.begin(), rec.stages.end(), [&](const StageRecord& s) {
+    return pipeline_rank(s.name) > pipeline_rank(stage.name);
+  });
+  rec.stages.insert(at, std::move(stage));
+}
+
 }  // namespace
 
 std::string choose_bottleneck(const std::vector<StageRecord>& stages) {
@@ -131,6 +140,7 @@ Stitcher::Stitcher(const Config& config, std::shared_ptr<MaximaProvider> maxima,
       available_(available),
       unrecognised_(config.checkpoint),
       host_io_(maxima_),
+      storage_(maxima_),
       nfs_(maxima_, config.checkpoint.quiet_gap_ns),
       transport_(maxima_, config.tcp_sample_interval_ns, config.checkpoint.quiet_gap_ns,
                  config.failures),
@@ -148,7 +158,8 @@ void Stitcher::on_event(Event&& event) {
   if (auto* rpc = std::get_if<RpcEvent>(&event)) return on_rpc(*rpc);
   if (auto* gpu = std::get_if<GpuCopyEvent>(&event)) return gpu_.on_gpu_copy(std::move(*gpu));
   if (auto* other = std::get_if<OtherIoEvent>(&event)) return on_other_io(*other);
-  if (auto* end = std::get_if<CallEndEvent>(&event)) detectors_.on_call_returned(end->tid);
+  if (auto* end = std::get_if<CallEndEvent>(&event)) return detectors_.on_call_returned(end->tid);
+  if (auto* busy = std::get_if<StorageBusyEvent>(&event)) storage_.on_busy(*busy);
 }
 
 void Stitcher::on_rpc(const RpcEvent& ev) {
@@ -400,6 +411,7 @@ void Stitcher::release_unclaimed_resets(uint64_t now_ns) {
 
 void Stitcher::prune(uint64_t horizon_ns) {
   host_io_.prune(horizon_ns);
+  storage_.prune(horizon_ns);
   nfs_.prune(horizon_ns);
   gpu_.prune(horizon_ns);
   transport_.prune(horizon_ns);
@@ -454,6 +466,11 @@ void Stitcher::emit(OpenCheckpoint&& c) {
     host_io_.add_stages(c, rec.direction, bytes - storage_copied_bytes(c), rec.stages, spans);
   if (available_.nfs)
     nfs_.add_stages(c, rec, failures, out_rpc_calls_, transport_, available_.transport, spans);
+  if (available_.job_io) {
+    if (auto s = storage_.stage(c, rec.direction, rec.stages, spans))
+      insert_stage(rec, std::move(*s));
+    if (rec.direction == Direction::Save) rec.dirty_at_end_bytes = dirty_at_end(c);
+  }
   if (available_.transport) {
     if (auto t = transport_.stage(c, rec.direction, failures, rec.id, spans))
       rec.stages.push_back(std::move(*t));

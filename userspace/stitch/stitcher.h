@@ -32,6 +32,7 @@
 #include "stitch/nfs_stages.h"
 #include "stitch/open_checkpoint.h"
 #include "stitch/pending_files.h"
+#include "stitch/storage_stage.h"
 #include "stitch/transport_stage.h"
 #include "stitch/unrecognised_io.h"
 
@@ -161,6 +162,7 @@ class Stitcher : public EventSink {
 
   // The probe families, each with the buffers it builds its stages from.
   HostIoStages host_io_;
+  StorageStage storage_;
   NfsStages nfs_;
   TransportStage transport_;
   GpuCopyStage gpu_;

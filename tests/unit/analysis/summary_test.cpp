@@ -208,11 +208,12 @@ TEST(SummaryJsonTest, TopLevelKeys) {
 TEST(SummaryJsonTest, CheckpointMatchesTheContract) {
   const json c = summary_json(known_trace())["checkpoints"][0];
   // The contract's keys, plus the documented additions and nothing else.
-  EXPECT_EQ(keys_of(c), (std::set<std::string>{"id", "direction", "start_ns", "end_ns", "bytes",
-                                               "files", "bottleneck", "stages", "failures",
-                                               "duration_ns", "start_offset_ns", "absent_stages",
-                                               "nfs", "gpu", "bytes_by_via", "notes"}));
+  EXPECT_EQ(keys_of(c), (std::set<std::string>{
+                            "id", "direction", "start_ns", "end_ns", "bytes", "files", "bottleneck",
+                            "stages", "failures", "duration_ns", "start_offset_ns", "absent_stages",
+                            "nfs", "gpu", "bytes_by_via", "notes", "dirty_at_end_bytes"}));
   EXPECT_EQ(c["bytes_by_via"], json::object()) << "the trace does not say";
+  EXPECT_TRUE(c["dirty_at_end_bytes"].is_null()) << "the trace does not say";
   EXPECT_TRUE(c["nfs"].is_null());
   EXPECT_TRUE(c["gpu"].is_null());
   EXPECT_EQ(c["notes"], json::array()) << "no stage above its maximum";
@@ -226,7 +227,7 @@ TEST(SummaryJsonTest, CheckpointMatchesTheContract) {
   EXPECT_EQ(c["files"], 4);
   EXPECT_EQ(c["bottleneck"], "host_io");
   EXPECT_EQ(c["absent_stages"],
-            json({"serialize", "metadata", "nfs_client", "rpc_queue", "rpc_rtt"}));
+            json({"serialize", "metadata", "storage", "nfs_client", "rpc_queue", "rpc_rtt"}));
   ASSERT_EQ(c["failures"].size(), 1u);
   EXPECT_EQ(c["failures"][0], json({{"kind", "enospc"},
                                     {"time_ns", 13'500'000'000},
@@ -248,9 +249,10 @@ TEST(SummaryJsonTest, StagesCarryBandwidthMaxAndFraction) {
   const json stages = summary_json(known_trace())["checkpoints"][0]["stages"];
   ASSERT_EQ(stages.size(), 3u);
   for (const json& s : stages) {
-    EXPECT_EQ(keys_of(s),
-              (std::set<std::string>{"name", "bytes", "busy_ns", "exclusive_ns", "bandwidth_Bps",
-                                     "max_Bps", "max_source", "fraction_of_max"}));
+    EXPECT_EQ(keys_of(s), (std::set<std::string>{"name", "bytes", "busy_ns", "exclusive_ns",
+                                                 "bandwidth_Bps", "max_Bps", "max_source",
+                                                 "fraction_of_max", "calibration_warning"}));
+    EXPECT_FALSE(s["calibration_warning"].get<bool>()) << "every stage within its maximum";
   }
   EXPECT_TRUE(stages[0]["exclusive_ns"].is_null()) << "not known: null, never 0";
   EXPECT_EQ(stages[1]["exclusive_ns"], 2500 * kMs);

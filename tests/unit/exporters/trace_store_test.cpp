@@ -545,14 +545,21 @@ TEST_F(TraceStoreTest, SchemaTextIsStillVersion8AsShipped) {
   EXPECT_EQ(fnv1a(sql), 0xa6360dd49030ab11ull);
 }
 
-TEST_F(TraceStoreTest, SchemaTextIsVersion9AsShipped) {
+TEST_F(TraceStoreTest, SchemaTextIsStillVersion9AsShipped) {
+  // Rebuilt without version 10's column and history, it is what version 9 wrote.
+  const std::string sql = trace_schema_sql_of(9);
+  EXPECT_EQ(sql.size(), 26945u);
+  EXPECT_EQ(fnv1a(sql), 0xb5f53d8f19f04398ull);
+}
+
+TEST_F(TraceStoreTest, SchemaTextIsVersion10AsShipped) {
   // A deliberate change bumps kTraceSchemaVersion and adds a fingerprint:
   // compare `sqlite3 TRACE.db .schema` of traces from before and after.
   const std::string& sql = trace_schema_sql();
-  EXPECT_EQ(kTraceSchemaVersion, 9);
-  EXPECT_EQ(sql, trace_schema_sql_of(9));
-  EXPECT_EQ(sql.size(), 26945u);
-  EXPECT_EQ(fnv1a(sql), 0xb5f53d8f19f04398ull);
+  EXPECT_EQ(kTraceSchemaVersion, 10);
+  EXPECT_EQ(sql, trace_schema_sql_of(10));
+  EXPECT_EQ(sql.size(), 27814u);
+  EXPECT_EQ(fnv1a(sql), 0x54db98349db5f1cbull);
   const std::string path = file("schema.db");
   ASSERT_TRUE(write_trace(path, Trace{}));
   EXPECT_EQ(query_text(path,
@@ -568,6 +575,9 @@ TEST_F(TraceStoreTest, SchemaTextIsVersion9AsShipped) {
             "storage_bytes");
   EXPECT_EQ(query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('stages')"),
             "checkpoint_id,ordinal,name,bytes,busy_ns,max_Bps,max_source,exclusive_ns");
+  EXPECT_EQ(
+      query_text(path, "SELECT group_concat(name, ',') FROM pragma_table_info('checkpoints')"),
+      "seq,id,direction,start_ns,end_ns,bytes,files,bottleneck,bytes_by_via,dirty_at_end_bytes");
 }
 
 TEST_F(TraceStoreTest, UnsignedAbove2To63IsStoredTwosComplementAndDocumentedSo) {
@@ -1615,8 +1625,8 @@ TEST_F(TraceStoreTest, Version1FileMissingAVersion1TableIsStillNamed) {
 TEST_F(TraceStoreTest, SchemaIsVersionedWithMeta) {
   const std::string path = file("meta.db");
   ASSERT_TRUE(write_trace(path, full_trace()));
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "9");
-  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "9");
+  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "10");
+  EXPECT_EQ(query_text(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "10");
   EXPECT_THAT(query_text(path, "SELECT value FROM meta WHERE key = 'ckptscope_version'"),
               ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
   EXPECT_GT(std::stoll(query_text(path, "SELECT value FROM meta WHERE key = 'created_wall_ns'")),
@@ -1951,7 +1961,7 @@ TEST_F(TraceStoreTest, NewerSchemaAsksForAnUpgrade) {
   ASSERT_FALSE(read);
   EXPECT_THAT(read.error().message,
               HasSubstr("'" + path +
-                        "' has trace schema version 99, this ckptscope reads up to 9: "
+                        "' has trace schema version 99, this ckptscope reads up to 10: "
                         "upgrade ckptscope"));
 }
 

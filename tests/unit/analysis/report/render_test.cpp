@@ -72,7 +72,8 @@ TEST(ReportJson, TheContractsKeysAndValues) {
   EXPECT_EQ(cp["stages"][1]["exclusive_ns"], 1500 * kMs);
   EXPECT_DOUBLE_EQ(cp["stages"][1]["fraction_of_max"].get<double>(),
                    static_cast<double>(1ull << 30) / 2e9);
-  EXPECT_EQ(cp["absent_stages"].size(), 6u);
+  EXPECT_EQ(cp["absent_stages"].size(), 7u);
+  EXPECT_TRUE(cp["storage_bytes"].is_null()) << "no storage stage: not known";
   EXPECT_EQ(cp["per_node"][1]["bottleneck"], nullptr);  // node|b measured no stage
   EXPECT_EQ(cp["per_node"][0]["mode"], "synchronous");
   EXPECT_EQ(cp["failures"], json::array({"enospc"}));

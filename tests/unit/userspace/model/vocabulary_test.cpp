@@ -55,8 +55,8 @@ TEST(Vocabulary, FailureKindsKeepTheirSpelling) {
                   "storage_server_timeout", "filesystem_error", "disk_io_error",
                   "nvme_controller_error", "hung_task", "cpu_lockup", "rcu_stall", "kernel_oops"));
   EXPECT_THAT(std::vector<std::string>(std::begin(kAllStages), std::end(kAllStages)),
-              ::testing::ElementsAre("gpu_copy", "serialize", "host_io", "metadata", "nfs_client",
-                                     "rpc_queue", "rpc_rtt", "transport"));
+              ::testing::ElementsAre("gpu_copy", "serialize", "host_io", "metadata", "storage",
+                                     "nfs_client", "rpc_queue", "rpc_rtt", "transport"));
 }
 
 TEST(Vocabulary, RpcKindsAreTheErrnoKindsWithTheirPrefix) {

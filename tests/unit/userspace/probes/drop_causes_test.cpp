@@ -29,7 +29,7 @@ TEST(DropCauses, EachNameAtItsEnumIndex) {
               ::testing::ElementsAre("ringbuf_full", "inflight_full", "thread_table_full",
                                      "tgid_table_full", "uring_inflight_full", "exit_missed",
                                      "aio_inflight_full", "aio_unreadable", "aio_unmatched",
-                                     "aio_unreaped", "mmap_unattributed"));
+                                     "aio_unreaped", "mmap_unattributed", "storage_bios_full"));
   EXPECT_EQ(kJobioDropCauses[CKPT_DROP_TGID_FULL].name, "tgid_table_full");
   EXPECT_EQ(std::size(kJobioDropCauses), static_cast<size_t>(CKPT_JOBIO_DROP_MAX));
 

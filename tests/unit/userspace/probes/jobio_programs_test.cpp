@@ -46,7 +46,10 @@ const Set kAllTracepoints = {"sys_enter",
                              "page_fault_user",
                              "page_fault_kernel",
                              "io_uring_submit_req",
-                             "io_uring_complete"};
+                             "io_uring_complete",
+                             "block_bio_queue",
+                             "block_rq_complete",
+                             "block_bio_complete"};
 
 Set without(Set s, const Set& gone) {
   for (const auto& g : gone) s.erase(g);
@@ -91,17 +94,18 @@ KernelFeatures this_host() {
 
 // The programs every file-layer plan loads whatever the kernel.
 const Set kFileLayerCore = {
-    "fl_read_enter",       "fl_read_exit",       "fl_write_enter",     "fl_write_exit",
-    "fl_fsync_enter",      "fl_fsync_exit",      "fl_open_enter",      "fl_open_exit",
-    "fl_readv_enter",      "fl_readv_exit",      "fl_writev_enter",    "fl_writev_exit",
-    "fl_ftruncate_enter",  "fl_ftruncate_exit",  "fl_rename_enter",    "fl_rename_exit",
-    "fl_mkdir_enter",      "fl_mkdir_exit",      "fl_unlink_enter",    "fl_unlink_exit",
-    "fl_rmdir_enter",      "fl_rmdir_exit",      "fl_stat_enter",      "fl_stat_exit",
-    "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",    "fl_splice_exit",
-    "fl_fault_enter",      "fl_fault_exit",      "fl_do_set_pmd_exit", "on_page_cache_add",
-    "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter",  "fl_aio_wait_exit",
-    "on_folio_dirtied",    "fl_chdir_enter",     "fl_chdir_exit",      "fl_fchdir_enter",
-    "fl_fchdir_exit",      "fl_clone_enter",     "fl_clone_exit"};
+    "fl_read_enter",       "fl_read_exit",       "fl_write_enter",       "fl_write_exit",
+    "fl_fsync_enter",      "fl_fsync_exit",      "fl_open_enter",        "fl_open_exit",
+    "fl_readv_enter",      "fl_readv_exit",      "fl_writev_enter",      "fl_writev_exit",
+    "fl_ftruncate_enter",  "fl_ftruncate_exit",  "fl_rename_enter",      "fl_rename_exit",
+    "fl_mkdir_enter",      "fl_mkdir_exit",      "fl_unlink_enter",      "fl_unlink_exit",
+    "fl_rmdir_enter",      "fl_rmdir_exit",      "fl_stat_enter",        "fl_stat_exit",
+    "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",      "fl_splice_exit",
+    "fl_fault_enter",      "fl_fault_exit",      "fl_do_set_pmd_exit",   "on_page_cache_add",
+    "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter",    "fl_aio_wait_exit",
+    "on_folio_dirtied",    "fl_chdir_enter",     "fl_chdir_exit",        "fl_fchdir_enter",
+    "fl_fchdir_exit",      "fl_clone_enter",     "fl_clone_exit",        "on_bio_queue",
+    "on_rq_complete",      "on_bio_complete",    "on_call_dirtied_folio"};
 
 Set plus(Set s, const Set& more) {
   s.insert(more.begin(), more.end());
@@ -135,12 +139,29 @@ TEST(JobioPrograms, ThisHostFallsBackToSyscallsSayingEperm) {
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
   EXPECT_EQ(probe_mode_name(plan->mode), "syscall");
-  EXPECT_EQ(plan->load, (Set{"on_sys_enter", "on_sys_exit", "on_fault_tp", "on_map_pages_tp",
-                             "on_user_fault", "on_kernel_fault", "on_rss_stat", "on_folio_dirtied",
-                             "on_page_cache_add", "on_uring_submit_req", "on_uring_complete_cqe"}));
+  EXPECT_EQ(plan->load,
+            (Set{"on_sys_enter", "on_sys_exit", "on_fault_tp", "on_map_pages_tp", "on_user_fault",
+                 "on_kernel_fault", "on_rss_stat", "on_folio_dirtied", "on_page_cache_add",
+                 "on_uring_submit_req", "on_uring_complete_cqe", "on_bio_queue", "on_rq_complete",
+                 "on_bio_complete", "on_call_dirtied_folio"}));
   EXPECT_THAT(plan->reason, HasSubstr("EPERM"));
   // The tracepoints see mmap and io_uring here: nothing goes to the warning.
   EXPECT_THAT(plan->unseen, IsEmpty());
+}
+
+// The storage stage of local files needs the block layer's tracepoints: a
+// kernel without them says so, and the page-cache side goes on.
+TEST(JobioPrograms, WithoutTheBlockTracepointsTheStorageStageIsANote) {
+  KernelFeatures k = this_host();
+  k.btf_tracepoints.erase("block_rq_complete");
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(plan);
+  EXPECT_FALSE(plan->load.contains("on_bio_queue"));
+  EXPECT_FALSE(plan->load.contains("on_bio_complete"));
+  EXPECT_TRUE(plan->load.contains("on_call_dirtied_folio"));
+  EXPECT_THAT(plan->unseen,
+              ElementsAre(HasSubstr("the bytes calls made the storage read and write (the storage "
+                                    "stage of local files) are not seen: no block_bio_queue")));
 }
 
 TEST(JobioPrograms, FileLayerAskedForOnThisHostIsAnErrorSayingWhy) {
@@ -158,7 +179,8 @@ TEST(JobioPrograms, SyscallModeOn61DoesNotSeeMmap) {
   // Reads through a mapping are not seen; stores through one are (a
   // tracepoint 6.1 has).
   EXPECT_EQ(plan->load, (Set{"on_sys_enter", "on_sys_exit", "on_folio_dirtied",
-                             "on_uring_submit_sqe", "on_uring_complete_res"}));
+                             "on_uring_submit_sqe", "on_uring_complete_res", "on_bio_queue",
+                             "on_rq_complete", "on_bio_complete", "on_call_dirtied_folio"}));
   EXPECT_THAT(plan->unseen,
               ElementsAre("mmap'd I/O is not seen: --probe-mode syscall and no mm_filemap_fault "
                           "tracepoint (6.11+)"));
@@ -229,8 +251,11 @@ TEST(JobioPrograms, WithoutTheDirtyTracepointStoresThroughMappingsAreNoted) {
   auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
   ASSERT_TRUE(plan);
   EXPECT_FALSE(plan->load.contains("on_folio_dirtied"));
+  EXPECT_FALSE(plan->load.contains("on_call_dirtied_folio"));
   EXPECT_THAT(plan->unseen, ElementsAre("stores through shared mappings are not seen: no "
-                                        "writeback_dirty_folio tracepoint"));
+                                        "writeback_dirty_folio tracepoint",
+                                        "the bytes a save left dirty in the page cache are not "
+                                        "seen: no writeback_dirty_folio tracepoint"));
 }
 
 TEST(JobioPrograms, A61WithoutTrampolinesNamesBothReasonsForMmap) {
@@ -329,6 +354,11 @@ TEST(JobioPrograms, AnObjectWithoutFileLayerProgramsFallsBack) {
                           "on_fault_tp program",
                           "stores through shared mappings are not seen: this build's jobio BPF "
                           "object has no on_folio_dirtied program",
+                          "the bytes calls made the storage read and write (the storage stage of "
+                          "local files) are not seen: this build's jobio BPF object has no "
+                          "on_bio_queue program",
+                          "the bytes a save left dirty in the page cache are not seen: this "
+                          "build's jobio BPF object has no on_call_dirtied_folio program",
                           "io_uring requests are not seen: this build's jobio BPF object has no "
                           "on_uring_complete_res program"));
 }

@@ -223,7 +223,7 @@ const std::string kServer = "10.0.0.9:2049";
 
 class Maxima : public MaximaProvider {
  public:
-  StageMax host_io(Direction, const std::vector<FileId>&) override {
+  StageMax storage(Direction, const std::vector<FileId>&) override {
     return StageMax{storage_Bps, storage_Bps ? "test:storage" : "unknown"};
   }
   StageMax serialize(size_t /*threads*/) override { return {}; }

@@ -34,7 +34,7 @@ constexpr uint64_t kPage = 4096;
 
 class FixedMaxima : public MaximaProvider {
  public:
-  StageMax host_io(Direction, const std::vector<FileId>&) override { return {1e9, "test"}; }
+  StageMax storage(Direction, const std::vector<FileId>&) override { return {1e9, "test"}; }
   StageMax serialize(size_t /*threads*/) override { return {std::nullopt, "unknown"}; }
   StageMax transport(const std::string&) override { return {1e9, "test"}; }
 };

@@ -19,7 +19,7 @@ constexpr uint64_t T = 100'000 * kMs;
 
 class GpuMaxima : public MaximaProvider {
  public:
-  StageMax host_io(Direction, const std::vector<FileId>&) override { return {1e9, "test"}; }
+  StageMax storage(Direction, const std::vector<FileId>&) override { return {1e9, "test"}; }
   StageMax serialize(size_t /*threads*/) override { return {}; }
   StageMax transport(const std::string&) override { return {}; }
   StageMax gpu_copy(Direction d, const std::vector<std::string>& pci) override {

@@ -48,7 +48,7 @@ TEST_F(FakeSysfs, NvmeDiskMaxComesFromItsPcieLink) {
   write("devices/pci0000:00/0000:00:01.0/current_link_speed", "8.0 GT/s PCIe");
   write("devices/pci0000:00/0000:00:01.0/current_link_width", "4");
   SystemMaxima m(ConfiguredMaxima{}, root_.string());
-  auto s = m.host_io(Direction::Save, {FileId{makedev(259, 0), 12}});
+  auto s = m.storage(Direction::Save, {FileId{makedev(259, 0), 12}});
   ASSERT_TRUE(s.Bps);
   EXPECT_NEAR(*s.Bps, 8e9 * 4 * 128.0 / 130.0 / 8, 1);
   EXPECT_THAT(s.source, ::testing::HasSubstr("current_link_speed"));
@@ -58,9 +58,9 @@ TEST_F(FakeSysfs, ConfigWinsAndUnknownSaysSo) {
   ConfiguredMaxima c;
   c.storage_write_Bps = 250e9;
   SystemMaxima m(c, root_.string());
-  EXPECT_EQ(*m.host_io(Direction::Save, {}).Bps, 250e9);
-  EXPECT_EQ(m.host_io(Direction::Save, {}).source, "config:storage.write_bandwidth");
-  auto load = m.host_io(Direction::Load, {FileId{makedev(8, 1), 1}});
+  EXPECT_EQ(*m.storage(Direction::Save, {}).Bps, 250e9);
+  EXPECT_EQ(m.storage(Direction::Save, {}).source, "config:storage.write_bandwidth");
+  auto load = m.storage(Direction::Load, {FileId{makedev(8, 1), 1}});
   EXPECT_FALSE(load.Bps);
   EXPECT_EQ(load.source, "unknown");
   EXPECT_FALSE(m.serialize(1).Bps);
@@ -94,22 +94,22 @@ TEST_F(FakeSysfs, ResolutionOrderConfigThenCalibratedThenSysfs) {
   ConfiguredMaxima configured;
   configured.storage_write_Bps = 250e9;
   SystemMaxima with_config(configured, root_.string(), calibrated);
-  EXPECT_EQ(with_config.host_io(Direction::Save, on_root).source, "config:storage.write_bandwidth");
+  EXPECT_EQ(with_config.storage(Direction::Save, on_root).source, "config:storage.write_bandwidth");
   // The config has no read figure: the calibration's.
-  EXPECT_EQ(*with_config.host_io(Direction::Load, on_root).Bps, 2.5e9);
+  EXPECT_EQ(*with_config.storage(Direction::Load, on_root).Bps, 2.5e9);
 
   SystemMaxima m(ConfiguredMaxima{}, root_.string(), calibrated);
-  auto save = m.host_io(Direction::Save, on_root);
+  auto save = m.storage(Direction::Save, on_root);
   EXPECT_EQ(*save.Bps, 1.5e9);
   EXPECT_EQ(save.source, "calibrated 2026-12-02");
-  EXPECT_EQ(*m.host_io(Direction::Load, on_root).Bps, 2.5e9);
+  EXPECT_EQ(*m.storage(Direction::Load, on_root).Bps, 2.5e9);
   // A file whose mount was not calibrated, among others: the first that was.
-  EXPECT_EQ(*m.host_io(Direction::Save, {FileId{makedev(259, 1), 3}, on_root[0]}).Bps, 1.5e9);
+  EXPECT_EQ(*m.storage(Direction::Save, {FileId{makedev(259, 1), 3}, on_root[0]}).Bps, 1.5e9);
 
   SystemMaxima uncalibrated(ConfiguredMaxima{}, root_.string(), nullptr);
-  EXPECT_THAT(uncalibrated.host_io(Direction::Save, on_root).source,
+  EXPECT_THAT(uncalibrated.storage(Direction::Save, on_root).source,
               ::testing::HasSubstr("current_link_speed"));
-  EXPECT_EQ(m.host_io(Direction::Save, {FileId{makedev(259, 1), 3}}).source, "unknown");
+  EXPECT_EQ(m.storage(Direction::Save, {FileId{makedev(259, 1), 3}}).source, "unknown");
 }
 
 // serialize: the config's figure, else the node's memory copy, one thread's

@@ -25,7 +25,7 @@ const FileId kFile{53, 777};
 
 class Maxima : public MaximaProvider {
  public:
-  StageMax host_io(Direction d, const std::vector<FileId>&) override {
+  StageMax storage(Direction d, const std::vector<FileId>&) override {
     return d == Direction::Save ? StageMax{1e9, "test:storage-write"}
                                 : StageMax{2e9, "test:storage-read"};
   }
@@ -185,11 +185,20 @@ TEST_F(NfsStagesTest, SaveOverNfsWithKnownAnswers) {
   EXPECT_EQ(queue->busy_ns, 10 * kMs);
   EXPECT_EQ(queue->max_source, "test:link");
   EXPECT_EQ(rtt->busy_ns, 4 * 4 * kMs + 2 * kMs);
-  // Pipeline order: the NFS stages sit between metadata and transport.
+  // Pipeline order: the NFS stages sit between metadata and transport, the
+  // storage stage (what reached the server: the client's WRITEs, once)
+  // before them.
   std::vector<std::string> names;
   for (const auto& st : c.stages) names.push_back(st.name);
-  EXPECT_THAT(names, ::testing::ElementsAre("serialize", "host_io", "metadata", "nfs_client",
-                                            "rpc_queue", "rpc_rtt"));
+  EXPECT_THAT(names, ::testing::ElementsAre("serialize", "host_io", "metadata", "storage",
+                                            "nfs_client", "rpc_queue", "rpc_rtt"));
+  const StageRecord* storage = nullptr;
+  for (const auto& st : c.stages)
+    if (st.name == kStageStorage) storage = &st;
+  ASSERT_TRUE(storage);
+  EXPECT_EQ(storage->bytes, client->bytes);
+  EXPECT_EQ(storage->busy_ns, client->busy_ns);
+  EXPECT_EQ(storage->exclusive_ns, 0u) << "its time is the client's";
   EXPECT_TRUE(c.failures.empty());
 }
 

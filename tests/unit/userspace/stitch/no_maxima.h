@@ -11,7 +11,7 @@ namespace ckpt::test {
 
 class NoMaxima : public MaximaProvider {
  public:
-  StageMax host_io(Direction, const std::vector<FileId>&) override { return {}; }
+  StageMax storage(Direction, const std::vector<FileId>&) override { return {}; }
   StageMax serialize(size_t /*threads*/) override { return {}; }
   StageMax transport(const std::string&) override { return {}; }
 };

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the storage did inside a traced call on a checkpoint's file, apart
+ * from the copy to or from the page cache: the call's struct call_desc sums
+ * storage_bytes and dirtied_bytes (bpf/jobio.h struct
+ * ckpt_io_record says what each means). Both are tracepoints that run in
+ * the calling thread, so both probe modes count them, and only while the
+ * thread is inside a call on one file (CALL_FD): the flusher's writeback and
+ * io_uring's workers run in threads of their own and are not the call's.
+ *
+ * Bios, not page-cache insertions, measure the storage: a bio is what the
+ * device was asked for (the readahead a miss starts, an fsync's writeback,
+ * an O_SYNC write's data), whatever the file system, and a page-cache hit
+ * starts none. Only bios for the file's own block device (bi_bdev->bd_dev is
+ * the super block's s_dev): a stacked device's clones (dm, md) go to other
+ * devices and are not counted twice. A file system with no block device of
+ * its own (NFS, tmpfs, btrfs' anonymous s_dev) counts none here; NFS's RPCs
+ * say what its server did.
+ */
+#ifndef CKPTSCOPE_JOBIO_STORAGE_BPF_H
+#define CKPTSCOPE_JOBIO_STORAGE_BPF_H
+
+/* include/linux/blk_types.h: REQ_OP_READ 0, REQ_OP_WRITE 1 in the low
+ * REQ_OP_BITS (8) of bi_opf; flushes, discards and zeroing move no data. */
+#define CKPT_REQ_OP_MASK 0xffu
+#define CKPT_REQ_OP_WRITE 1u
+
+/*
+ * The storage's own time: a bio counted in a call is remembered until it
+ * completes, and each device's count of such bios in flight opens a busy
+ * interval when it leaves 0 and reports it (CKPT_REC_STORAGE_BUSY) when it
+ * returns to 0. Readahead the call started and writeback it waits on go on
+ * after or beside the call, so the calls' own durations are not the
+ * storage's. Completions run in interrupt context on any CPU: the counts are
+ * atomic, and a race on the interval's start costs at most one bio's share.
+ */
+struct storage_bio {
+	__u64 dev;
+	__u64 pid_tgid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* struct bio * */
+	__type(value, struct storage_bio);
+} storage_bios SEC(".maps");
+
+struct storage_device {
+	__s64 in_flight;
+	__u64 busy_since;
+	__u64 pid_tgid; /* the thread whose bio opened the interval */
+	__u64 bytes;	/* completed in the interval */
+	__u64 bios;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64); /* dev_t */
+	__type(value, struct storage_device);
+} storage_devices SEC(".maps");
+
+static __always_inline void storage_bio_queued(struct bio *bio, __u64 dev)
+{
+	struct storage_bio b = {.dev = dev, .pid_tgid = bpf_get_current_pid_tgid()};
+	struct storage_device fresh = {}, *d;
+	__u64 key = (__u64)bio;
+
+	d = bpf_map_lookup_elem(&storage_devices, &dev);
+	if (!d) {
+		bpf_map_update_elem(&storage_devices, &dev, &fresh, BPF_NOEXIST);
+		d = bpf_map_lookup_elem(&storage_devices, &dev);
+	}
+	if (!d || bpf_map_update_elem(&storage_bios, &key, &b, BPF_NOEXIST)) {
+		count_drop(CKPT_DROP_STORAGE_BIOS_FULL);
+		return;
+	}
+	if (__sync_fetch_and_add(&d->in_flight, 1) == 0) {
+		d->busy_since = bpf_ktime_get_ns();
+		d->pid_tgid = b.pid_tgid;
+		d->bytes = 0;
+		d->bios = 0;
+	}
+}
+
+/* A bio of ours is done: the device's interval ends when it was the last. */
+static __always_inline void storage_bio_done(__u64 key, __u32 size)
+{
+	struct ckpt_storage_busy_record *rec;
+	struct storage_device *d;
+	struct storage_bio *b;
+	__u64 dev, now;
+
+	b = bpf_map_lookup_elem(&storage_bios, &key);
+	if (!b)
+		return;
+	dev = b->dev;
+	bpf_map_delete_elem(&storage_bios, &key);
+	d = bpf_map_lookup_elem(&storage_devices, &dev);
+	if (!d)
+		return;
+	__sync_fetch_and_add(&d->bytes, size);
+	__sync_fetch_and_add(&d->bios, 1);
+	if (__sync_fetch_and_add(&d->in_flight, -1) != 1)
+		return;
+	now = bpf_ktime_get_ns();
+	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
+	if (!rec) {
+		count_drop(CKPT_DROP_RINGBUF_FULL);
+		return;
+	}
+	fill_header(&rec->hdr, CKPT_REC_STORAGE_BUSY, 0, d->pid_tgid, d->busy_since, now);
+	rec->hdr.cpu_window_start_ns = d->busy_since;
+	rec->hdr.cpu_ns = 0;
+	rec->dev = dev;
+	rec->bytes = d->bytes;
+	rec->bios = (__u32)d->bios;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, 0);
+}
+
+/*
+ * A request-based device (every disk: blk-mq) completes its bios through
+ * the request (block/blk-mq.c blk_update_request), which clears their
+ * BIO_TRACE_COMPLETION flag ("Completion has already been traced"), so
+ * block_bio_complete never fires for them: the request's completion is
+ * theirs. It fires before the bios are ended, the chain still whole; the
+ * first nr_bytes of it are done (a request can complete in parts).
+ */
+#define CKPT_RQ_BIOS_MAX 64
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
+{
+	struct bio *bio = BPF_CORE_READ(rq, bio);
+	__u64 done = 0;
+	__u32 size;
+
+	for (int i = 0; i < CKPT_RQ_BIOS_MAX && bio; i++) {
+		size = BPF_CORE_READ(bio, bi_iter.bi_size);
+		if (done + size > nr_bytes)
+			break;
+		done += size;
+		storage_bio_done((__u64)bio, size);
+		bio = BPF_CORE_READ(bio, bi_next);
+	}
+	return 0;
+}
+
+/* A bio-based device (device mapper, md) ends the bio itself (block/bio.c
+ * bio_endio): block_bio_complete, once for every bio block_bio_queue traced. */
+SEC("tp_btf/block_bio_complete")
+int BPF_PROG(on_bio_complete, struct request_queue *q, struct bio *bio)
+{
+	storage_bio_done((__u64)bio, BPF_CORE_READ(bio, bi_iter.bi_size));
+	return 0;
+}
+
+/* The running thread's call on one checkpoint file, or NULL. */
+static __always_inline struct thread_state *in_file_call(void)
+{
+	struct thread_state *st = running_state(bpf_get_current_task_btf());
+
+	return st && st->call == CALL_FD ? st : NULL;
+}
+
+/*
+ * block:block_bio_queue, where a bio enters the block layer
+ * (block/blk-core.c submit_bio_noacct_nocheck), once per bio: the
+ * BIO_TRACE_COMPLETION flag keeps a split bio's remainder from being traced
+ * again. Reads count in read calls, writes in any call (a write's O_SYNC
+ * data, an fsync's or a close's writeback).
+ */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(on_bio_queue, struct bio *bio)
+{
+	struct thread_state *st = running_state(bpf_get_current_task_btf());
+	__u32 op, dev;
+
+	if (!st || (st->call != CALL_FD && st->call != CALL_AIO_SUBMIT))
+		return 0;
+	op = BPF_CORE_READ(bio, bi_opf) & CKPT_REQ_OP_MASK;
+	if (op > CKPT_REQ_OP_WRITE)
+		return 0;
+	dev = BPF_CORE_READ(bio, bi_bdev, bd_dev);
+	/* An io_submit's requests are direct I/O (their bytes are counted as
+	 * they are reaped): only their time is the device's. */
+	if (st->call == CALL_AIO_SUBMIT) {
+		storage_bio_queued(bio, dev);
+		return 0;
+	}
+	if (dev != (__u32)st->cur.dev || (op == 0 && st->cur.op != CKPT_OP_READ))
+		return 0;
+	/* Direct I/O: the call's own bytes, counted at its end. */
+	if (!st->cur.direct)
+		st->cur.storage_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
+	storage_bio_queued(bio, dev);
+	return 0;
+}
+
+/*
+ * writeback:writeback_dirty_folio in a write call: a clean folio of the
+ * call's own file turned dirty (mm/page-writeback.c folio_account_dirtied).
+ * A folio dirtied again before writeback is not reported twice, so the sum is
+ * what writeback owes the storage for these calls. tmpfs never dirties one.
+ */
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(on_call_dirtied_folio, struct folio *folio, struct address_space *mapping)
+{
+	struct thread_state *st = in_file_call();
+	struct inode *inode;
+
+	if (!st || st->cur.op != CKPT_OP_WRITE)
+		return 0;
+	inode = BPF_CORE_READ(folio, mapping, host);
+	if (!inode || BPF_CORE_READ(inode, i_ino) != st->cur.ino ||
+	    BPF_CORE_READ(inode, i_sb, s_dev) != st->cur.dev)
+		return 0;
+	st->cur.dirtied_bytes += folio_pages(folio) << page_shift;
+	return 0;
+}
+
+#endif /* CKPTSCOPE_JOBIO_STORAGE_BPF_H */
