@@ -88,17 +88,24 @@ def integral(rate_at, times):
         yield t, value
 
 
-def ckptscope_families(plan, with_max=True):
+def ckptscope_families(plan, with_max=True, storage_stage=False):
+    """storage_stage: the exporters also count what reached the storage (the
+    storage stage): every byte of the saves, none of the load (the page cache
+    served it)."""
     times = plan.times
 
     def bytes_series():
+        stages = ("host_io", "storage") if storage_stage else ("host_io",)
         for node in NODES:
             for direction in ("load", "save"):
                 closes = [(t, b) for d, t, b, _ in plan.closed_checkpoints(node) if d == direction]
-                yield ph.series({"instance": node, "job": "ckptscope-exporter",
-                                 "workload": WORKLOAD, "direction": direction,
-                                 "stage": "host_io"},
-                                ((t, sum(b for c, b in closes if c <= t)) for t in times()))
+                for stage in stages:
+                    share = 0.0 if stage == "storage" and direction == "load" else 1.0
+                    yield ph.series({"instance": node, "job": "ckptscope-exporter",
+                                     "workload": WORKLOAD, "direction": direction,
+                                     "stage": stage},
+                                    ((t, share * sum(b for c, b in closes if c <= t))
+                                     for t in times()))
 
     def duration_series():
         for node in NODES:
@@ -304,6 +311,25 @@ def main():
                               capture_output=True, text=True, timeout=300).stdout
         c.true("text table shows 21.5%% and 16.0%%: %s" % text,
                "21.5%" in text and "16.0%" in text)
+
+        c.true("exporters without the storage stage: a note says the bandwidth is the calls'",
+               any("before the storage stage" in n for n in out["notes"]))
+
+    # Exporters with the storage stage: the load the page cache served is
+    # still a checkpoint of its bytes, at 0% of the storage's maximum; the
+    # saves, whose every byte reached the storage, as before.
+    with ph.backfilled_prometheus(ckptscope_families(plan, storage_stage=True)) as prom:
+        out = run(args.ckptscope, prom.url, plan)
+        cps = out["checkpoints"]
+        c.equal("storage stage: 3 checkpoints", len(cps), 3)
+        if len(cps) == 3:
+            c.near("storage stage: the load's bytes", cps[0]["bytes"], LOAD_TOTAL_BPS * 600)
+            check_percentiles(c, "storage stage: load fraction", cps[0]["fraction_of_max"],
+                              0.0, 0.0, 0.0, 0.0, 0.0)
+            c.near("storage stage: save fraction p99", cps[1]["fraction_of_max"]["p99"],
+                   8 * SAVE_NODE_BPS / WRITE_MAX)
+        c.true("storage stage: no note about older exporters",
+               not any("before the storage stage" in n for n in out["notes"]))
 
     with ph.backfilled_prometheus(ckptscope_families(plan, with_max=False)) as prom:
         out = run(args.ckptscope, prom.url, plan)

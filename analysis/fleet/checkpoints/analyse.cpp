@@ -19,6 +19,10 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ckptscope's exporter (deploy/metrics.md).
+// What reached the storage (the storage stage), the figure the storage's
+// maximum is for; exporters from before that stage have only what the job's
+// calls moved (host_io), the page cache's share included.
+constexpr const char* kCkptStorageBytes = R"(ckptscope_checkpoint_bytes_total{stage="storage"})";
 constexpr const char* kCkptBytes = R"(ckptscope_checkpoint_bytes_total{stage="host_io"})";
 constexpr const char* kCkptDurationSum = "ckptscope_checkpoint_duration_seconds_sum";
 constexpr const char* kCkptDurationCount = "ckptscope_checkpoint_duration_seconds_count";
@@ -113,6 +117,25 @@ struct Span {
 Expected<std::vector<Checkpoint>> read_ckptscope(const Reader& reader, const StepGrid& grid,
                                                  const Options& options, Aggregates& agg,
                                                  std::vector<std::string>& notes) {
+  // Checkpoints are what the jobs' calls moved (host_io); the bandwidth set
+  // against the storage's maximum is what reached it (the storage stage),
+  // where the exporters have that stage.
+  auto storage_stage = reader.present({kCkptStorageBytes});
+  if (!storage_stage) return storage_stage.error();
+  if (!*storage_stage)
+    notes.push_back(fmt::format(
+        "no {} in the range (exporters from before the storage stage): the bandwidth is what the "
+        "jobs' calls moved ({}), the page cache's share included, so a load the cache served "
+        "reads above the storage's maximum",
+        kCkptStorageBytes, kCkptBytes));
+  using StepKey = std::tuple<std::string, std::string, std::string, size_t>;
+  std::map<StepKey, double> reached;  // instance, workload, direction, step
+  if (*storage_stage) {
+    auto read = reader.counter(kCkptStorageBytes, [&](const Labels& l, size_t k, double v) {
+      reached[{label(l, "instance"), label(l, "workload"), label(l, "direction"), k}] += v;
+    });
+    if (!read) return read.error();
+  }
   struct Closed {
     size_t step;
     std::string instance, workload, direction;
@@ -147,7 +170,12 @@ Expected<std::vector<Checkpoint>> read_ckptscope(const Reader& reader, const Ste
     } else {
       ++without_duration;
     }
-    spread_bytes(grid, {c.step, c.bytes, duration},
+    double to_storage = c.bytes;
+    if (*storage_stage) {
+      auto r = reached.find({c.instance, c.workload, c.direction, c.step});
+      to_storage = r == reached.end() ? 0.0 : r->second;
+    }
+    spread_bytes(grid, {c.step, to_storage, duration},
                  c.direction == "load" ? agg.load_bytes : agg.save_bytes);
     const double end = grid.time_at(c.step);
     spans[{c.workload, c.direction}].push_back({end - duration, end, c.bytes, {c.instance}});
