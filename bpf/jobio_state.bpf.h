@@ -65,6 +65,7 @@ const struct ckpt_open_file_record *unused_open_file_record __attribute__((unuse
 const struct ckpt_copy_record *unused_copy_record __attribute__((unused));
 const struct ckpt_mmap_record *unused_mmap_record __attribute__((unused));
 const struct ckpt_other_io_record *unused_other_io_record __attribute__((unused));
+const struct ckpt_storage_busy_record *unused_storage_busy_record __attribute__((unused));
 
 /* ---- maps ----------------------------------------------------------------- */
 

@@ -226,6 +226,19 @@ TEST(WorkloadOptionsTest, RejectsInconsistentOptions) {
       {[](RawOptions& r) { r.serialize_ms = "-1"; }, "--serialize-ms: "},
       {[](RawOptions& r) { r.gap_ms = "1s"; }, "--gap-ms: "},
       {[](RawOptions& r) { r.seed = "x"; }, "--seed: "},
+      {[](RawOptions& r) { r.buffered_checkpoints = "1"; },
+       "--buffered-checkpoints: needs --fsync"},
+      {[](RawOptions& r) {
+         r.fsync = true;
+         r.buffered_checkpoints = "1,9";
+       },
+       "--buffered-checkpoints: "},
+      {[](RawOptions& r) { r.cold_checkpoints = "0"; }, "--cold-checkpoints: "},
+      {[](RawOptions& r) {
+         r.cold_checkpoints = "1";
+         r.mode = "save";
+       },
+       "--cold-checkpoints: --mode save loads nothing"},
   };
   for (const auto& c : cases) {
     RawOptions raw = minimal();
@@ -234,6 +247,26 @@ TEST(WorkloadOptionsTest, RejectsInconsistentOptions) {
     EXPECT_TRUE(starts_with(message, c.prefix))
         << "want '" << c.prefix << "', got '" << message << "'";
   }
+}
+
+// The demo's cases: the last save without fsync, the first load cold.
+TEST(WorkloadOptionsTest, BufferedAndColdCheckpoints) {
+  RawOptions raw = minimal();
+  raw.checkpoints = "3";
+  raw.fsync = true;
+  raw.buffered_checkpoints = "3";
+  raw.cold_checkpoints = "1,2";
+  auto o = resolve_options(raw);
+  ASSERT_TRUE(o) << o.error().message;
+  EXPECT_TRUE(o->fsyncs(1));
+  EXPECT_TRUE(o->fsyncs(2));
+  EXPECT_FALSE(o->fsyncs(3));
+  EXPECT_EQ(o->cold_checkpoints, (std::set<uint32_t>{1, 2}));
+  raw.fsync = false;
+  raw.buffered_checkpoints.clear();
+  o = resolve_options(raw);
+  ASSERT_TRUE(o);
+  EXPECT_FALSE(o->fsyncs(1)) << "no --fsync: every save buffered";
 }
 
 TEST(WorkloadOptionsTest, SinkOptions) {

@@ -218,6 +218,35 @@ TEST(MaximaFile, TheMemoryCeilingScalesWithTheStagesThreadsUpToAllCpus) {
   EXPECT_EQ(m.max_source(3), "calibrated 2026-12-02 (memory copy, 3 threads)");
 }
 
+// host_io's ceiling: one thread's page-cache copy each, together scaled as
+// the memory copy scaled (here 3x over every CPU); a file from before the
+// figures has none, and says so by nullopt.
+TEST(MaximaFile, ThePageCacheCeilingScalesAsTheMemoryCopyDidAndRoundTrips) {
+  MemoryCalibration m = memory(1e10);  // all threads: 3e10
+  EXPECT_FALSE(m.page_cache_ceiling_Bps(false, 1));
+  m.page_cache_read_Bps = 2.4e10;
+  m.page_cache_write_Bps = 2e10;
+  EXPECT_EQ(m.page_cache_ceiling_Bps(false, 1), 2.4e10);
+  EXPECT_EQ(m.page_cache_ceiling_Bps(true, 2), 4e10);
+  EXPECT_EQ(m.page_cache_ceiling_Bps(true, 8), 6e10) << "3x one thread, as the copy";
+  EXPECT_EQ(m.page_cache_source(false, 1), "calibrated 2026-12-02 (page-cache read, 1 thread)");
+  EXPECT_EQ(m.page_cache_source(true, 4), "calibrated 2026-12-02 (page-cache write, 4 threads)");
+  auto parsed = parse_maxima_file(maxima_file_text({}, m), "t");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_TRUE(parsed->memory);
+  EXPECT_EQ(parsed->memory->page_cache_read_Bps, 2.4e10);
+  EXPECT_EQ(parsed->memory->page_cache_write_Bps, 2e10);
+  nlohmann::json bad = to_json(m);
+  bad["page_cache_read_Bps"] = -1;
+  auto skipped = parse_maxima_file(
+      nlohmann::json{{"version", 1}, {"mounts", nlohmann::json::array()}, {"memory", bad}}.dump(),
+      "t");
+  ASSERT_TRUE(skipped) << skipped.error().message;
+  EXPECT_FALSE(skipped->memory);
+  ASSERT_EQ(skipped->skipped.size(), 1u);
+  EXPECT_THAT(skipped->skipped[0], HasSubstr("page_cache_read_Bps"));
+}
+
 TEST(MaximaFile, AFileThatIsNotOneIsNeitherReadNorReplaced) {
   test::ScratchDir dir;
   const std::string path = dir / "maxima.json";

@@ -85,6 +85,48 @@ TEST(JobIoSourceTest, DecodesAnIoRecordAndConvertsTheDevice) {
   EXPECT_EQ(e.cpu_window_start_ns, 500u);
   EXPECT_EQ(e.cpu_ns, 400u);
   EXPECT_EQ(e.bytes_moved(), 4096u);
+  EXPECT_EQ(e.storage_bytes, 0u);
+}
+
+// What the storage did inside a call, and a device's busy interval
+// (bpf/jobio_storage.bpf.h).
+TEST(JobIoSourceTest, DecodesWhatTheStorageDid) {
+  CaptureSink sink;
+  PathResolver resolver;
+  JobIoSource src(sink, resolver);
+  ckpt_io_record r{};
+  r.hdr = header(CKPT_REC_IO, CKPT_OP_READ);
+  r.ret = 1 << 20;
+  r.dev = (8ull << 20) | 3;
+  r.ino = 77;
+  r.file_type = CKPT_FT_REGULAR;
+  r.calls = 1;
+  r.via = CKPT_VIA_SYSCALL;
+  r.storage_bytes = 8 << 20;  // the readahead the miss started
+  r.dirtied_bytes = 0;
+  r.throttle_ns = 0;
+  src.on_record(&r, sizeof(r));
+  ckpt_storage_busy_record b{};
+  b.hdr = header(CKPT_REC_STORAGE_BUSY, 0);
+  b.hdr.start_ns = 1500;
+  b.hdr.end_ns = 9500;
+  b.dev = (8ull << 20) | 3;
+  b.bytes = 8 << 20;
+  b.bios = 9;
+  src.on_record(&b, sizeof(b));
+  ckpt_storage_busy_record backwards = b;
+  backwards.hdr.end_ns = 1000;  // before its start: corrupt
+  src.on_record(&backwards, sizeof(backwards));
+  ASSERT_EQ(sink.events.size(), 2u);
+  EXPECT_EQ(std::get<IoEvent>(sink.events[0]).storage_bytes, 8u << 20);
+  const auto& busy = std::get<StorageBusyEvent>(sink.events[1]);
+  EXPECT_EQ(busy.dev, makedev(8, 3));
+  EXPECT_EQ(busy.start_ns, 1500u);
+  EXPECT_EQ(busy.end_ns, 9500u);
+  EXPECT_EQ(busy.bytes, 8u << 20);
+  EXPECT_EQ(busy.bios, 9u);
+  EXPECT_EQ(src.drops()[0].cause, "malformed_record");
+  EXPECT_EQ(src.drops()[0].count, 1u) << "an interval ending before it starts";
 }
 
 // Linux AIO (bpf/jobio_aio.bpf.h): a reaped request is a data call with via

@@ -56,7 +56,14 @@ TEST(RecordLayoutTest, JobioRecordsMatchTheBpfObject) {
                  {"dev", offsetof(ckpt_io_record, dev)},
                  {"ino", offsetof(ckpt_io_record, ino)},
                  {"fd", offsetof(ckpt_io_record, fd)},
-                 {"file_type", offsetof(ckpt_io_record, file_type)}});
+                 {"file_type", offsetof(ckpt_io_record, file_type)},
+                 {"storage_bytes", offsetof(ckpt_io_record, storage_bytes)},
+                 {"dirtied_bytes", offsetof(ckpt_io_record, dirtied_bytes)},
+                 {"throttle_ns", offsetof(ckpt_io_record, throttle_ns)}});
+  expect_layout(kJobio, "ckpt_storage_busy_record", sizeof(ckpt_storage_busy_record),
+                {{"dev", offsetof(ckpt_storage_busy_record, dev)},
+                 {"bytes", offsetof(ckpt_storage_busy_record, bytes)},
+                 {"bios", offsetof(ckpt_storage_busy_record, bios)}});
   expect_layout(kJobio, "ckpt_path_record", sizeof(ckpt_path_record),
                 {{"dirfd2", offsetof(ckpt_path_record, dirfd2)},
                  {"path_len", offsetof(ckpt_path_record, path_len)},
