@@ -15,7 +15,11 @@ bytes_received), within 1 %. Two cross-checks, both asserted:
      RPCs) against the sum of the checkpoints' eBPF `nfs.rpc_ops`.
 Also: the save and the load are there with their ground-truth bytes, the
 save's WRITE payload and the load's READ payload equal the file bytes within
-1 % on both sides, the job exited 0 with no failure. Prints every figure.
+1 % on both sides, the job exited 0 with no failure. And the storage stage
+(what reached the storage, docs/stitching.md): the save's equals the WRITE
+payload mountstats counted (`server_write` bytes of the mount over the job),
+the load's the READ payload (`server_read`), the very bytes and time of
+nfs_client (one view, not two counts), with no own time. Prints every figure.
 Python 3 standard library only.
 """
 import sys
@@ -102,6 +106,22 @@ def main():
                     c.say(f"    crosscheck {n:10} ops {x.get('mountstats_ops')} vs {x.get('ebpf_ops')}"
                           f" (diff {x.get('ops_diff_fraction'):.4f}); bytes {x.get('mountstats_bytes')}"
                           f" vs {x.get('ebpf_bytes')} (diff {x.get('bytes_diff_fraction'):.4f}); agree {x.get('agree')}")
+        # The storage view: what reached the server, as mountstats counts it.
+        counted = m.get("bytes") or {}
+        for cp, key in zip(cps, ("server_write", "server_read")):
+            stages = {s.get("name"): s for s in cp.get("stages") or []}
+            st, client = stages.get("storage"), stages.get("nfs_client")
+            if not c.check(st and client, f"{cp.get('direction')}: no storage or nfs_client stage"):
+                continue
+            want = counted.get(key, 0)
+            c.say(f"    storage stage {cp.get('direction')}: {st.get('bytes')} B in"
+                  f" {st.get('busy_ns')} ns (own {st.get('exclusive_ns')}); mountstats {key}"
+                  f" {want} B (diff {v.diff_fraction(want, st.get('bytes', 0)):.6f})")
+            c.check(st.get("bytes") == client.get("bytes") and st.get("busy_ns") == client.get("busy_ns"),
+                    f"{cp.get('direction')}: storage {st} is not nfs_client's figures {client}")
+            c.check(v.within(st.get("bytes", 0), want, AGREE),
+                    f"{cp.get('direction')}: storage bytes {st.get('bytes')} vs mountstats {key} {want}")
+            c.check(st.get("exclusive_ns") == 0, f"{cp.get('direction')}: storage owns time on NFS: {st}")
         if c.check(ebpf_ops, f"nfs_mounts[{MNT}]: ebpf_ops is {ebpf_ops!r} (server {m.get('server')!r}):"
                              " ckptscope matched none of its eBPF RPC totals to this mount"
                              + (" (its server is empty: the kernel's mountstats 'opts:' line has no addr=,"
