@@ -208,7 +208,7 @@ struct ckpt_io_record {
 struct ckpt_storage_busy_record {
 	struct ckpt_record_header hdr;
 	__u64 dev;   /* the device's dev_t, the kernel's encoding (= the super block's s_dev) */
-	__u64 bytes; /* the bios' bytes that completed in the interval */
+	__u64 bytes; /* the bytes of the bios (as queued) that completed in the interval */
 	__u32 bios;
 	__u32 pad;
 };

@@ -37,6 +37,7 @@
 struct storage_bio {
 	__u64 dev;
 	__u64 pid_tgid;
+	__u64 bytes; /* as queued: a split bio completes with its last part's size */
 };
 
 struct {
@@ -61,48 +62,20 @@ struct {
 	__type(value, struct storage_device);
 } storage_devices SEC(".maps");
 
-static __always_inline void storage_bio_queued(struct bio *bio, __u64 dev)
-{
-	struct storage_bio b = {.dev = dev, .pid_tgid = bpf_get_current_pid_tgid()};
-	struct storage_device fresh = {}, *d;
-	__u64 key = (__u64)bio;
-
-	d = bpf_map_lookup_elem(&storage_devices, &dev);
-	if (!d) {
-		bpf_map_update_elem(&storage_devices, &dev, &fresh, BPF_NOEXIST);
-		d = bpf_map_lookup_elem(&storage_devices, &dev);
-	}
-	if (!d || bpf_map_update_elem(&storage_bios, &key, &b, BPF_NOEXIST)) {
-		count_drop(CKPT_DROP_STORAGE_BIOS_FULL);
-		return;
-	}
-	if (__sync_fetch_and_add(&d->in_flight, 1) == 0) {
-		d->busy_since = bpf_ktime_get_ns();
-		d->pid_tgid = b.pid_tgid;
-		d->bytes = 0;
-		d->bios = 0;
-	}
-}
-
-/* A bio of ours is done: the device's interval ends when it was the last. */
-static __always_inline void storage_bio_done(__u64 key, __u32 size)
+/* `done` bios of ours on device `dev`, of `bytes` in all, completed: the
+ * device's interval ends when they were the last in flight. */
+static __always_inline void storage_bios_done(__u64 dev, __u64 done, __u64 bytes)
 {
 	struct ckpt_storage_busy_record *rec;
 	struct storage_device *d;
-	struct storage_bio *b;
-	__u64 dev, now;
+	__u64 now;
 
-	b = bpf_map_lookup_elem(&storage_bios, &key);
-	if (!b)
-		return;
-	dev = b->dev;
-	bpf_map_delete_elem(&storage_bios, &key);
 	d = bpf_map_lookup_elem(&storage_devices, &dev);
-	if (!d)
+	if (!d || !done)
 		return;
-	__sync_fetch_and_add(&d->bytes, size);
-	__sync_fetch_and_add(&d->bios, 1);
-	if (__sync_fetch_and_add(&d->in_flight, -1) != 1)
+	__sync_fetch_and_add(&d->bytes, bytes);
+	__sync_fetch_and_add(&d->bios, done);
+	if (__sync_fetch_and_add(&d->in_flight, -(__s64)done) != (__s64)done)
 		return;
 	now = bpf_ktime_get_ns();
 	rec = bpf_ringbuf_reserve(&jobio_events, sizeof(*rec), 0);
@@ -120,31 +93,118 @@ static __always_inline void storage_bio_done(__u64 key, __u32 size)
 	bpf_ringbuf_submit(rec, 0);
 }
 
+/* Forgets bio `key` if it is one of ours, adding its bytes as queued to
+ * `*bytes`; its device then, else 0. */
+static __always_inline __u64 storage_bio_forget(__u64 key, __u64 *bytes)
+{
+	struct storage_bio *b = bpf_map_lookup_elem(&storage_bios, &key);
+	__u64 dev;
+
+	if (!b)
+		return 0;
+	dev = b->dev;
+	*bytes += b->bytes;
+	bpf_map_delete_elem(&storage_bios, &key);
+	return dev;
+}
+
+static __always_inline void storage_bio_queued(struct bio *bio, __u64 dev)
+{
+	struct storage_bio b = {.dev = dev,
+				.pid_tgid = bpf_get_current_pid_tgid(),
+				.bytes = BPF_CORE_READ(bio, bi_iter.bi_size)};
+	struct storage_device fresh = {}, *d;
+	__u64 key = (__u64)bio;
+
+	d = bpf_map_lookup_elem(&storage_devices, &dev);
+	if (!d) {
+		bpf_map_update_elem(&storage_devices, &dev, &fresh, BPF_NOEXIST);
+		d = bpf_map_lookup_elem(&storage_devices, &dev);
+	}
+	if (!d) {
+		count_drop(CKPT_DROP_STORAGE_BIOS_FULL);
+		return;
+	}
+	/* A bio still on record under this address completed unseen (its
+	 * memory is reused): count it done, or the device never idles. */
+	if (bpf_map_lookup_elem(&storage_bios, &key)) {
+		__u64 stale = 0, stale_dev = storage_bio_forget(key, &stale);
+
+		storage_bios_done(stale_dev, 1, stale);
+	}
+	if (bpf_map_update_elem(&storage_bios, &key, &b, BPF_NOEXIST)) {
+		count_drop(CKPT_DROP_STORAGE_BIOS_FULL);
+		return;
+	}
+	if (__sync_fetch_and_add(&d->in_flight, 1) == 0) {
+		d->busy_since = bpf_ktime_get_ns();
+		d->pid_tgid = b.pid_tgid;
+		d->bytes = 0;
+		d->bios = 0;
+	}
+}
+
 /*
  * A request-based device (every disk: blk-mq) completes its bios through
  * the request (block/blk-mq.c blk_update_request), which clears their
  * BIO_TRACE_COMPLETION flag ("Completion has already been traced"), so
  * block_bio_complete never fires for them: the request's completion is
  * theirs. It fires before the bios are ended, the chain still whole; the
- * first nr_bytes of it are done (a request can complete in parts).
+ * first nr_bytes of it are done (a request can complete in parts). A request
+ * holds at most max_segments bios (BLK_MAX_SEGMENTS, 128, for most drivers;
+ * a file system's writeback of scattered 4 KiB blocks fills it with them).
  */
-#define CKPT_RQ_BIOS_MAX 64
+#define CKPT_RQ_BIOS_MAX 256
+/* Without bpf_loop (before 5.17) the walk is an unrolled loop, which the
+ * verifier takes this far. */
+#define CKPT_RQ_BIOS_UNROLLED 32
+
+struct rq_walk {
+	__u64 bio; /* the next bio of the chain, or 0 */
+	__u64 done;
+	__u64 nr_bytes;
+	__u64 ours;
+	__u64 bytes;
+	__u64 dev;
+};
+
+/* One bio of a completing request: bpf_loop's callback, and the unrolled
+ * loop's body. 1 stops the walk. */
+static long rq_walk_one(__u64 index, void *ctx)
+{
+	struct rq_walk *w = ctx;
+	struct bio *bio = (struct bio *)w->bio;
+	__u32 size;
+	__u64 dev;
+
+	if (!bio)
+		return 1;
+	size = BPF_CORE_READ(bio, bi_iter.bi_size);
+	if (w->done + size > w->nr_bytes)
+		return 1;
+	w->done += size;
+	dev = storage_bio_forget(w->bio, &w->bytes);
+	if (dev) {
+		w->dev = dev; /* a request is for one device */
+		w->ours++;
+	}
+	w->bio = (__u64)BPF_CORE_READ(bio, bi_next);
+	return 0;
+}
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-	struct bio *bio = BPF_CORE_READ(rq, bio);
-	__u64 done = 0;
-	__u32 size;
+	struct rq_walk w = {.bio = (__u64)BPF_CORE_READ(rq, bio), .nr_bytes = nr_bytes};
 
-	for (int i = 0; i < CKPT_RQ_BIOS_MAX && bio; i++) {
-		size = BPF_CORE_READ(bio, bi_iter.bi_size);
-		if (done + size > nr_bytes)
-			break;
-		done += size;
-		storage_bio_done((__u64)bio, size);
-		bio = BPF_CORE_READ(bio, bi_next);
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
+		bpf_loop(CKPT_RQ_BIOS_MAX, rq_walk_one, &w, 0);
+	} else {
+		for (int i = 0; i < CKPT_RQ_BIOS_UNROLLED; i++)
+			if (rq_walk_one(i, &w))
+				break;
 	}
+	storage_bios_done(w.dev, w.ours, w.bytes);
 	return 0;
 }
 
@@ -153,7 +213,10 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 SEC("tp_btf/block_bio_complete")
 int BPF_PROG(on_bio_complete, struct request_queue *q, struct bio *bio)
 {
-	storage_bio_done((__u64)bio, BPF_CORE_READ(bio, bi_iter.bi_size));
+	__u64 bytes = 0, dev = storage_bio_forget((__u64)bio, &bytes);
+
+	if (dev)
+		storage_bios_done(dev, 1, bytes);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 # Scenario calibrate: `ckptscope calibrate --storage` on the NFS mount (64 MiB
 # in 4 streams, O_DIRECT, which NFS allows), then one checkpoint of 2 x 8 MiB
-# saved there and loaded back under `ckptscope run`, whose host_io and
+# saved there and loaded back under `ckptscope run`, whose storage and
 # nfs_client maxima must be the calibration's. Host-side assertions:
 # tests/vm/check_calibrate.py.
 # (Sourced by /bin/sh in the guest with /vm/lib.sh; see tests/vm/README.md.)
