@@ -2,8 +2,8 @@
 /*
  * What the storage did inside a traced call on a checkpoint's file, apart
  * from the copy to or from the page cache: the call's struct call_desc sums
- * storage_bytes and dirtied_bytes (bpf/jobio.h struct
- * ckpt_io_record says what each means). Both are tracepoints that run in
+ * storage_bytes, dirtied_bytes and throttle_ns (bpf/jobio.h struct
+ * ckpt_io_record says what each means). All are tracepoints that run in
  * the calling thread, so both probe modes count them, and only while the
  * thread is inside a call on one file (CALL_FD): the flusher's writeback and
  * io_uring's workers run in threads of their own and are not the call's.
@@ -281,6 +281,39 @@ int BPF_PROG(on_call_dirtied_folio, struct folio *folio, struct address_space *m
 	    BPF_CORE_READ(inode, i_sb, s_dev) != st->cur.dev)
 		return 0;
 	st->cur.dirtied_bytes += folio_pages(folio) << page_shift;
+	return 0;
+}
+
+/* 10^9 / CONFIG_HZ, from user space (userspace/probes/kernel_hz.h); the
+ * program is not loaded where it is not known. */
+const volatile __u64 jiffy_ns = 0;
+/* The pause's index among balance_dirty_pages' arguments: 10 on 6.1 (the
+ * limits one by one), 6 since they travel in a dirty_throttle_control; from
+ * the tracepoint's BTF prototype (userspace/probes/kernel_features.h). */
+const volatile __u32 dirty_pause_arg = 0;
+
+/*
+ * writeback:balance_dirty_pages (mm/page-writeback.c): the writer is about
+ * to sleep `pause` jiffies because the storage has not yet taken enough of
+ * the node's dirty pages; a pause of 0 or less is no sleep. That time of the
+ * write call is the storage's. (tp_btf, not the classic tracepoint: that
+ * needs tracefs mounted where libbpf looks.)
+ */
+SEC("tp_btf/balance_dirty_pages")
+int on_dirty_throttle(__u64 *ctx)
+{
+	struct thread_state *st = in_file_call();
+	long pause;
+
+	if (!st || st->cur.op != CKPT_OP_WRITE)
+		return 0;
+	/* The index is a load-time constant, but the verifier refuses a ctx
+	 * access at a computed offset: read the argument as memory. */
+	if (bpf_probe_read_kernel(&pause, sizeof(pause), &ctx[dirty_pause_arg == 10 ? 10 : 6]))
+		return 0;
+	if (pause <= 0)
+		return 0;
+	st->cur.throttle_ns += (__u64)pause * jiffy_ns;
 	return 0;
 }
 

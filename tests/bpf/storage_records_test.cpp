@@ -14,8 +14,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -174,6 +176,63 @@ TEST_P(StorageRecords, EveryByteOfADirectReadIsTheStorages) {
   const Sums direct = sums(path, CKPT_OP_READ, from);
   EXPECT_EQ(direct.bytes, kSize);
   EXPECT_EQ(direct.storage, kSize);
+}
+
+// The node's dirty-page limits, set low for a test and put back as they were
+// (vm.dirty_bytes and vm.dirty_ratio exclude each other: writing one clears
+// the other, so the one that was set is written back).
+class DirtyLimits {
+ public:
+  DirtyLimits(uint64_t bytes, uint64_t background_bytes) {
+    for (const char* k :
+         {"dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio"})
+      saved_.emplace_back(k, read(k));
+    write("dirty_background_bytes", background_bytes);
+    write("dirty_bytes", bytes);
+  }
+  ~DirtyLimits() {
+    for (const auto& [key, value] : saved_)
+      if (value != "0") write(key, std::stoull(value));
+  }
+  DirtyLimits(const DirtyLimits&) = delete;
+  DirtyLimits& operator=(const DirtyLimits&) = delete;
+
+ private:
+  static std::string read(const std::string& key) {
+    std::ifstream in("/proc/sys/vm/" + key);
+    std::string v;
+    in >> v;
+    return v;
+  }
+  static void write(const std::string& key, uint64_t value) {
+    std::ofstream("/proc/sys/vm/" + key) << value << "\n";
+  }
+  std::vector<std::pair<std::string, std::string>> saved_;
+};
+
+// Writes far past a dirty limit of 4 MiB sleep in balance_dirty_pages: that
+// time of the write calls is the storage's (throttle_ns).
+TEST_P(StorageRecords, AWriteHeldForDirtyPagesSaysHowLong) {
+  const std::string path = dir_ / "shard-3.pt";
+  {
+    DirtyLimits low(4u << 20, 1u << 20);
+    std::vector<char> buf(kCall, 't');
+    const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    for (size_t done = 0; done < kSize; done += kCall)
+      ASSERT_EQ(write(fd, buf.data(), kCall), static_cast<ssize_t>(kCall));
+    close(fd);
+  }
+  drain(*probes_);
+  const FileIdentity f = identity_of(path);
+  uint64_t held = 0, calls_time = 0;
+  for (const auto& c : calls_) {
+    if (c.dev != f.kernel_dev || c.ino != f.ino || c.hdr.op != CKPT_OP_WRITE) continue;
+    held += c.throttle_ns;
+    calls_time += c.busy_ns;
+  }
+  EXPECT_GT(held, 0u) << "64 MiB against a 4 MiB dirty limit";
+  EXPECT_LE(held, calls_time + 10'000'000u) << "a pause is at most a jiffy past its sleep";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, StorageRecords, kBothModes, mode_name);

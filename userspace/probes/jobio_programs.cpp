@@ -73,6 +73,7 @@ const Names kMappedStorePrograms = {"on_folio_dirtied"};
 // What the storage did inside a call (bpf/jobio_storage.bpf.h).
 const Names kCallStoragePrograms = {"on_bio_queue", "on_rq_complete", "on_bio_complete"};
 const Names kCallDirtiedPrograms = {"on_call_dirtied_folio"};
+const Names kDirtyThrottlePrograms = {"on_dirty_throttle"};
 // Syscall mode: the pages each read fault installs, counted from the mm's
 // file-page counters (bpf/jobio_mappings.bpf.h count_installed_pages).
 const Names kInstalledPagesPrograms = {"on_rss_stat"};
@@ -83,6 +84,10 @@ const Names kUringSubmitReq = {"on_uring_submit_req"};
 const Names kUringSubmitSqe = {"on_uring_submit_sqe"};
 const Names kUringCompleteCqe = {"on_uring_complete_cqe"};
 const Names kUringCompleteRes = {"on_uring_complete_res"};
+// btf_trace_balance_dirty_pages' parameters, its context pointer included
+// (probes/kernel_features.h): the pause is the second last argument.
+constexpr int kBalanceDirtyPagesParams61 = 13;
+constexpr int kBalanceDirtyPagesParamsDtc = 9;
 // btf_trace_io_uring_complete's parameters, its context pointer included.
 constexpr int kUringCompleteCqeParams = 4;  // (ctx, req, cqe): 6.15+
 constexpr int kUringCompleteResParams = 8;  // (ctx, req, user_data, res, cflags, extra1, extra2)
@@ -207,6 +212,18 @@ class Selection {
         "the bytes calls made the storage read and write (the storage stage of local files) are");
     add(kCallDirtiedPrograms, tracepoint("writeback_dirty_folio"),
         "no writeback_dirty_folio tracepoint", "the bytes a save left dirty in the page cache are");
+    const int dirty_params = kernel_.balance_dirty_pages_params;
+    const bool dirty_form =
+        dirty_params == kBalanceDirtyPagesParams61 || dirty_params == kBalanceDirtyPagesParamsDtc;
+    add(kDirtyThrottlePrograms, dirty_form && kernel_.hz > 0,
+        !tracepoint("balance_dirty_pages") ? "no balance_dirty_pages tracepoint"
+        : !dirty_form ? fmt::format("balance_dirty_pages has {} parameters, a form this build "
+                                    "does not know",
+                                    dirty_params)
+                      : kernel_.hz_note,
+        "the time writes were throttled for dirty pages (the storage stage's) is");
+    if (plan.load.contains(std::string(kDirtyThrottlePrograms[0])))
+      plan.dirty_pause_arg = dirty_params - 3;
     // Without the nfsv4 module there is no NFS 4 mount to copy on (a mount
     // made after the probes started is the limit docs/probe-modes.md names).
     if (kernel_.nfs4_module)
@@ -288,7 +305,7 @@ const std::set<std::string>& selectable_jobio_programs() {
                            &kUringSubmitReq,          &kUringSubmitSqe,
                            &kUringCompleteCqe,        &kUringCompleteRes,
                            &kServerCopyPrograms,      &kCallStoragePrograms,
-                           &kCallDirtiedPrograms})
+                           &kCallDirtiedPrograms,     &kDirtyThrottlePrograms})
       put(*n);
     return out;
   }();

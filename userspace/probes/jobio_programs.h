@@ -41,6 +41,10 @@ struct JobioProgramPlan {
   // seen: no trampolines and no mm_filemap_fault tracepoint (6.11+)"):
   // these, and only these, go to the trace's warning.
   std::vector<std::string> unseen;
+  // balance_dirty_pages' pause: its index among the tracepoint's arguments
+  // (10 on 6.1, 6 since the dirty_throttle_control form); 0 when the
+  // throttle program is not loaded.
+  int dirty_pause_arg = 0;
 };
 
 // Every program name the selection decides about.

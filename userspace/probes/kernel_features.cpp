@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "probes/jobio_programs.h"
+#include "probes/kernel_hz.h"
 
 namespace ckpt {
 namespace {
@@ -62,7 +63,8 @@ std::string errno_text(int err) {
 }
 
 // The FUNCs the selection asks about, the tracepoints (btf_trace_X typedefs), and
-// the arity of io_uring_complete's prototype (the typedef points to it).
+// the arity of io_uring_complete's and balance_dirty_pages' prototypes (the
+// typedef points to each).
 void read_btf_facts(KernelFeatures& f, const btf* vmlinux) {
   constexpr std::string_view kTracePrefix = "btf_trace_";
   const auto& wanted = jobio_btf_functions();
@@ -75,11 +77,14 @@ void read_btf_facts(KernelFeatures& f, const btf* vmlinux) {
       if (wanted.contains(name)) f.btf_functions.emplace(name);
     } else if (btf_is_typedef(t) && name.starts_with(kTracePrefix)) {
       f.btf_tracepoints.emplace(name.substr(kTracePrefix.size()));
-      if (name != "btf_trace_io_uring_complete") continue;
+      int* params = name == "btf_trace_io_uring_complete"     ? &f.io_uring_complete_params
+                    : name == "btf_trace_balance_dirty_pages" ? &f.balance_dirty_pages_params
+                                                              : nullptr;
+      if (!params) continue;
       const btf_type* ptr = btf__type_by_id(vmlinux, t->type);
       const btf_type* proto =
           ptr && btf_is_ptr(ptr) ? btf__type_by_id(vmlinux, ptr->type) : nullptr;
-      if (proto && btf_is_func_proto(proto)) f.io_uring_complete_params = btf_vlen(proto);
+      if (proto && btf_is_func_proto(proto)) *params = btf_vlen(proto);
     }
   }
 }
@@ -145,6 +150,10 @@ KernelFeatures KernelFeatures::probe(Trampolines trampolines) {
   f.btf_vmlinux = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
   check_privilege(f);
   find_cgroup_v2(f);
+  if (auto hz = kernel_hz(f.release))
+    f.hz = *hz;
+  else
+    f.hz_note = hz.error().message;
   if (btf* vmlinux = f.btf_vmlinux ? btf__load_vmlinux_btf() : nullptr) {
     read_btf_facts(f, vmlinux);
     read_nfs4_module_facts(f, vmlinux);

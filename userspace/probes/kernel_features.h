@@ -39,6 +39,16 @@ struct KernelFeatures {
   // context pointer included: 4 = (ctx, req, cqe) (6.15+), 8 = (ctx, req,
   // user_data, res, cflags, extra1, extra2) (6.1 to 6.14); 0 = not found.
   int io_uring_complete_params = 0;
+  // Parameters of btf_trace_balance_dirty_pages, the context pointer
+  // included: 13 = (wb, thresh, bg_thresh, dirty, bdi_thresh, bdi_dirty,
+  // dirty_ratelimit, task_ratelimit, dirtied, period, pause, start_time)
+  // (6.1), 9 = (wb, dtc, dirty_ratelimit, task_ratelimit, dirtied, period,
+  // pause, start_time) (later); pause is the second last either way.
+  int balance_dirty_pages_params = 0;
+  // CONFIG_HZ (probes/kernel_hz.h): balance_dirty_pages' pause is in
+  // jiffies. 0 = not known; hz_note says why.
+  uint32_t hz = 0;
+  std::string hz_note;
 
   // kSkip: no fentry program is tried (trampolines stays false, the note
   // says why). Trying one attaches it to vfs_read and detaches it, and each

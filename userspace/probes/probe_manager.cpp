@@ -200,6 +200,9 @@ Expected<void> ProbeManager::select_programs(const ProbeOptions& options,
   jobio_->rodata->count_installed_pages = plan_.load.contains("on_rss_stat");
   jobio_->rodata->fold_window_ns = options.fold_window_ns;
   jobio_->rodata->fold_max_bytes = options.fold_max_bytes;
+  // balance_dirty_pages' pause is in jiffies (probes/kernel_hz.h).
+  jobio_->rodata->jiffy_ns = features.hz > 0 ? 1'000'000'000ULL / features.hz : 0;
+  jobio_->rodata->dirty_pause_arg = static_cast<__u32>(plan_.dirty_pause_arg);
   // PAGE_SHIFT is not in BTF: the mmap records carry it from here.
   jobio_->rodata->page_shift =
       static_cast<__u32>(std::countr_zero(static_cast<unsigned long>(sysconf(_SC_PAGESIZE))));

@@ -60,6 +60,14 @@ std::optional<StageRecord> StorageStage::stage(const OpenCheckpoint& c, Directio
     auto& device = moved[ev.file.dev];
     const FileId key = ev.is_directory ? FileId{} : ev.file;
     if (ev.op == IoOp::Fsync) by_file.push_back(call_span(ev, key));
+    // A write held back for dirty pages waited on the storage's writeback:
+    // its sleep, placed at the call's end (where balance_dirty_pages runs,
+    // after the copy).
+    if (ev.throttle_ns > 0) {
+      const StageSpan span = call_span(ev, key);
+      const uint64_t held = std::min(ev.throttle_ns, span.end_ns - span.start_ns);
+      by_file.push_back(StageSpan{key, span.end_ns - held, span.end_ns});
+    }
     if (ev.storage_bytes == 0) continue;
     s.bytes += ev.storage_bytes;
     if (ev.op != IoOp::Fsync) device.push_back(call_span(ev, key));

@@ -9,7 +9,9 @@
 // readahead, an fsync's writeback, O_SYNC and O_DIRECT data, pages a mapping
 // faulted in from storage), over the time the device had those bios in
 // flight (StorageBusyEvent: readahead runs on after the call that started
-// it) and every fsync's (a device flush even with nothing dirty); a device
+// it), every fsync's (a device flush even with nothing dirty) and the time
+// writes slept in balance_dirty_pages for the storage to take dirty pages;
+// a device
 // with no busy interval on record falls back to the calls that moved bytes
 // on it. NFS files: the NFS client's page
 // RPCs, the nfs_client stage's very bytes and time, so the two never count

@@ -49,7 +49,8 @@ const Set kAllTracepoints = {"sys_enter",
                              "io_uring_complete",
                              "block_bio_queue",
                              "block_rq_complete",
-                             "block_bio_complete"};
+                             "block_bio_complete",
+                             "balance_dirty_pages"};
 
 Set without(Set s, const Set& gone) {
   for (const auto& g : gone) s.erase(g);
@@ -58,6 +59,8 @@ Set without(Set s, const Set& gone) {
 
 KernelFeatures linux_6_1() {
   KernelFeatures k;
+  k.hz = 250;
+  k.balance_dirty_pages_params = 13;
   k.release = "6.1.0-test";
   k.trampolines = true;
   k.btf_functions = without(kAllFunctions, {"filp_flush", "set_pte_range"});
@@ -70,6 +73,8 @@ KernelFeatures linux_6_1() {
 
 KernelFeatures linux_6_12() {
   KernelFeatures k;
+  k.hz = 250;
+  k.balance_dirty_pages_params = 9;
   k.release = "6.12.0-test";
   k.trampolines = true;
   k.btf_functions = without(kAllFunctions, {"do_set_pte"});
@@ -81,6 +86,8 @@ KernelFeatures linux_6_12() {
 // This host: what KernelFeatures::probe() says here (tests/bpf checks it live).
 KernelFeatures this_host() {
   KernelFeatures k;
+  k.hz = 250;
+  k.balance_dirty_pages_params = 9;
   k.release = "6.18.0-test";
   k.trampolines = false;
   k.trampoline_note =
@@ -94,18 +101,18 @@ KernelFeatures this_host() {
 
 // The programs every file-layer plan loads whatever the kernel.
 const Set kFileLayerCore = {
-    "fl_read_enter",       "fl_read_exit",       "fl_write_enter",       "fl_write_exit",
-    "fl_fsync_enter",      "fl_fsync_exit",      "fl_open_enter",        "fl_open_exit",
-    "fl_readv_enter",      "fl_readv_exit",      "fl_writev_enter",      "fl_writev_exit",
-    "fl_ftruncate_enter",  "fl_ftruncate_exit",  "fl_rename_enter",      "fl_rename_exit",
-    "fl_mkdir_enter",      "fl_mkdir_exit",      "fl_unlink_enter",      "fl_unlink_exit",
-    "fl_rmdir_enter",      "fl_rmdir_exit",      "fl_stat_enter",        "fl_stat_exit",
-    "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",      "fl_splice_exit",
-    "fl_fault_enter",      "fl_fault_exit",      "fl_do_set_pmd_exit",   "on_page_cache_add",
-    "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter",    "fl_aio_wait_exit",
-    "on_folio_dirtied",    "fl_chdir_enter",     "fl_chdir_exit",        "fl_fchdir_enter",
-    "fl_fchdir_exit",      "fl_clone_enter",     "fl_clone_exit",        "on_bio_queue",
-    "on_rq_complete",      "on_bio_complete",    "on_call_dirtied_folio"};
+    "fl_read_enter",       "fl_read_exit",       "fl_write_enter",        "fl_write_exit",
+    "fl_fsync_enter",      "fl_fsync_exit",      "fl_open_enter",         "fl_open_exit",
+    "fl_readv_enter",      "fl_readv_exit",      "fl_writev_enter",       "fl_writev_exit",
+    "fl_ftruncate_enter",  "fl_ftruncate_exit",  "fl_rename_enter",       "fl_rename_exit",
+    "fl_mkdir_enter",      "fl_mkdir_exit",      "fl_unlink_enter",       "fl_unlink_exit",
+    "fl_rmdir_enter",      "fl_rmdir_exit",      "fl_stat_enter",         "fl_stat_exit",
+    "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",       "fl_splice_exit",
+    "fl_fault_enter",      "fl_fault_exit",      "fl_do_set_pmd_exit",    "on_page_cache_add",
+    "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter",     "fl_aio_wait_exit",
+    "on_folio_dirtied",    "fl_chdir_enter",     "fl_chdir_exit",         "fl_fchdir_enter",
+    "fl_fchdir_exit",      "fl_clone_enter",     "fl_clone_exit",         "on_bio_queue",
+    "on_rq_complete",      "on_bio_complete",    "on_call_dirtied_folio", "on_dirty_throttle"};
 
 Set plus(Set s, const Set& more) {
   s.insert(more.begin(), more.end());
@@ -143,7 +150,7 @@ TEST(JobioPrograms, ThisHostFallsBackToSyscallsSayingEperm) {
             (Set{"on_sys_enter", "on_sys_exit", "on_fault_tp", "on_map_pages_tp", "on_user_fault",
                  "on_kernel_fault", "on_rss_stat", "on_folio_dirtied", "on_page_cache_add",
                  "on_uring_submit_req", "on_uring_complete_cqe", "on_bio_queue", "on_rq_complete",
-                 "on_bio_complete", "on_call_dirtied_folio"}));
+                 "on_bio_complete", "on_call_dirtied_folio", "on_dirty_throttle"}));
   EXPECT_THAT(plan->reason, HasSubstr("EPERM"));
   // The tracepoints see mmap and io_uring here: nothing goes to the warning.
   EXPECT_THAT(plan->unseen, IsEmpty());
@@ -164,6 +171,38 @@ TEST(JobioPrograms, WithoutTheBlockTracepointsTheStorageStageIsANote) {
                                     "stage of local files) are not seen: no block_bio_queue")));
 }
 
+// balance_dirty_pages' pause is in jiffies: without the kernel's CONFIG_HZ
+// the throttle is not measured, and the note says why.
+TEST(JobioPrograms, WithoutTheKernelsHzTheThrottleIsANote) {
+  KernelFeatures k = this_host();
+  k.hz = 0;
+  k.hz_note = "the kernel's CONFIG_HZ is not known (no /proc/config.gz or /boot/config-x)";
+  auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(plan);
+  EXPECT_FALSE(plan->load.contains("on_dirty_throttle"));
+  EXPECT_THAT(plan->unseen,
+              ElementsAre("the time writes were throttled for dirty pages (the storage stage's) is "
+                          "not seen: the kernel's CONFIG_HZ is not known (no /proc/config.gz or "
+                          "/boot/config-x)"));
+}
+
+// The pause's place among the tracepoint's arguments, by its form.
+TEST(JobioPrograms, TheThrottlesPauseIsWhereTheKernelsFormHasIt) {
+  auto on61 = select_jobio_programs(RequestedProbeMode::Syscall, linux_6_1());
+  ASSERT_TRUE(on61);
+  EXPECT_EQ(on61->dirty_pause_arg, 10);
+  auto here = select_jobio_programs(RequestedProbeMode::Auto, this_host());
+  ASSERT_TRUE(here);
+  EXPECT_EQ(here->dirty_pause_arg, 6);
+  KernelFeatures k = this_host();
+  k.balance_dirty_pages_params = 7;
+  auto odd = select_jobio_programs(RequestedProbeMode::Auto, k);
+  ASSERT_TRUE(odd);
+  EXPECT_FALSE(odd->load.contains("on_dirty_throttle"));
+  EXPECT_EQ(odd->dirty_pause_arg, 0);
+  EXPECT_THAT(odd->unseen, ElementsAre(HasSubstr("balance_dirty_pages has 7 parameters")));
+}
+
 TEST(JobioPrograms, FileLayerAskedForOnThisHostIsAnErrorSayingWhy) {
   auto plan = select_jobio_programs(RequestedProbeMode::FileLayer, this_host());
   ASSERT_FALSE(plan);
@@ -178,9 +217,10 @@ TEST(JobioPrograms, SyscallModeOn61DoesNotSeeMmap) {
   EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
   // Reads through a mapping are not seen; stores through one are (a
   // tracepoint 6.1 has).
-  EXPECT_EQ(plan->load, (Set{"on_sys_enter", "on_sys_exit", "on_folio_dirtied",
-                             "on_uring_submit_sqe", "on_uring_complete_res", "on_bio_queue",
-                             "on_rq_complete", "on_bio_complete", "on_call_dirtied_folio"}));
+  EXPECT_EQ(plan->load,
+            (Set{"on_sys_enter", "on_sys_exit", "on_folio_dirtied", "on_uring_submit_sqe",
+                 "on_uring_complete_res", "on_bio_queue", "on_rq_complete", "on_bio_complete",
+                 "on_call_dirtied_folio", "on_dirty_throttle"}));
   EXPECT_THAT(plan->unseen,
               ElementsAre("mmap'd I/O is not seen: --probe-mode syscall and no mm_filemap_fault "
                           "tracepoint (6.11+)"));
@@ -359,6 +399,9 @@ TEST(JobioPrograms, AnObjectWithoutFileLayerProgramsFallsBack) {
                           "on_bio_queue program",
                           "the bytes a save left dirty in the page cache are not seen: this "
                           "build's jobio BPF object has no on_call_dirtied_folio program",
+                          "the time writes were throttled for dirty pages (the storage stage's) "
+                          "is not seen: this build's jobio BPF object has no on_dirty_throttle "
+                          "program",
                           "io_uring requests are not seen: this build's jobio BPF object has no "
                           "on_uring_complete_res program"));
 }

@@ -136,6 +136,21 @@ TEST(StorageStageTest, ABufferedSaveSaysWhatItLeftDirty) {
             std::nullopt);
 }
 
+// A write held 3 ms in balance_dirty_pages waited that long on writeback:
+// the storage's time, at the call's end.
+TEST(StorageStageTest, AThrottledWriteWaitedOnTheStorage) {
+  StorageStage storage(std::make_shared<Maxima>());
+  auto held = call(IoOp::Write, kDisk, T, T + 4 * kMs, kMiB, 0, kMiB);
+  held.throttle_ns = 3 * kMs;
+  auto c = checkpoint({call(IoOp::Write, kDisk, T - kMs, T, kMiB, 0, kMiB), held});
+  StageSpans spans;
+  const StageRecord s = stage_of(c, Direction::Save, storage, {}, &spans);
+  EXPECT_EQ(s.bytes, 0u);
+  EXPECT_EQ(s.busy_ns, 3 * kMs);
+  ASSERT_EQ(spans.of(kStageStorage).size(), 1u);
+  EXPECT_EQ(spans.of(kStageStorage)[0].start_ns, T + kMs);
+}
+
 TEST(StorageStageTest, AFileSystemWithNoStorageHasNoStorageStage) {
   StorageStage storage(std::make_shared<Maxima>());
   auto c = checkpoint({call(IoOp::Write, kTmpfs, T, T + kMs, kMiB)});
