@@ -6,7 +6,9 @@ Usage: check_local_disk.py RUN_DIR   (summary.json, truth-both.json)
 The storage stage on a block device (ext2 on a loop device) in the file
 layer, against the ground truth of ckptscope-workload (2 checkpoints of
 2 x 24 MiB: save 1 fsync'd, save 2 buffered, load 1 cold, load 2 warm):
-  - the job ran in probe mode file_layer, exited 0, nothing was dropped;
+  - the job ran in probe mode file_layer, exited 0, nothing was dropped, and
+    nothing is "not seen" (the block and writeback probes load, the kernel's
+    CONFIG_HZ read from /boot/config-RELEASE);
   - four checkpoints, save save load load, each of the ground truth's bytes;
   - save 1: the storage stage's bytes are the file bytes (its fsyncs' writeback)
     and at most 2 % more (ext2's indirect blocks and inodes go with them),
@@ -37,6 +39,10 @@ def main():
             f"job traced {job.get('traced')} exit_code {job.get('exit_code')}, want traced and 0")
     c.check(summary.get("probe_mode") == "file_layer",
             f"probe_mode {summary.get('probe_mode')!r}, want file_layer on this kernel")
+    warning = job.get("trace_warning") or ""
+    c.check("not seen" not in warning,
+            f"the trace's warning says something is not seen (the storage probes load on this"
+            f" kernel, the throttle's pause at its place in the tracepoint's form): {warning!r}")
     drops = summary.get("drops") or {}
     c.check(drops.get("total") == 0, f"drops: {drops}")
     failures = v.all_failures(summary)

@@ -137,7 +137,9 @@ vm_base_segment() {
 }
 
 # vm_modules_segment WORK MODULE...: the modules and their dependencies (from
-# the modules.dep depmod made), plus depmod's indices. Sets VM_MODULES_CPIO.
+# the modules.dep depmod made), plus depmod's indices, and the kernel's
+# config in /boot as a Debian node has it (ckptscope reads CONFIG_HZ there:
+# userspace/probes/kernel_hz.h). Sets VM_MODULES_CPIO.
 vm_modules_segment() {
   local work=$1 root="$1/modules" mdir="$VM_KDIR/lib/modules/$VM_KVER" m rel f
   shift
@@ -169,6 +171,10 @@ vm_modules_segment() {
     *) cp "$mdir/$f" "$root/lib/modules/$VM_KVER/$f" ;;
     esac
   done
+  if [ -f "$VM_KDIR/boot/config-$VM_KVER" ]; then
+    mkdir -p "$root/boot"
+    cp "$VM_KDIR/boot/config-$VM_KVER" "$root/boot/"
+  fi
   VM_MODULES_CPIO=$(vm_cached_cpio "$root" "modules-$VM_KVER")
   rm -rf "$root"
 }
