@@ -168,6 +168,7 @@ def main():
     kinds = ["ckptscope", "kernel", "dd", "dd-parallel"]
     got = {k: [] for k in kinds}
     stage_bytes, kernel_bytes, read_max = [], [], None
+    total = sum(os.path.getsize(f) for f in files)
     try:
         for r in range(args.rounds):
             for k in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
@@ -183,7 +184,7 @@ def main():
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(os.path.join(args.dir, "checkpoint-1"), ignore_errors=True)
-    result = {"files": len(files), "bytes": sum(os.path.getsize(f) for f in files) if files else 0,
+    result = {"files": len(files), "bytes": total,
               "device": f"{dev[0]}:{dev[1]}", "rounds": args.rounds, "bs": args.bs,
               "storage_stage_bytes": stage_bytes, "kernel_request_bytes": kernel_bytes,
               "read_max_Bps": read_max, "Bps": {k: summary(v) for k, v in got.items()}}

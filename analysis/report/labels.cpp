@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/above_max_note.h"
 #include "analysis/format.h"
 
 #include "analysis/report/report_internal.h"
@@ -17,6 +18,14 @@ const StageRecord* find_stage(const CheckpointRecord& checkpoint, std::string_vi
 
 std::string checkpoint_label(const CheckpointReport& checkpoint) {
   return fmt::format("{} #{}", to_string(checkpoint.direction), checkpoint.index);
+}
+
+std::string storage_fraction_text(const CheckpointReport& checkpoint, std::string_view unknown) {
+  if (!checkpoint.fraction_of_storage_max) return std::string(unknown);
+  const double f = *checkpoint.fraction_of_storage_max;
+  return f > kCalibrationFaultFraction
+             ? fmt::format("{} (calibration warning: above the maximum)", format_percent(f))
+             : format_percent(f);
 }
 
 std::string traced_text(const NodeInfo& node) {

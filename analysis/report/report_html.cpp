@@ -373,16 +373,15 @@ void checkpoints_section(const Report& r, const TextSink& sink) {
   for (const auto& cp : r.checkpoints) {
     const size_t failures = cp.index < failures_of.size() ? failures_of[cp.index] : 0;
     const std::string& b = cp.slowest_record().bottleneck;
-    out += row(
-        {fmt::format("<a href=\"#checkpoint-{}\">{}</a>", cp.index, checkpoint_label(cp)),
-         format_offset_s(static_cast<int64_t>(cp.start_wall_ns - r.start_wall_ns)),
-         format_duration(cp.duration_ns()), format_bytes(cp.bytes), std::to_string(cp.files),
-         std::to_string(cp.nodes.size()), format_bandwidth(cp.aggregate_Bps),
-         cp.fraction_of_storage_max ? format_percent(*cp.fraction_of_storage_max) : "max unknown",
-         b.empty() ? "<span class=\"muted\">none measured</span>" : "<b>" + h(b) + "</b>",
-         h(r.nodes[cp.nodes[cp.slowest].node].node),
-         failures ? "<span class=\"hot\">" + std::to_string(failures) + "</span>" : "0"},
-        {false, true, true, true, true, true, true, true, false, false, false});
+    out += row({fmt::format("<a href=\"#checkpoint-{}\">{}</a>", cp.index, checkpoint_label(cp)),
+                format_offset_s(static_cast<int64_t>(cp.start_wall_ns - r.start_wall_ns)),
+                format_duration(cp.duration_ns()), format_bytes(cp.bytes), std::to_string(cp.files),
+                std::to_string(cp.nodes.size()), format_bandwidth(cp.aggregate_Bps),
+                storage_fraction_text(cp, "max unknown"),
+                b.empty() ? "<span class=\"muted\">none measured</span>" : "<b>" + h(b) + "</b>",
+                h(r.nodes[cp.nodes[cp.slowest].node].node),
+                failures ? "<span class=\"hot\">" + std::to_string(failures) + "</span>" : "0"},
+               {false, true, true, true, true, true, true, true, false, false, false});
     sink(out);
     out.clear();
   }
@@ -393,11 +392,18 @@ void checkpoints_section(const Report& r, const TextSink& sink) {
     out += fmt::format("<article class=\"checkpoint\" id=\"checkpoint-{}\"><h3>{}: {} in {}</h3>\n",
                        cp.index, checkpoint_label(cp), format_bytes(cp.bytes),
                        format_duration(cp.duration_ns()));
-    if (cp.storage_max_Bps)
+    if (cp.storage_max_Bps && cp.storage_bytes)
+      out += fmt::format(
+          "<p>{} nodes together: {} reached the storage ({} of the bytes moved), {}, {} of the "
+          "storage's {} ({}).</p>\n",
+          cp.nodes.size(), format_bytes(*cp.storage_bytes), format_bytes(cp.bytes),
+          format_bandwidth(cp.storage_Bps.value_or(0)), h(storage_fraction_text(cp, "")),
+          format_bandwidth(*cp.storage_max_Bps), h(cp.storage_max_source));
+    else if (cp.storage_max_Bps)
       out += fmt::format("<p>{} nodes together: {}, {} of the storage's {} ({}).</p>\n",
                          cp.nodes.size(), format_bandwidth(cp.aggregate_Bps),
-                         format_percent(cp.fraction_of_storage_max.value_or(0)),
-                         format_bandwidth(*cp.storage_max_Bps), h(cp.storage_max_source));
+                         h(storage_fraction_text(cp, "")), format_bandwidth(*cp.storage_max_Bps),
+                         h(cp.storage_max_source));
     if (const std::string via = via_text(cp); !via.empty())
       out += "<p>Bytes moved through: " + h(via) + ".</p>\n";
     out += fmt::format(

@@ -32,6 +32,11 @@ const StageRecord* find_stage(const CheckpointRecord& checkpoint, std::string_vi
 // "save #2" as every rendering names a job checkpoint.
 std::string checkpoint_label(const CheckpointReport& checkpoint);
 
+// A checkpoint's fraction of the storage's maximum as every rendering shows
+// it: "21.5%", "125.7% (calibration warning: above the maximum)" past 105%
+// (analysis/above_max_note.h), or `unknown` when the maximum is.
+std::string storage_fraction_text(const CheckpointReport& checkpoint, std::string_view unknown);
+
 // "yes", or "yes (file_layer)" when the trace says how its file I/O was traced.
 std::string traced_text(const NodeInfo& node);
 

@@ -101,8 +101,7 @@ std::string report_markdown(const Report& r) {
           "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", checkpoint_label(cp),
           format_offset_s(static_cast<int64_t>(cp.start_wall_ns - r.start_wall_ns)),
           format_duration(cp.duration_ns()), format_bytes(cp.bytes), cp.files, cp.nodes.size(),
-          format_bandwidth(cp.aggregate_Bps),
-          cp.fraction_of_storage_max ? format_percent(*cp.fraction_of_storage_max) : "unknown",
+          format_bandwidth(cp.aggregate_Bps), storage_fraction_text(cp, "unknown"),
           cp.slowest_record().bottleneck.empty()
               ? "none measured"
               : "**" + cell(cp.slowest_record().bottleneck) + "**",

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "analysis/report/report.h"
+#include "analysis/report/report_internal.h"
 #include "trace_builder.h"
 
 namespace ckpt::report {
@@ -36,6 +37,36 @@ TEST(ReportBuild, OneNodesCheckpointHasItsBandwidthAgainstTheStorageMaximum) {
   EXPECT_EQ(cp.storage_max_source, "--storage-write-max");
   EXPECT_EQ(r.nodes[0].wall_offset_ns,
             static_cast<int64_t>(kWall0) - static_cast<int64_t>(5 * kSec));
+}
+
+// With a storage stage, the fraction of the storage's maximum is of the
+// bytes that reached it: a load the page cache served reached none (0%, and
+// no "below the storage's maximum" evidence), a cold one all of them; one
+// above 105% is said to be a calibration warning.
+TEST(ReportBuild, TheStorageFractionIsOfTheBytesThatReachedTheStorage) {
+  TraceBuilder a("node-a", 5 * kSec, 0, 100 * kSec);
+  auto& warm = a.checkpoint(Direction::Load, 10 * kSec, kSec, 4ull << 30);
+  warm.bottleneck = "host_io";
+  TraceBuilder::stage(warm, kStageHostIo, 4ull << 30, kSec);
+  TraceBuilder::stage(warm, kStageStorage, 0, 0);
+  auto& cold = a.checkpoint(Direction::Load, 20 * kSec, 2 * kSec, 4ull << 30);
+  cold.bottleneck = "storage";
+  TraceBuilder::stage(cold, kStageHostIo, 4ull << 30, 2 * kSec);
+  TraceBuilder::stage(cold, kStageStorage, 4ull << 30, 2 * kSec);
+  ReportOptions o;
+  o.storage_read_max_Bps = 1.0 * (1ull << 30);
+  Report r = must_build({a.node_trace()}, o);
+  ASSERT_EQ(r.checkpoints.size(), 2u);
+  const CheckpointReport& w = r.checkpoints[0];
+  EXPECT_EQ(w.storage_bytes, 0u);
+  EXPECT_DOUBLE_EQ(*w.fraction_of_storage_max, 0.0) << "not 400%: the cache served it";
+  EXPECT_DOUBLE_EQ(w.aggregate_Bps, 4.0 * (1ull << 30)) << "what the job moved stays";
+  const CheckpointReport& c = r.checkpoints[1];
+  EXPECT_EQ(c.storage_bytes, 4ull << 30);
+  EXPECT_DOUBLE_EQ(*c.fraction_of_storage_max, 2.0);
+  EXPECT_EQ(storage_fraction_text(c, "unknown"),
+            "200.0% (calibration warning: above the maximum)");
+  EXPECT_EQ(storage_fraction_text(w, "unknown"), "0.0%");
 }
 
 TEST(ReportBuild, TheStorageMaximumComesFromTheTracesConfigWhenNotGiven) {
