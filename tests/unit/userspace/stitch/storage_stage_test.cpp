@@ -59,7 +59,7 @@ OpenCheckpoint checkpoint(std::vector<IoEvent> calls) {
 }
 
 StageRecord stage_of(const OpenCheckpoint& c, Direction d, StorageStage& storage,
-                     std::vector<StageRecord> stages = {}, StageSpans* spans = nullptr) {
+                     const std::vector<StageRecord>& stages = {}, StageSpans* spans = nullptr) {
   StageSpans own;
   auto s = storage.stage(c, d, stages, spans ? *spans : own);
   EXPECT_TRUE(s.has_value());
