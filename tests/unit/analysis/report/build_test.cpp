@@ -64,8 +64,7 @@ TEST(ReportBuild, TheStorageFractionIsOfTheBytesThatReachedTheStorage) {
   const CheckpointReport& c = r.checkpoints[1];
   EXPECT_EQ(c.storage_bytes, 4ull << 30);
   EXPECT_DOUBLE_EQ(*c.fraction_of_storage_max, 2.0);
-  EXPECT_EQ(storage_fraction_text(c, "unknown"),
-            "200.0% (calibration warning: above the maximum)");
+  EXPECT_EQ(storage_fraction_text(c, "unknown"), "200.0% (calibration warning: above the maximum)");
   EXPECT_EQ(storage_fraction_text(w, "unknown"), "0.0%");
 }
 
