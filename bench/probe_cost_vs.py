@@ -6,12 +6,20 @@ tmpfs), getppid(2) and ioctl(FIONREAD) (getppid_loop), each bare and under
 round; medians over rounds, with the spread (min..max). The subjects are
 this build's io_loop and getppid_loop: only the tracer differs.
 
+With --disk DIR (a directory on a disk, not tmpfs), also 1 MiB write(2)s
+and read(2)s of a checkpoint file there, `--disk-calls` of each (default
+256: 256 MiB written, every page dirtied once, what the storage probes of
+issue 38 see: writeback_dirty_folio per folio, block_bio_queue per bio);
+the keys get a `disk_` prefix.
+
 Usage: sudo bench/probe_cost_vs.py --old OLD_BUILD --new NEW_BUILD
                                    [--rounds 9] [--calls 200000] [--json out.json]
+                                   [--disk DIR [--disk-calls 256]]
 """
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -32,6 +40,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--calls", type=int, default=200000)
     ap.add_argument("--json")
+    ap.add_argument("--disk", help="also 1 MiB calls on a checkpoint file in this directory")
+    ap.add_argument("--disk-calls", type=int, default=256)
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("probe_cost_vs.py: needs root (`ckptscope run` loads eBPF)")
@@ -44,6 +54,11 @@ def main():
         "getppid": [os.path.join(bins, "getppid_loop"), str(args.calls), "getppid"],
         "ioctl": [os.path.join(bins, "getppid_loop"), str(args.calls), "ioctl"],
     }
+    disk_ckpt = None
+    if args.disk:
+        disk_ckpt = tempfile.mkdtemp(prefix="checkpoint-bench-", dir=args.disk)
+        subjects["disk"] = [os.path.join(bins, "io_loop"), os.path.join(disk_ckpt, "io.pt"),
+                            str(args.disk_calls), str(1 << 20)]
     tracers = {"bare": None, "old": os.path.join(args.old, "bin", "ckptscope"),
                "new": os.path.join(args.new, "bin", "ckptscope")}
     names = list(tracers)
@@ -57,7 +72,10 @@ def main():
                     [tracers[tracer], "run", "--quiet", "--probe-mode", "syscall", "--trace", trace,
                      "--"] + cmd
                 for key, value in run(full).items():
+                    key = "disk_" + key if subject == "disk" else key
                     samples[tracer].setdefault(key, []).append(value)
+    if disk_ckpt:
+        shutil.rmtree(disk_ckpt, ignore_errors=True)
     out = {"rounds": args.rounds, "calls": args.calls, "ns_per_call": {}}
     for key in samples["bare"]:
         row = {}
