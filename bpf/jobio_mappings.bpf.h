@@ -482,7 +482,8 @@ static __always_inline bool dirtied_by_a_store(struct task_struct *task, struct 
 /*
  * writeback:writeback_dirty_folio: a clean folio of a file that can be
  * written back turned dirty (mm/page-writeback.c folio_account_dirtied), in
- * the thread that dirtied it. Through a shared mapping that is the store's
+ * the thread that dirtied it: by a write call on that file (counted for the
+ * call), or by a store through a shared mapping. Through a shared mapping that is the store's
  * fault (fault_dirty_shared_page after ->page_mkwrite): the folio's bytes are
  * what writeback or msync will carry to the file. Every clean-to-dirty turn
  * is reported; user space counts each page once per save. tmpfs folios are never accounted dirty
@@ -497,7 +498,19 @@ int BPF_PROG(on_folio_dirtied, struct folio *folio, struct address_space *mappin
 	__u64 now, index;
 
 	st = traced_thread_state(task, 0);
-	if (!st || !dirtied_by_a_store(task, st))
+	if (!st)
+		return 0;
+	/* A write(2) turning its own file's folio dirty: what writeback owes the
+	 * storage for the call (its dirtied_bytes, bpf/jobio_storage.bpf.h). A
+	 * write's folios are never a store through a mapping. */
+	if (st->call == CALL_FD && st->cur.op == CKPT_OP_WRITE) {
+		inode = BPF_CORE_READ(folio, mapping, host);
+		if (inode && BPF_CORE_READ(inode, i_ino) == st->cur.ino &&
+		    BPF_CORE_READ(inode, i_sb, s_dev) == st->cur.dev)
+			st->cur.dirtied_bytes += folio_pages(folio) << page_shift;
+		return 0;
+	}
+	if (!dirtied_by_a_store(task, st))
 		return 0;
 	/* The folio's own mapping: the argument may be NULL to the verifier. */
 	inode = BPF_CORE_READ(folio, mapping, host);

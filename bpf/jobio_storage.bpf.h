@@ -2,8 +2,10 @@
 /*
  * What the storage did inside a traced call on a checkpoint's file, apart
  * from the copy to or from the page cache: the call's struct call_desc sums
- * storage_bytes, dirtied_bytes and throttle_ns (bpf/jobio.h struct
- * ckpt_io_record says what each means). All are tracepoints that run in
+ * storage_bytes and throttle_ns here, dirtied_bytes in the mapping
+ * programs' writeback_dirty_folio (bpf/jobio_mappings.bpf.h: one program per
+ * dirtied folio); bpf/jobio.h struct ckpt_io_record says what each means.
+ * All are tracepoints that run in
  * the calling thread, so both probe modes count them, and only while the
  * thread is inside a call on one file (CALL_FD): the flusher's writeback and
  * io_uring's workers run in threads of their own and are not the call's.
@@ -259,28 +261,6 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 	if (!st->cur.direct)
 		st->cur.storage_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
 	storage_bio_queued(bio, dev);
-	return 0;
-}
-
-/*
- * writeback:writeback_dirty_folio in a write call: a clean folio of the
- * call's own file turned dirty (mm/page-writeback.c folio_account_dirtied).
- * A folio dirtied again before writeback is not reported twice, so the sum is
- * what writeback owes the storage for these calls. tmpfs never dirties one.
- */
-SEC("tp_btf/writeback_dirty_folio")
-int BPF_PROG(on_call_dirtied_folio, struct folio *folio, struct address_space *mapping)
-{
-	struct thread_state *st = in_file_call();
-	struct inode *inode;
-
-	if (!st || st->cur.op != CKPT_OP_WRITE)
-		return 0;
-	inode = BPF_CORE_READ(folio, mapping, host);
-	if (!inode || BPF_CORE_READ(inode, i_ino) != st->cur.ino ||
-	    BPF_CORE_READ(inode, i_sb, s_dev) != st->cur.dev)
-		return 0;
-	st->cur.dirtied_bytes += folio_pages(folio) << page_shift;
 	return 0;
 }
 

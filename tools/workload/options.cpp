@@ -146,19 +146,13 @@ Expected<std::vector<uint64_t>> parse_size_list(std::string_view flag, std::stri
     return make_error(fmt::format("{}: empty list; expected sizes such as 1M,4096,64K", flag));
   }
   std::vector<uint64_t> sizes;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+  for (std::string_view item : split_commas(text)) {
     auto size = parse_size(flag, item);
     if (!size) {
       return make_error(
           fmt::format("{} (item {} of '{}')", size.error().message, sizes.size() + 1, text));
     }
     sizes.push_back(*size);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
   }
   return sizes;
 }

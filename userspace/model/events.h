@@ -187,6 +187,11 @@ struct IoEvent {
   [[nodiscard]] uint64_t call_time_ns() const {
     return calls > 1 || busy_ns > 0 ? busy_ns : end_ns - start_ns;
   }
+  // Where the calls' time ends, placed from the first start: folded calls
+  // count their summed durations, not the span the thread computed across.
+  [[nodiscard]] uint64_t busy_end_ns() const {
+    return calls > 1 ? start_ns + std::min(busy_ns, end_ns - start_ns) : end_ns;
+  }
   [[nodiscard]] uint64_t cpu_window_end() const {
     return cpu_window_end_ns != 0 ? cpu_window_end_ns : start_ns;
   }

@@ -72,7 +72,6 @@ const Names kFaultKindPrograms = {"on_user_fault", "on_kernel_fault"};
 const Names kMappedStorePrograms = {"on_folio_dirtied"};
 // What the storage did inside a call (bpf/jobio_storage.bpf.h).
 const Names kCallStoragePrograms = {"on_bio_queue", "on_rq_complete", "on_bio_complete"};
-const Names kCallDirtiedPrograms = {"on_call_dirtied_folio"};
 const Names kDirtyThrottlePrograms = {"on_dirty_throttle"};
 // Syscall mode: the pages each read fault installs, counted from the mm's
 // file-page counters (bpf/jobio_mappings.bpf.h count_installed_pages).
@@ -203,15 +202,15 @@ class Selection {
     if (mmap_seen_)
       add(kPageCachePrograms, tracepoint("mm_filemap_add_to_page_cache"),
           "no mm_filemap_add_to_page_cache tracepoint", "page faults that read from storage are");
+    // One program for both: the folios a write call dirtied, and a store's.
     add(kMappedStorePrograms, tracepoint("writeback_dirty_folio"),
-        "no writeback_dirty_folio tracepoint", "stores through shared mappings are");
+        "no writeback_dirty_folio tracepoint",
+        "stores through shared mappings and the bytes a save left dirty in the page cache are");
     add(kCallStoragePrograms,
         tracepoint("block_bio_queue") && tracepoint("block_rq_complete") &&
             tracepoint("block_bio_complete"),
         "no block_bio_queue, block_rq_complete and block_bio_complete tracepoints",
         "the bytes calls made the storage read and write (the storage stage of local files) are");
-    add(kCallDirtiedPrograms, tracepoint("writeback_dirty_folio"),
-        "no writeback_dirty_folio tracepoint", "the bytes a save left dirty in the page cache are");
     const int dirty_params = kernel_.balance_dirty_pages_params;
     const bool dirty_form =
         dirty_params == kBalanceDirtyPagesParams61 || dirty_params == kBalanceDirtyPagesParamsDtc;
@@ -305,7 +304,7 @@ const std::set<std::string>& selectable_jobio_programs() {
                            &kUringSubmitReq,          &kUringSubmitSqe,
                            &kUringCompleteCqe,        &kUringCompleteRes,
                            &kServerCopyPrograms,      &kCallStoragePrograms,
-                           &kCallDirtiedPrograms,     &kDirtyThrottlePrograms})
+                           &kDirtyThrottlePrograms})
       put(*n);
     return out;
   }();

@@ -41,10 +41,7 @@ StageRecord HostIoStages::host_io_stage(const OpenCheckpoint& c, Direction d, St
   for (const auto& ev : c.calls) {
     // A copy the storage made moved nothing through this node's file calls.
     if (!is_data_op(ev.op) || storage_copied(ev.via)) continue;
-    // Folded calls: the calls' summed time from the first start, not the
-    // span they were spread over (the thread computed in between).
-    const uint64_t end =
-        ev.calls > 1 ? ev.start_ns + std::min(ev.busy_ns, ev.end_ns - ev.start_ns) : ev.end_ns;
+    const uint64_t end = ev.busy_end_ns();
     iv.emplace_back(ev.start_ns, end);
     // A directory's fsync serves no checkpoint file: no NFS I/O of a file
     // explains it.

@@ -11,12 +11,9 @@
 namespace ckpt {
 namespace {
 
-// A call's time: folded calls count their summed durations from the first
-// start, as host_io does.
+// A call's time, as host_io places it.
 StageSpan call_span(const IoEvent& ev, const FileId& file) {
-  const uint64_t end =
-      ev.calls > 1 ? ev.start_ns + std::min(ev.busy_ns, ev.end_ns - ev.start_ns) : ev.end_ns;
-  return StageSpan{file, ev.start_ns, end};
+  return StageSpan{file, ev.start_ns, ev.busy_end_ns()};
 }
 
 const StageRecord* find(const std::vector<StageRecord>& stages, std::string_view name) {

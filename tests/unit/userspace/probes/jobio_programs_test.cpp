@@ -101,18 +101,18 @@ KernelFeatures this_host() {
 
 // The programs every file-layer plan loads whatever the kernel.
 const Set kFileLayerCore = {
-    "fl_read_enter",       "fl_read_exit",       "fl_write_enter",        "fl_write_exit",
-    "fl_fsync_enter",      "fl_fsync_exit",      "fl_open_enter",         "fl_open_exit",
-    "fl_readv_enter",      "fl_readv_exit",      "fl_writev_enter",       "fl_writev_exit",
-    "fl_ftruncate_enter",  "fl_ftruncate_exit",  "fl_rename_enter",       "fl_rename_exit",
-    "fl_mkdir_enter",      "fl_mkdir_exit",      "fl_unlink_enter",       "fl_unlink_exit",
-    "fl_rmdir_enter",      "fl_rmdir_exit",      "fl_stat_enter",         "fl_stat_exit",
-    "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",       "fl_splice_exit",
-    "fl_fault_enter",      "fl_fault_exit",      "fl_do_set_pmd_exit",    "on_page_cache_add",
-    "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter",     "fl_aio_wait_exit",
-    "on_folio_dirtied",    "fl_chdir_enter",     "fl_chdir_exit",         "fl_fchdir_enter",
-    "fl_fchdir_exit",      "fl_clone_enter",     "fl_clone_exit",         "on_bio_queue",
-    "on_rq_complete",      "on_bio_complete",    "on_call_dirtied_folio", "on_dirty_throttle"};
+    "fl_read_enter",       "fl_read_exit",       "fl_write_enter",     "fl_write_exit",
+    "fl_fsync_enter",      "fl_fsync_exit",      "fl_open_enter",      "fl_open_exit",
+    "fl_readv_enter",      "fl_readv_exit",      "fl_writev_enter",    "fl_writev_exit",
+    "fl_ftruncate_enter",  "fl_ftruncate_exit",  "fl_rename_enter",    "fl_rename_exit",
+    "fl_mkdir_enter",      "fl_mkdir_exit",      "fl_unlink_enter",    "fl_unlink_exit",
+    "fl_rmdir_enter",      "fl_rmdir_exit",      "fl_stat_enter",      "fl_stat_exit",
+    "fl_copy_enter",       "fl_copy_exit",       "fl_splice_enter",    "fl_splice_exit",
+    "fl_fault_enter",      "fl_fault_exit",      "fl_do_set_pmd_exit", "on_page_cache_add",
+    "fl_aio_submit_enter", "fl_aio_submit_exit", "fl_aio_wait_enter",  "fl_aio_wait_exit",
+    "on_folio_dirtied",    "fl_chdir_enter",     "fl_chdir_exit",      "fl_fchdir_enter",
+    "fl_fchdir_exit",      "fl_clone_enter",     "fl_clone_exit",      "on_bio_queue",
+    "on_rq_complete",      "on_bio_complete",    "on_dirty_throttle"};
 
 Set plus(Set s, const Set& more) {
   s.insert(more.begin(), more.end());
@@ -150,7 +150,7 @@ TEST(JobioPrograms, ThisHostFallsBackToSyscallsSayingEperm) {
             (Set{"on_sys_enter", "on_sys_exit", "on_fault_tp", "on_map_pages_tp", "on_user_fault",
                  "on_kernel_fault", "on_rss_stat", "on_folio_dirtied", "on_page_cache_add",
                  "on_uring_submit_req", "on_uring_complete_cqe", "on_bio_queue", "on_rq_complete",
-                 "on_bio_complete", "on_call_dirtied_folio", "on_dirty_throttle"}));
+                 "on_bio_complete", "on_dirty_throttle"}));
   EXPECT_THAT(plan->reason, HasSubstr("EPERM"));
   // The tracepoints see mmap and io_uring here: nothing goes to the warning.
   EXPECT_THAT(plan->unseen, IsEmpty());
@@ -165,7 +165,7 @@ TEST(JobioPrograms, WithoutTheBlockTracepointsTheStorageStageIsANote) {
   ASSERT_TRUE(plan);
   EXPECT_FALSE(plan->load.contains("on_bio_queue"));
   EXPECT_FALSE(plan->load.contains("on_bio_complete"));
-  EXPECT_TRUE(plan->load.contains("on_call_dirtied_folio"));
+  EXPECT_TRUE(plan->load.contains("on_folio_dirtied")) << "what a save left dirty is still seen";
   EXPECT_THAT(plan->unseen,
               ElementsAre(HasSubstr("the bytes calls made the storage read and write (the storage "
                                     "stage of local files) are not seen: no block_bio_queue")));
@@ -217,10 +217,9 @@ TEST(JobioPrograms, SyscallModeOn61DoesNotSeeMmap) {
   EXPECT_EQ(plan->mode, static_cast<uint32_t>(CKPT_MODE_SYSCALL));
   // Reads through a mapping are not seen; stores through one are (a
   // tracepoint 6.1 has).
-  EXPECT_EQ(plan->load,
-            (Set{"on_sys_enter", "on_sys_exit", "on_folio_dirtied", "on_uring_submit_sqe",
-                 "on_uring_complete_res", "on_bio_queue", "on_rq_complete", "on_bio_complete",
-                 "on_call_dirtied_folio", "on_dirty_throttle"}));
+  EXPECT_EQ(plan->load, (Set{"on_sys_enter", "on_sys_exit", "on_folio_dirtied",
+                             "on_uring_submit_sqe", "on_uring_complete_res", "on_bio_queue",
+                             "on_rq_complete", "on_bio_complete", "on_dirty_throttle"}));
   EXPECT_THAT(plan->unseen,
               ElementsAre("mmap'd I/O is not seen: --probe-mode syscall and no mm_filemap_fault "
                           "tracepoint (6.11+)"));
@@ -291,11 +290,9 @@ TEST(JobioPrograms, WithoutTheDirtyTracepointStoresThroughMappingsAreNoted) {
   auto plan = select_jobio_programs(RequestedProbeMode::Auto, k);
   ASSERT_TRUE(plan);
   EXPECT_FALSE(plan->load.contains("on_folio_dirtied"));
-  EXPECT_FALSE(plan->load.contains("on_call_dirtied_folio"));
-  EXPECT_THAT(plan->unseen, ElementsAre("stores through shared mappings are not seen: no "
-                                        "writeback_dirty_folio tracepoint",
-                                        "the bytes a save left dirty in the page cache are not "
-                                        "seen: no writeback_dirty_folio tracepoint"));
+  EXPECT_THAT(plan->unseen,
+              ElementsAre("stores through shared mappings and the bytes a save left dirty in the "
+                          "page cache are not seen: no writeback_dirty_folio tracepoint"));
 }
 
 TEST(JobioPrograms, A61WithoutTrampolinesNamesBothReasonsForMmap) {
@@ -392,13 +389,12 @@ TEST(JobioPrograms, AnObjectWithoutFileLayerProgramsFallsBack) {
   EXPECT_THAT(plan->unseen,
               ElementsAre("mmap'd I/O is not seen: this build's jobio BPF object has no "
                           "on_fault_tp program",
-                          "stores through shared mappings are not seen: this build's jobio BPF "
-                          "object has no on_folio_dirtied program",
+                          "stores through shared mappings and the bytes a save left dirty in "
+                          "the page cache are not seen: this build's jobio BPF object has no "
+                          "on_folio_dirtied program",
                           "the bytes calls made the storage read and write (the storage stage of "
                           "local files) are not seen: this build's jobio BPF object has no "
                           "on_bio_queue program",
-                          "the bytes a save left dirty in the page cache are not seen: this "
-                          "build's jobio BPF object has no on_call_dirtied_folio program",
                           "the time writes were throttled for dirty pages (the storage stage's) "
                           "is not seen: this build's jobio BPF object has no on_dirty_throttle "
                           "program",
